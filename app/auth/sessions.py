@@ -1,0 +1,112 @@
+"""Server-side admin sessions: the cookie carries a random token, the row its hash."""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import timedelta
+
+from flask import current_app, g, request
+from sqlalchemy import delete, select, update
+
+from app import clock, db
+from app.models import Admin, AdminSession
+
+TOKEN_BYTES = 32
+LAST_SEEN_RESOLUTION = timedelta(minutes=1)
+
+
+def cookie_name() -> str:
+    """``__Host-`` prefixed when the origin is https, so it is Secure and host-only."""
+    secure = current_app.config["ORIGIN"].startswith("https://")
+    return "__Host-sundown_admin" if secure else "sundown_admin"
+
+
+def hash_token(token: str) -> str:
+    """The SHA-256 hex digest stored instead of the token."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def start_session(admin_id: int, passkey_id: int | None, browser: str) -> tuple[str, AdminSession]:
+    """Add a new session row to the request's session (caller commits); return its token."""
+    token = clock.random_bytes(TOKEN_BYTES).hex()
+    moment = clock.now()
+    row = AdminSession(
+        token_hash=hash_token(token),
+        admin_id=admin_id,
+        passkey_id=passkey_id,
+        browser=browser[:100],
+        created_at=moment,
+        last_seen_at=moment,
+        expires_at=moment + timedelta(seconds=current_app.config["SESSION_LIFETIME"]),
+    )
+    db.get_session().add(row)
+    return token, row
+
+
+def set_cookie(response, token: str) -> None:
+    """Send the session token as an HttpOnly, SameSite=Lax cookie (Secure on https)."""
+    response.set_cookie(
+        cookie_name(),
+        token,
+        max_age=current_app.config["SESSION_LIFETIME"],
+        path="/",
+        secure=current_app.config["ORIGIN"].startswith("https://"),
+        httponly=True,
+        samesite="Lax",
+    )
+
+
+def clear_cookie(response) -> None:
+    """Remove the session cookie from the browser."""
+    response.delete_cookie(
+        cookie_name(),
+        path="/",
+        secure=current_app.config["ORIGIN"].startswith("https://"),
+        httponly=True,
+        samesite="Lax",
+    )
+
+
+def live_session_clause(moment):
+    """Sessions that are accepted at ``moment``: neither expired nor idle too long."""
+    idle = timedelta(seconds=current_app.config["SESSION_IDLE_TIMEOUT"])
+    return (AdminSession.expires_at > moment) & (AdminSession.last_seen_at > moment - idle)
+
+
+def load_admin_from_request(_request=None) -> Admin | None:
+    """Resolve the cookie's token to a live session and its admin (Flask-Login's loader)."""
+    token = request.cookies.get(cookie_name())
+    if not token:
+        return None
+    moment = clock.now()
+    session = db.get_session()
+    row = session.scalar(
+        select(AdminSession).where(
+            AdminSession.token_hash == hash_token(token), live_session_clause(moment)
+        )
+    )
+    if row is None:
+        return None
+    if moment - row.last_seen_at >= LAST_SEEN_RESOLUTION:
+        _touch(row.id, moment)
+    g.admin_session = row
+    return session.get(Admin, row.admin_id)
+
+
+def _touch(session_id: int, moment) -> None:
+    # Its own short transaction, so a read-only request holds no write lock.
+    with db.transaction() as session:
+        session.execute(
+            update(AdminSession).where(AdminSession.id == session_id).values(last_seen_at=moment)
+        )
+
+
+def current_session() -> AdminSession | None:
+    """The session row of the request's logged-in admin, if any."""
+    return g.get("admin_session")
+
+
+def end_session(session_id: int) -> None:
+    """Delete one session row (logout or revoke)."""
+    with db.transaction() as session:
+        session.execute(delete(AdminSession).where(AdminSession.id == session_id))

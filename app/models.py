@@ -1,0 +1,192 @@
+"""Typed SQLAlchemy models. Table names are part of the contract.
+
+Timestamps are timezone-aware UTC in Python on both databases; defaults are
+callables, never values computed at import.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from sqlalchemy import (
+    Boolean,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    String,
+    Text,
+    TypeDecorator,
+)
+from flask_login import UserMixin
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+
+def utcnow() -> datetime:
+    """The wall clock in UTC; the app's injectable clock is ``app.clock.now``."""
+    return datetime.now(timezone.utc)
+
+
+class UTCDateTime(TypeDecorator):
+    """A timezone-aware UTC datetime on both databases.
+
+    PostgreSQL stores ``timestamptz``; SQLite stores naive UTC text, which
+    sorts and compares correctly because every value is normalised to UTC.
+    """
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value, dialect):
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("naive datetime given where UTC was expected")
+        value = value.astimezone(timezone.utc)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value, dialect):
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            return value.replace(tzinfo=timezone.utc)
+        return value.astimezone(timezone.utc)
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(
+        naming_convention={
+            "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+            "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+            "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+            "pk": "pk_%(table_name)s",
+        }
+    )
+
+
+class Submission(Base):
+    """An inquiry from the public."""
+
+    __tablename__ = "submissions"
+    __table_args__ = (Index("ix_submissions_created_at_id", "created_at", "id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(100))
+    email: Mapped[str] = mapped_column(String(254))
+    message: Mapped[str] = mapped_column(Text)
+    user_agent: Mapped[str | None] = mapped_column(String(300))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    legal_hold: Mapped[bool] = mapped_column(Boolean, default=False, server_default="0")
+    hold_reason: Mapped[str | None] = mapped_column(String(200))
+    hold_by: Mapped[str | None] = mapped_column(String(100))
+    held_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class Setting(Base):
+    """A key/value setting: ``retention_days``, ``last_cleanup_at`` (epoch ms)."""
+
+    __tablename__ = "settings"
+
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    value: Mapped[str] = mapped_column(Text)
+
+
+class RateLimit(Base):
+    """A fixed-window counter shared by every process; ``key`` names bucket, client and window."""
+
+    __tablename__ = "rate_limits"
+
+    key: Mapped[str] = mapped_column(String(200), primary_key=True)
+    count: Mapped[int] = mapped_column(Integer, default=0)
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime, index=True)
+
+
+class Admin(UserMixin, Base):
+    """A person who reads the inbox; logs in with passkeys only."""
+
+    __tablename__ = "admins"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(100), unique=True)
+    user_handle: Mapped[bytes] = mapped_column(LargeBinary(64), unique=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class Passkey(Base):
+    """A WebAuthn credential registered by an admin."""
+
+    __tablename__ = "passkeys"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    admin_id: Mapped[int] = mapped_column(ForeignKey("admins.id", ondelete="CASCADE"), index=True)
+    credential_id: Mapped[bytes] = mapped_column(LargeBinary(1023), unique=True)
+    public_key: Mapped[bytes] = mapped_column(LargeBinary)
+    sign_count: Mapped[int] = mapped_column(Integer, default=0)
+    transports: Mapped[str] = mapped_column(String(200), default="")
+    aaguid: Mapped[str] = mapped_column(String(36), default="")
+    backed_up: Mapped[bool] = mapped_column(Boolean, default=False)
+    device_type: Mapped[str] = mapped_column(String(32), default="")
+    name: Mapped[str] = mapped_column(String(100))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    last_used_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class Verification(Base):
+    """A short-lived secret: a WebAuthn challenge or a hashed enrollment token."""
+
+    __tablename__ = "verification"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    identifier: Mapped[str] = mapped_column(String(128), unique=True)
+    value: Mapped[str] = mapped_column(Text)
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime, index=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class AdminSession(Base):
+    """A logged-in browser; the cookie holds the token, the row only its hash."""
+
+    __tablename__ = "session"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    admin_id: Mapped[int] = mapped_column(ForeignKey("admins.id", ondelete="CASCADE"), index=True)
+    passkey_id: Mapped[int | None] = mapped_column(
+        ForeignKey("passkeys.id", ondelete="SET NULL"), index=True
+    )
+    browser: Mapped[str] = mapped_column(String(100), default="")
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    last_seen_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime, index=True)
+
+
+class PruneRun(Base):
+    """One run of the pruner: the ledger. No personal data."""
+
+    __tablename__ = "prune_runs"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    trigger: Mapped[str] = mapped_column(String(40))
+    started_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, index=True)
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    cutoff: Mapped[datetime] = mapped_column(UTCDateTime)
+    retention_days: Mapped[int] = mapped_column(Integer)
+    deleted: Mapped[str] = mapped_column(Text, default="{}")
+    remaining: Mapped[int] = mapped_column(Integer, default=0)
+    status: Mapped[str] = mapped_column(String(16), default="running")
+    error: Mapped[str | None] = mapped_column(String(500))
+
+
+class AuditEntry(Base):
+    """A manual admin action: deletions, holds, retention changes. No message content."""
+
+    __tablename__ = "audit_log"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    admin_name: Mapped[str] = mapped_column(String(100))
+    action: Mapped[str] = mapped_column(String(40))
+    count: Mapped[int] = mapped_column(Integer, default=0)
+    detail: Mapped[str] = mapped_column(String(300), default="")
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, index=True)

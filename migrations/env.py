@@ -1,0 +1,44 @@
+"""Alembic environment: the only way Sundown's schema is made.
+
+The app passes its own connection (``config.attributes["connection"]``);
+the plain ``alembic`` command connects to SUNDOWN_DATABASE_URL.
+"""
+
+import os
+from logging.config import fileConfig
+from pathlib import Path
+
+from alembic import context
+
+from app.db import make_engine
+from app.models import Base
+
+config = context.config
+if config.config_file_name is not None and not config.attributes.get("connection"):
+    fileConfig(config.config_file_name, disable_existing_loggers=False)
+
+DEFAULT_URL = f"sqlite:///{Path(__file__).resolve().parent.parent / 'instance' / 'sundown.db'}"
+
+
+def run_migrations(connection) -> None:
+    context.configure(
+        connection=connection,
+        target_metadata=Base.metadata,
+        render_as_batch=connection.dialect.name == "sqlite",
+        compare_type=True,
+    )
+    with context.begin_transaction():
+        context.run_migrations()
+
+
+connection = config.attributes.get("connection")
+if connection is not None:
+    run_migrations(connection)
+else:
+    url = os.environ.get("SUNDOWN_DATABASE_URL", DEFAULT_URL)
+    if url.startswith("sqlite:///"):
+        Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
+    engine = make_engine(url)
+    with engine.connect() as conn:
+        run_migrations(conn)
+    engine.dispose()

@@ -1,0 +1,176 @@
+"""Shared fixtures: every database test runs on SQLite and on PostgreSQL.
+
+The schema is made by Alembic once per database kind into a template; each
+test gets a fresh copy (a file copy for SQLite, ``CREATE DATABASE ...
+TEMPLATE`` for PostgreSQL).
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import shutil
+from datetime import datetime, timedelta, timezone
+
+import pytest
+import sqlalchemy as sa
+
+from app import create_app
+from app.db import make_engine
+from app.migrate import upgrade
+from tests.pgcluster import Cluster, find_bindir
+
+IN_CI = os.environ.get("CI", "").lower() == "true"
+_counter = itertools.count()
+
+
+def require(condition: bool, reason: str) -> None:
+    """Skip loudly when ``condition`` fails; under CI=true, fail instead."""
+    if condition:
+        return
+    if IN_CI:
+        pytest.fail(f"CI=true and {reason}", pytrace=False)
+    pytest.skip(f"SKIPPED LOUDLY: {reason}")
+
+
+class FakeClock:
+    """An injectable clock that moves only when told."""
+
+    def __init__(self, start: datetime | None = None):
+        self.moment = start or datetime(2026, 6, 1, 12, 0, tzinfo=timezone.utc)
+
+    def __call__(self) -> datetime:
+        return self.moment
+
+    def advance(self, **delta) -> datetime:
+        self.moment += timedelta(**delta)
+        return self.moment
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    """A PostgreSQL server: SUNDOWN_TEST_POSTGRES_URL, or a throwaway cluster."""
+    existing = os.environ.get("SUNDOWN_TEST_POSTGRES_URL")
+    if existing:
+        yield existing.rsplit("/", 1)[0]
+        return
+    bindir = find_bindir()
+    require(bindir is not None, "PostgreSQL server binaries are missing (apt-get install postgresql)")
+    cluster = Cluster(bindir).start()
+    try:
+        yield cluster.url("").rstrip("/")
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def postgres_template(postgres_server):
+    """The name of a PostgreSQL database migrated to head, used as a template."""
+    admin = sa.create_engine(f"{postgres_server}/postgres", isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.exec_driver_sql("DROP DATABASE IF EXISTS sundown_template")
+        conn.exec_driver_sql("CREATE DATABASE sundown_template")
+    engine = make_engine(f"{postgres_server}/sundown_template")
+    upgrade(engine)
+    engine.dispose()
+    yield "sundown_template"
+    admin.dispose()
+
+
+@pytest.fixture(scope="session")
+def sqlite_template(tmp_path_factory):
+    """A SQLite file migrated to head, copied for each test."""
+    path = tmp_path_factory.mktemp("template") / "template.db"
+    engine = make_engine(f"sqlite:///{path}")
+    upgrade(engine)
+    engine.dispose()
+    return path
+
+
+def new_database_url(kind: str, request, tmp_path) -> str:
+    """A fresh, migrated database of ``kind`` for one test."""
+    if kind == "sqlite":
+        path = tmp_path / "sundown.db"
+        shutil.copy(request.getfixturevalue("sqlite_template"), path)
+        return f"sqlite:///{path}"
+    server = request.getfixturevalue("postgres_server")
+    template = request.getfixturevalue("postgres_template")
+    name = f"sundown_test_{os.getpid()}_{next(_counter)}"
+    admin = sa.create_engine(f"{server}/postgres", isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.exec_driver_sql(f"CREATE DATABASE {name} TEMPLATE {template}")
+    admin.dispose()
+    return f"{server}/{name}"
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db_kind(request) -> str:
+    """The database kind under test."""
+    return request.param
+
+
+@pytest.fixture
+def database_url(db_kind, request, tmp_path) -> str:
+    """A fresh migrated database for this test, on each kind."""
+    return new_database_url(db_kind, request, tmp_path)
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    """The app's clock, under the test's control."""
+    return FakeClock()
+
+
+@pytest.fixture
+def app_config(database_url, clock, tmp_path) -> dict:
+    """Overrides for ``create_app``; tests may change them before ``app`` is built."""
+    return {
+        "ENV": "production",
+        "SECRET_KEY": "test-secret-key",
+        "DATABASE_URL": database_url,
+        "ORIGIN": "http://localhost",
+        "RP_ID": "localhost",
+        "CLOCK": clock,
+        "SUBMIT_RATE_LIMITS": "1000/60,10000/86400",
+    }
+
+
+@pytest.fixture
+def make_app():
+    """Build extra apps (``make_app(config)``); their connections close at teardown."""
+    apps = []
+
+    def build(config: dict):
+        apps.append(create_app(config))
+        return apps[-1]
+
+    yield build
+    for application in apps:
+        application.extensions["sundown.engine"].dispose()
+
+
+@pytest.fixture
+def app(app_config, make_app):
+    """A Sundown app on a fresh database."""
+    return make_app(app_config)
+
+
+@pytest.fixture
+def client(app):
+    """A test client for ``app``."""
+    return app.test_client()
+
+
+@pytest.fixture
+def runner(app):
+    """A CLI runner for ``app``."""
+    return app.test_cli_runner()
+
+
+@pytest.fixture
+def db_session(app):
+    """A SQLAlchemy session on the app's database, for arranging and checking rows."""
+    with app.app_context():
+        from app.db import get_session
+
+        yield get_session()

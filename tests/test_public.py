@@ -1,0 +1,228 @@
+"""The public side: form, JSON API, spam and abuse defences, privacy, health."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import func, select
+
+from app.models import Submission
+from tests.helpers import VALID, csrf_token
+
+
+def count_submissions(app) -> int:
+    with app.app_context():
+        from app.db import get_session
+
+        return get_session().scalar(select(func.count()).select_from(Submission))
+
+
+def test_form_page_has_labelled_fields(client):
+    page = client.get("/").get_data(as_text=True)
+    for field in ("name", "email", "message"):
+        assert f'<label for="{field}">' in page
+        assert f'id="{field}"' in page
+
+
+def test_valid_form_is_saved_and_redirects_to_thanks(client, app):
+    response = client.post("/", data={**VALID, "csrf_token": csrf_token(client)})
+    assert response.status_code == 303
+    assert response.headers["Location"].endswith("/thanks")
+    assert count_submissions(app) == 1
+    assert "Thank you" in client.get("/thanks").get_data(as_text=True)
+
+
+def test_form_keeps_input_and_shows_errors(client, app):
+    data = {"name": "Grace", "email": "not-an-email", "message": "", "csrf_token": csrf_token(client)}
+    response = client.post("/", data=data)
+    page = response.get_data(as_text=True)
+    assert response.status_code == 422
+    assert 'value="Grace"' in page
+    assert 'value="not-an-email"' in page
+    assert 'id="email-error"' in page and 'id="message-error"' in page
+    assert 'id="name-error"' not in page
+    assert count_submissions(app) == 0
+
+
+def test_form_without_csrf_token_is_refused(client, app):
+    response = client.post("/", data=VALID)
+    assert response.status_code == 400
+    assert "expired" in response.get_data(as_text=True)
+    assert count_submissions(app) == 0
+
+
+def test_stored_values_are_trimmed_and_email_normalised(client, app):
+    client.post("/api/inquiries", json={"name": "  Ada  ", "email": " Ada@Example.COM ", "message": " hi\r\nthere "})
+    with app.app_context():
+        from app.db import get_session
+
+        row = get_session().scalars(select(Submission)).one()
+    assert (row.name, row.email, row.message) == ("Ada", "Ada@example.com", "hi\nthere")
+    assert row.created_at.tzinfo is not None
+
+
+def test_json_valid_returns_201_without_id(client, app):
+    response = client.post("/api/inquiries", json=VALID)
+    assert response.status_code == 201
+    assert response.json == {"ok": True}
+    assert count_submissions(app) == 1
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({**VALID, "name": ""}, "name"),
+        ({**VALID, "name": "x" * 101}, "name"),
+        ({**VALID, "name": "a\x07b"}, "name"),
+        ({**VALID, "email": "nope"}, "email"),
+        ({**VALID, "email": "a" * 250 + "@example.com"}, "email"),
+        ({**VALID, "message": "x" * 5001}, "message"),
+        ({**VALID, "message": "bad\x00byte"}, "message"),
+        ({**VALID, "message": 42}, "message"),
+        ({"name": "A", "email": "a@example.com"}, "message"),
+    ],
+)
+def test_json_invalid_returns_422_with_field_errors(client, app, body, field):
+    response = client.post("/api/inquiries", json=body)
+    assert response.status_code == 422
+    assert response.json["ok"] is False
+    assert field in response.json["errors"]
+    assert count_submissions(app) == 0
+
+
+def test_limits_are_inclusive(client, app):
+    body = {"name": "n" * 100, "email": "ada@example.com", "message": "m" * 5000}
+    assert client.post("/api/inquiries", json=body).status_code == 201
+
+
+def test_message_keeps_newlines_and_tabs(client):
+    assert client.post("/api/inquiries", json={**VALID, "message": "a\n\tb"}).status_code == 201
+
+
+def test_non_json_content_type_is_415(client):
+    response = client.post("/api/inquiries", data="name=x", content_type="application/x-www-form-urlencoded")
+    assert response.status_code == 415
+    assert "JSON" in response.json["error"]
+
+
+def test_malformed_json_is_400(client):
+    response = client.post("/api/inquiries", data="{not json", content_type="application/json")
+    assert response.status_code == 400
+    assert response.json["ok"] is False
+
+
+def test_json_array_is_422(client):
+    assert client.post("/api/inquiries", json=[1, 2]).status_code == 422
+
+
+def test_body_over_64_kib_is_413(client, app):
+    response = client.post("/api/inquiries", data="x" * (64 * 1024 + 1), content_type="application/json")
+    assert response.status_code == 413
+    assert count_submissions(app) == 0
+
+
+def test_cross_origin_json_is_refused(client, app):
+    response = client.post("/api/inquiries", json=VALID, headers={"Origin": "https://evil.example"})
+    assert response.status_code == 403
+    assert count_submissions(app) == 0
+
+
+def test_same_origin_json_is_accepted(client):
+    response = client.post("/api/inquiries", json=VALID, headers={"Origin": "http://localhost"})
+    assert response.status_code == 201
+
+
+def test_honeypot_answers_success_and_stores_nothing(client, app):
+    assert client.post("/api/inquiries", json={**VALID, "website": "spam"}).status_code == 201
+    form = {**VALID, "website": "spam", "csrf_token": csrf_token(client)}
+    assert client.post("/", data=form).status_code == 303
+    assert count_submissions(app) == 0
+
+
+@pytest.fixture
+def strict_limits(app_config):
+    # Refused attempts count too: 2 a minute, 4 attempts a day.
+    app_config["SUBMIT_RATE_LIMITS"] = "2/60,4/86400"
+
+
+def test_rate_limit_answers_429_with_retry_after(strict_limits, client, clock, app):
+    assert client.post("/api/inquiries", json=VALID).status_code == 201
+    assert client.post("/api/inquiries", json=VALID).status_code == 201
+    refused = client.post("/api/inquiries", json=VALID)
+    assert refused.status_code == 429
+    assert 0 < int(refused.headers["Retry-After"]) <= 60
+    assert "Too many requests" in refused.json["error"]
+    clock.advance(seconds=61)
+    assert client.post("/api/inquiries", json=VALID).status_code == 201
+    clock.advance(seconds=61)
+    daily = client.post("/api/inquiries", json=VALID)
+    assert daily.status_code == 429
+    assert int(daily.headers["Retry-After"]) > 60
+    assert count_submissions(app) == 3
+
+
+def test_rate_limit_holds_across_app_instances(strict_limits, app_config, client, make_app):
+    other = make_app(app_config).test_client()
+    assert client.post("/api/inquiries", json=VALID).status_code == 201
+    assert other.post("/api/inquiries", json=VALID).status_code == 201
+    assert other.post("/api/inquiries", json=VALID).status_code == 429
+
+
+def test_rate_limited_form_shows_a_page(strict_limits, client):
+    token = csrf_token(client)
+    for _ in range(2):
+        client.post("/", data={**VALID, "csrf_token": token})
+    response = client.post("/", data={**VALID, "csrf_token": token})
+    assert response.status_code == 429
+    assert "Retry-After" in response.headers
+    assert "Too many requests" in response.get_data(as_text=True)
+
+
+def test_rate_limit_rows_store_no_client_address(strict_limits, client, app):
+    from app.models import RateLimit
+
+    client.post("/api/inquiries", json=VALID, environ_base={"REMOTE_ADDR": "203.0.113.9"})
+    with app.app_context():
+        from app.db import get_session
+
+        keys = get_session().scalars(select(RateLimit.key)).all()
+    assert keys and not any("203.0.113.9" in key for key in keys)
+
+
+def test_privacy_states_current_retention(client, app):
+    assert "180 days" in client.get("/privacy").get_data(as_text=True)
+    with app.app_context():
+        from app.db import get_session
+        from app.models import Setting
+
+        session = get_session()
+        session.add(Setting(key="retention_days", value="30"))
+        session.commit()
+    assert "30 days" in client.get("/privacy").get_data(as_text=True)
+
+
+def test_healthz_reports_database_and_migrations(client):
+    response = client.get("/healthz")
+    assert response.status_code == 200
+    assert response.json == {"ok": True, "database": True, "migrations": True}
+
+
+@pytest.mark.parametrize("path", ["/", "/privacy", "/thanks", "/healthz", "/nope"])
+def test_security_headers_on_every_response(client, path):
+    headers = client.get(path).headers
+    csp = headers["Content-Security-Policy"]
+    assert "default-src 'self'" in csp and "frame-ancestors 'none'" in csp
+    assert "unsafe-inline" not in csp
+    assert headers["X-Content-Type-Options"] == "nosniff"
+    assert headers["Referrer-Policy"]
+
+
+def test_pages_have_no_inline_scripts_or_styles(client):
+    for path in ("/", "/privacy", "/thanks"):
+        page = client.get(path).get_data(as_text=True)
+        assert "<script>" not in page and "<style" not in page and "style=" not in page
+
+
+def test_unknown_page_is_a_friendly_404(client):
+    response = client.get("/nope")
+    assert response.status_code == 404
+    assert "Not Found" in response.get_data(as_text=True)
