@@ -174,3 +174,29 @@ def db_session(app):
         from app.db import get_session
 
         yield get_session()
+
+
+@pytest.fixture
+def login(app, client):
+    """``login(name)`` makes an admin with a real session row and gives ``client`` its cookie.
+
+    For tests of pages behind the login; the passkey ceremonies themselves are
+    tested in ``test_auth*``. Pass ``as_client=`` to log in another client.
+    """
+    from app.auth import sessions
+    from app.db import get_session
+    from app.models import Admin
+
+    def log_in(name: str = "Ada", as_client=None):
+        with app.test_request_context():
+            session = get_session()
+            admin = Admin(name=name, user_handle=os.urandom(64))
+            session.add(admin)
+            session.flush()
+            token, _row = sessions.start_session(admin.id, None, "Chrome 156 on Linux")
+            session.commit()
+            cookie = sessions.cookie_name()
+        (as_client or client).set_cookie(cookie, token)
+        return admin
+
+    return log_in
