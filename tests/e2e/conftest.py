@@ -1,0 +1,325 @@
+"""End-to-end harness: a real gunicorn server and the system Chromium.
+
+Each test module gets its own server on a fresh database (SQLite, and
+PostgreSQL when the session's throwaway cluster is available), migrated by the
+operator's own ``flask db-upgrade``. Each test gets a new browser context and
+page with a CDP virtual authenticator. Console errors, uncaught page errors
+and CSP violations fail the test. Screenshots of interesting steps go to
+``artifacts/e2e/<test>/``; a failing test also keeps the server log there.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import re
+import secrets
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+
+from tests.conftest import require
+from tests.pgcluster import free_port
+from tests.server import ROOT, running_server
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+ARTIFACTS = ROOT / "artifacts" / "e2e"
+GENEROUS_LIMITS = {
+    "SUNDOWN_SUBMIT_RATE_LIMITS": "10000/60,100000/86400",
+    "SUNDOWN_AUTH_RATE_LIMIT_PER_CLIENT": "10000/600",
+    "SUNDOWN_AUTH_RATE_LIMIT_GLOBAL": "100000/600",
+}
+_databases = itertools.count()
+
+
+def pytest_collection_modifyitems(items):
+    """Mark every test under tests/e2e as ``e2e``."""
+    for item in items:
+        if "/e2e/" in str(item.path):
+            item.add_marker(pytest.mark.e2e)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Remember each phase's report on the item, so fixtures can see failures."""
+    outcome = yield
+    report = outcome.get_result()
+    setattr(item, f"report_{report.when}", report)
+
+
+# --- The server -------------------------------------------------------------
+
+
+@dataclass
+class Server:
+    """A running Sundown: its URL, environment, database and log."""
+
+    base_url: str
+    env: dict[str, str]
+    database_url: str
+    log: Path
+    engine: sa.Engine = field(repr=False)
+
+    def url(self, path: str) -> str:
+        """The absolute URL of ``path``."""
+        return self.base_url + path
+
+    def flask(self, *args: str) -> str:
+        """Run ``flask --app wsgi ARGS`` as the operator would, with the server's settings."""
+        return run_flask(self.env, *args)
+
+    def invite_link(self, name: str, *extra: str) -> str:
+        """``flask admin invite NAME``: the enrollment link it prints."""
+        output = self.flask("admin", "invite", name, *extra)
+        match = re.search(re.escape(self.base_url) + r"/auth/enroll/\S+", output)
+        assert match, f"no enrollment link in the invite output:\n{output}"
+        return match.group(0)
+
+
+def run_flask(env: dict[str, str], *args: str) -> str:
+    """Run a Flask CLI command in a subprocess; its output, or fail with it."""
+    result = subprocess.run(
+        [sys.executable, "-m", "flask", "--app", "wsgi", *args],
+        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT), **env},
+        capture_output=True, text=True, timeout=60,
+    )
+    assert result.returncode == 0, (
+        f"flask {' '.join(args)} exited with {result.returncode}:\n{result.stdout}\n{result.stderr}"
+    )
+    return result.stdout + result.stderr
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def server(request, tmp_path_factory):
+    """A gunicorn server on a fresh, CLI-migrated database, for one test module.
+
+    A module may set ``SERVER_ENV = {...}`` to add or change ``SUNDOWN_*`` settings.
+    """
+    workdir = tmp_path_factory.mktemp(f"e2e-{request.param}")
+    database_url, drop = _fresh_database(request, workdir)
+    port = free_port()
+    env = {
+        "SUNDOWN_ENV": "production",
+        "SUNDOWN_DATABASE_URL": database_url,
+        "SUNDOWN_SECRET_KEY": secrets.token_hex(32),
+        "SUNDOWN_ORIGIN": f"http://localhost:{port}",
+        "SUNDOWN_RP_ID": "localhost",
+        **GENEROUS_LIMITS,
+        **getattr(request.module, "SERVER_ENV", {}),
+    }
+    run_flask(env, "db-upgrade")
+    log = workdir / "server.log"
+    engine = sa.create_engine(database_url)
+    try:
+        with running_server(env, log, port=port) as (base_url, _process):
+            yield Server(base_url, env, database_url, log, engine)
+    finally:
+        engine.dispose()
+        drop()
+
+
+def _fresh_database(request, workdir: Path):
+    """An empty database URL of the requested kind, and how to drop it."""
+    if request.param == "sqlite":
+        return f"sqlite:///{workdir / 'sundown.db'}", lambda: None
+    server = request.getfixturevalue("postgres_server")
+    name = f"sundown_e2e_{os.getpid()}_{next(_databases)}"
+    admin = sa.create_engine(f"{server}/postgres", isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.exec_driver_sql(f"CREATE DATABASE {name}")
+
+    def drop():
+        with admin.connect() as conn:
+            conn.exec_driver_sql(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+        admin.dispose()
+
+    return f"{server}/{name}", drop
+
+
+# --- The browser ------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """One system Chromium for the whole session."""
+    require(CHROMIUM.exists(), f"Chromium is missing at {CHROMIUM} (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+class PageProblems:
+    """Console errors, uncaught page errors and CSP violations seen in a test's pages."""
+
+    # Chromium asks every site for /favicon.ico; Sundown serves none, and that
+    # 404 says nothing about the page under test.
+    ALWAYS_ALLOWED = (re.compile(r"status of 404 .*/favicon\.ico\)$"),)
+
+    def __init__(self):
+        self.seen: list[str] = []
+        self.allowed: list[re.Pattern] = list(self.ALWAYS_ALLOWED)
+
+    def watch(self, context) -> None:
+        """Listen to every page of ``context``."""
+        context.on("console", self._on_console)
+        context.on("weberror", lambda error: self.seen.append(f"page error: {error.error}"))
+
+    def allow(self, pattern: str) -> None:
+        """Expect console errors matching ``pattern`` (a regular expression) in this test."""
+        self.allowed.append(re.compile(pattern))
+
+    def expect_status(self, status: int, path: str) -> None:
+        """Expect Chromium's "Failed to load resource" error for ``status`` at ``path``."""
+        self.allow(rf"status of {status} .*//localhost:\d+{re.escape(path)}\)$")
+
+    def _on_console(self, message) -> None:
+        if message.type != "error":
+            return
+        text = f"console error: {message.text} ({message.location.get('url', '')})"
+        if not any(pattern.search(text) for pattern in self.allowed):
+            self.seen.append(text)
+
+
+@pytest.fixture
+def page_problems(shot):
+    """What went wrong inside the test's pages; asserted empty at teardown."""
+    problems = PageProblems()
+    yield problems
+    if problems.seen:
+        shot.keep_server_log()
+    assert problems.seen == [], "errors in the page:\n" + "\n".join(problems.seen)
+
+
+@pytest.fixture
+def new_context(browser, page_problems, server, shot, request):
+    """``new_context(**options)``: a fresh browser context whose pages are watched.
+
+    When the test fails, every open page is photographed before it closes.
+    """
+    contexts = []
+
+    def make(**options):
+        options.setdefault("base_url", server.base_url)
+        options.setdefault("accept_downloads", True)
+        context = browser.new_context(**options)
+        context.set_default_timeout(10_000)
+        page_problems.watch(context)
+        contexts.append(context)
+        return context
+
+    yield make
+    if has_failed(request.node):
+        for context in contexts:
+            for page in context.pages:
+                shot(page, "at-failure")
+    for context in contexts:
+        context.close()
+
+
+@pytest.fixture
+def context(new_context):
+    """A fresh browser context with JavaScript on."""
+    return new_context()
+
+
+@pytest.fixture
+def page(context):
+    """A page in ``context``."""
+    return context.new_page()
+
+
+class Authenticator:
+    """A CDP virtual authenticator (ctap2, internal, resident keys, user verification)."""
+
+    def __init__(self, page):
+        self.cdp = page.context.new_cdp_session(page)
+        self.cdp.send("WebAuthn.enable", {"enableUI": False})
+        self.id = self.cdp.send(
+            "WebAuthn.addVirtualAuthenticator",
+            {
+                "options": {
+                    "protocol": "ctap2",
+                    "transport": "internal",
+                    "hasResidentKey": True,
+                    "hasUserVerification": True,
+                    "isUserVerified": True,
+                    "automaticPresenceSimulation": True,
+                }
+            },
+        )["authenticatorId"]
+
+    def credentials(self) -> list[dict]:
+        """The credentials stored on this authenticator."""
+        return self.cdp.send("WebAuthn.getCredentials", {"authenticatorId": self.id})["credentials"]
+
+    def set_user_verified(self, verified: bool) -> None:
+        """Make the next ceremonies pass or fail user verification."""
+        self.cdp.send(
+            "WebAuthn.setUserVerified", {"authenticatorId": self.id, "isUserVerified": verified}
+        )
+
+
+@pytest.fixture
+def authenticator(page):
+    """A virtual authenticator attached to ``page``; make more with ``Authenticator(other_page)``."""
+    return Authenticator(page)
+
+
+# --- Evidence ----------------------------------------------------------------
+
+
+class Screenshots:
+    """``shot(page, "name")`` saves ``artifacts/e2e/<test>/NN-name.png``."""
+
+    def __init__(self, folder: Path, server_log: Path):
+        self.folder = folder
+        self.server_log = server_log
+        self.count = itertools.count(1)
+
+    def __call__(self, page, name: str) -> Path:
+        path = self.folder / f"{next(self.count):02d}-{name}.png"
+        page.screenshot(path=str(path), full_page=True)
+        return path
+
+    def keep_server_log(self) -> None:
+        """Copy the server's log (all of this module's requests so far) beside the screenshots."""
+        if self.server_log.exists():
+            shutil.copy(self.server_log, self.folder / "server.log")
+
+
+def has_failed(node) -> bool:
+    """Whether the test's setup or call has failed so far."""
+    return any(
+        getattr(getattr(node, f"report_{when}", None), "failed", False) for when in ("setup", "call")
+    )
+
+
+@pytest.fixture
+def shot(request, server):
+    """Screenshots of the test's steps; on failure the server log is kept beside them."""
+    folder = ARTIFACTS / re.sub(r"[^\w.-]+", "_", request.node.name)
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    screenshots = Screenshots(folder, server.log)
+    yield screenshots
+    if has_failed(request.node):
+        screenshots.keep_server_log()
