@@ -33,6 +33,7 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
     pruning.init_app(app)
     app.register_blueprint(public.bp)
     app.register_blueprint(auth.bp)
+    app.register_blueprint(auth.account.bp)
     app.register_blueprint(admin.bp)
     errors.init_app(app)
     cli.init_app(app)

@@ -12,6 +12,7 @@ from app import db, migrate
 def init_app(app: Flask) -> None:
     """Register the operator commands."""
     app.cli.add_command(db_upgrade)
+    app.cli.add_command(admin_group)
 
 
 @click.command("db-upgrade")
@@ -20,3 +21,40 @@ def db_upgrade() -> None:
     """Migrate the database to the newest schema."""
     migrate.upgrade(db.get_engine())
     click.echo(f"Database at revision {migrate.head_revision()}.")
+
+
+@click.group("admin")
+def admin_group() -> None:
+    """Admin accounts: one-time enrollment links."""
+
+
+@admin_group.command("invite")
+@click.argument("name")
+@click.option("--recover", is_flag=True, help="Add a passkey to an existing admin instead.")
+@with_appcontext
+def admin_invite(name: str, recover: bool) -> None:
+    """Print a one-time link that lets NAME register a passkey."""
+    from app.auth import invites
+
+    session = db.get_session()
+    try:
+        url = invites.create(session, name, recover=recover)
+    except invites.InviteError as error:
+        raise click.ClickException(str(error)) from error
+    session.commit()
+    click.echo(url)
+
+
+@admin_group.command("first-link")
+@with_appcontext
+def admin_first_link() -> None:
+    """Print an enrollment link for the first admin, only while there is no admin."""
+    from app.auth import invites
+
+    session = db.get_session()
+    url = invites.first_admin_link(session)
+    if url is None:
+        click.echo("An admin exists; no first-admin link is needed.")
+        return
+    session.commit()
+    click.echo(f"No admin yet. Open this one-time link to create the first passkey:\n{url}")

@@ -1,4 +1,4 @@
-"""Passkey-only admin authentication: ceremonies, sessions, enrollment."""
+"""Passkey-only admin authentication: ceremonies, sessions, enrollment, account pages."""
 
 from __future__ import annotations
 
@@ -22,10 +22,8 @@ def init_app(app: Flask) -> None:
 def _unauthorized():
     if request.is_json or request.accept_mimetypes.best == "application/json":
         raise Unauthorized("Log in with your passkey first.")
-    return redirect(url_for("auth.login", next=request.full_path))
+    return redirect(url_for("auth.login", next=request.full_path.rstrip("?")))
 
 
-@bp.get("/login")
-def login():
-    """The passkey login page (being built)."""
-    return "Log in with a passkey (being built)."
+# The views register themselves on ``bp``; imported last because they import ``bp``.
+from app.auth import account, enroll, login  # noqa: E402,F401

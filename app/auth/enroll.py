@@ -1,0 +1,141 @@
+"""Registration ceremonies: redeeming an enrollment link, and adding a passkey when logged in."""
+
+from __future__ import annotations
+
+from flask import jsonify, render_template, request
+from flask_login import current_user, login_required
+from sqlalchemy.exc import IntegrityError
+from webauthn.helpers import base64url_to_bytes, bytes_to_base64url
+from werkzeug.exceptions import Conflict, Gone
+
+from app import clock, db
+from app.auth import bp, ceremonies, challenges, invites, passkeys, sessions, throttle, web
+from app.auth.browser import browser_name
+from app.auth.ceremonies import CeremonyFailed
+from app.models import Admin
+
+USER_HANDLE_BYTES = 64
+LINK_GONE = "This enrollment link has expired or was already used. Ask an admin for a new one."
+
+
+@bp.get("/enroll/<token>")
+def enroll(token: str):
+    """The enrollment page: a "Create passkey" button for the invited name."""
+    throttle.limit_attempt()
+    invite = _invite_or_gone(token)
+    return render_template("auth/enroll.html", invite=invite, token=token)
+
+
+@bp.post("/enroll/<token>/options")
+def enroll_options(token: str):
+    """Registration options for the invited admin (new, or existing when recovering)."""
+    throttle.limit_attempt()
+    invite = _invite_or_gone(token)
+    session = db.get_session()
+    admin = session.get(Admin, invite.admin_id) if invite.admin_id else None
+    handle = admin.user_handle if admin else clock.random_bytes(USER_HANDLE_BYTES)
+    existing = passkeys.of_admin(session, admin.id) if admin else []
+    context = {"invite": invite.identifier, "user_handle": bytes_to_base64url(handle)}
+    return web.json_options(ceremonies.registration_options(invite.name, handle, existing, context))
+
+
+@bp.post("/enroll/<token>/verify")
+def enroll_verify(token: str):
+    """Verify the new passkey, use up the link, and log the admin in, in one transaction."""
+    throttle.limit_attempt()
+    body = web.json_body()
+    ceremony = _registration_ceremony()
+    invite = _invite_or_gone(token)
+    if ceremony.context.get("invite") != invite.identifier:
+        raise CeremonyFailed("This passkey was not created for this enrollment link.")
+    verified = ceremonies.verify_registration(body.get("credential"), ceremony)
+    session = db.get_session()
+    if not invites.redeem(session, invite):
+        session.rollback()
+        raise Gone(LINK_GONE)
+    admin = _admin_for(session, invite, base64url_to_bytes(ceremony.context["user_handle"]))
+    passkey = _add_passkey(session, admin.id, verified, body)
+    token_, _row = sessions.start_session(admin.id, passkey.id, browser_name(request.user_agent.string))
+    _commit(session)
+    return web.logged_in_response(token_)
+
+
+@bp.post("/register/options")
+@login_required
+def register_options():
+    """Registration options to add a passkey to the logged-in admin."""
+    existing = passkeys.of_admin(db.get_session(), current_user.id)
+    context = {"admin_id": current_user.id}
+    return web.json_options(
+        ceremonies.registration_options(current_user.name, current_user.user_handle, existing, context)
+    )
+
+
+@bp.post("/register/verify")
+@login_required
+def register_verify():
+    """Verify and store a new passkey for the logged-in admin."""
+    body = web.json_body()
+    ceremony = _registration_ceremony()
+    if ceremony.context.get("admin_id") != current_user.id:
+        raise CeremonyFailed("This passkey was not created for your account.")
+    verified = ceremonies.verify_registration(body.get("credential"), ceremony)
+    session = db.get_session()
+    passkey = _add_passkey(session, current_user.id, verified, body)
+    _commit(session)
+    return jsonify(ok=True, redirect="/admin/account", passkey=passkey.name)
+
+
+def _invite_or_gone(token: str) -> invites.Invite:
+    invite = invites.find(db.get_session(), token) if len(token) <= 100 else None
+    if invite is None:
+        raise Gone(LINK_GONE)
+    return invite
+
+
+def _registration_ceremony() -> challenges.Ceremony:
+    ceremony = challenges.consume(challenges.REGISTRATION)
+    if ceremony is None:
+        raise CeremonyFailed("This passkey request expired or was already used. Please try again.")
+    return ceremony
+
+
+def _admin_for(session, invite: invites.Invite, user_handle: bytes) -> Admin:
+    if invite.admin_id is not None:
+        admin = session.get(Admin, invite.admin_id)
+        if admin is None:
+            raise Gone("The admin this link was made for no longer exists.")
+        return admin
+    admin = Admin(name=invite.name, user_handle=user_handle, created_at=clock.now())
+    session.add(admin)
+    _flush(session)
+    return admin
+
+
+def _add_passkey(session, admin_id: int, verified, body: dict):
+    credential = body.get("credential") or {}
+    transports = (credential.get("response") or {}).get("transports") or []
+    name = body.get("name") if isinstance(body.get("name"), str) else ""
+    try:
+        passkey = passkeys.add(
+            session, admin_id, verified, transports if isinstance(transports, list) else [],
+            name or browser_name(request.user_agent.string), clock.now(),
+        )
+    except passkeys.PasskeyError as error:
+        session.rollback()
+        raise Conflict(str(error)) from error
+    _flush(session)  # a concurrent registration of the same ID fails here, on the unique index
+    return passkey
+
+
+def _flush(session) -> None:
+    try:
+        session.flush()
+    except IntegrityError as error:
+        session.rollback()
+        raise Conflict("An admin with this name or this passkey already exists.") from error
+
+
+def _commit(session) -> None:
+    _flush(session)
+    session.commit()

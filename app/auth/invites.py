@@ -1,0 +1,107 @@
+"""One-time enrollment links: a new admin, or a recovery passkey for an existing one.
+
+The token (32 random bytes) appears only in the printed URL; the
+``verification`` row is named by its SHA-256, so a database reader cannot
+redeem it. Redemption deletes the row in the transaction that creates the
+passkey, so a link works once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from datetime import timedelta
+
+from flask import current_app
+from sqlalchemy import delete, select
+from sqlalchemy.orm import Session
+from webauthn.helpers import bytes_to_base64url
+
+from app import clock
+from app.models import Admin, Verification
+
+TOKEN_BYTES = 32
+KIND = "invite"
+FIRST_ADMIN_NAME = "admin"
+MAX_NAME_LENGTH = 100
+
+
+class InviteError(ValueError):
+    """The invite cannot be made; the message says why."""
+
+
+@dataclass(frozen=True)
+class Invite:
+    """What an enrollment link grants: a passkey for ``name`` (existing admin if ``admin_id``)."""
+
+    identifier: str
+    name: str
+    admin_id: int | None
+
+
+def identifier_for(token: str) -> str:
+    """The ``verification.identifier`` of a token: its SHA-256, never the token."""
+    return f"{KIND}:{hashlib.sha256(token.encode()).hexdigest()}"
+
+
+def create(session: Session, name: str, recover: bool = False) -> str:
+    """Store a new invite for ``name`` (caller commits) and return its enrollment URL."""
+    name = " ".join(name.split())
+    if not name or len(name) > MAX_NAME_LENGTH:
+        raise InviteError(f"The name must be 1 to {MAX_NAME_LENGTH} characters.")
+    admin = session.scalar(select(Admin).where(Admin.name == name))
+    if recover and admin is None:
+        raise InviteError(f"There is no admin named {name!r} to recover.")
+    if not recover and admin is not None:
+        raise InviteError(f"An admin named {name!r} exists; use --recover to add a passkey.")
+    token = bytes_to_base64url(clock.random_bytes(TOKEN_BYTES))
+    moment = clock.now()
+    context = {"name": name, "admin_id": admin.id if admin else None}
+    session.add(
+        Verification(
+            identifier=identifier_for(token),
+            value=json.dumps({"type": KIND, "context": context}),
+            created_at=moment,
+            expires_at=moment + timedelta(seconds=current_app.config["INVITE_TTL"]),
+        )
+    )
+    return f"{current_app.config['ORIGIN']}/auth/enroll/{token}"
+
+
+def find(session: Session, token: str) -> Invite | None:
+    """The unexpired, unused invite for ``token``, without using it."""
+    raw = session.scalar(
+        select(Verification.value).where(
+            Verification.identifier == identifier_for(token),
+            Verification.expires_at > clock.now(),
+        )
+    )
+    return _parse(identifier_for(token), raw)
+
+
+def redeem(session: Session, invite: Invite) -> bool:
+    """Delete the invite in the caller's transaction; False if it was used or expired meanwhile."""
+    raw = session.scalar(
+        delete(Verification)
+        .where(Verification.identifier == invite.identifier, Verification.expires_at > clock.now())
+        .returning(Verification.value)
+    )
+    return raw is not None
+
+
+def first_admin_link(session: Session) -> str | None:
+    """A fresh invite for the first admin when there is no admin yet; else None."""
+    if session.scalar(select(Admin.id).limit(1)) is not None:
+        return None
+    return create(session, FIRST_ADMIN_NAME)
+
+
+def _parse(identifier: str, raw: str | None) -> Invite | None:
+    if raw is None:
+        return None
+    value = json.loads(raw)
+    if value.get("type") != KIND:
+        return None
+    context = value["context"]
+    return Invite(identifier, context["name"], context.get("admin_id"))

@@ -1,0 +1,75 @@
+"""The login page, the username-less passkey login ceremony, and logout."""
+
+from __future__ import annotations
+
+import hmac
+
+from flask import flash, redirect, render_template, request, url_for
+from flask import session as browser_session
+from flask_login import current_user
+
+from app import clock, db, pruning
+from app.auth import bp, ceremonies, challenges, passkeys, sessions, throttle, web
+from app.auth.browser import browser_name
+from app.auth.ceremonies import CeremonyFailed
+from app.models import Admin
+
+
+@bp.get("/login")
+def login():
+    """The page with the "Log in with a passkey" button."""
+    return render_template("auth/login.html", next_path=web.safe_next(request.args.get("next")))
+
+
+@bp.post("/login/options")
+def login_options():
+    """Fresh login options: no allowCredentials, user verification required."""
+    throttle.limit_attempt()
+    pruning.trigger("login_options")
+    return web.json_options(ceremonies.login_options())
+
+
+@bp.post("/login/verify")
+def login_verify():
+    """Verify an assertion; on success start a new session and set its cookie."""
+    throttle.limit_attempt()
+    pruning.trigger("login_verify")
+    body = web.json_body()
+    credential = body.get("credential")
+    ceremony = challenges.consume(challenges.LOGIN)
+    if ceremony is None:
+        raise CeremonyFailed("This login attempt expired or was already used. Please try again.")
+    session = db.get_session()
+    passkey = passkeys.by_credential_id(session, ceremonies.credential_id(credential))
+    if passkey is None:
+        raise CeremonyFailed("This passkey is not registered here.")
+    admin = session.get(Admin, passkey.admin_id)
+    _check_user_handle(credential, admin)
+    verified = ceremonies.verify_login(credential, ceremony, passkey)
+    moment = clock.now()
+    if not passkeys.record_use(
+        session, passkey, verified.new_sign_count, verified.credential_backed_up, moment
+    ):
+        session.rollback()
+        raise CeremonyFailed("The passkey could not be verified. Please try again.")
+    token, _row = sessions.start_session(admin.id, passkey.id, browser_name(request.user_agent.string))
+    session.commit()
+    return web.logged_in_response(token, body.get("next"))
+
+
+@bp.post("/logout")
+def logout():
+    """End this browser's session (the row is deleted) and go to the login page."""
+    if current_user.is_authenticated:  # resolves the cookie to its session row
+        sessions.end_session(sessions.current_session().id)
+    browser_session.clear()
+    flash("You are logged out.")
+    response = redirect(url_for("auth.login"), 303)
+    sessions.clear_cookie(response)
+    return response
+
+
+def _check_user_handle(credential: dict, admin: Admin) -> None:
+    handle = ceremonies.user_handle(credential)
+    if handle is None or not hmac.compare_digest(handle, admin.user_handle):
+        raise CeremonyFailed("This passkey does not belong to its account. Please try again.")

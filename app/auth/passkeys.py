@@ -1,0 +1,97 @@
+"""An admin's passkeys: store a verified one, record a login, rename, remove."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import delete, func, select, update
+from sqlalchemy.orm import Session
+
+from app.models import Admin, AdminSession, Passkey
+
+MAX_NAME_LENGTH = 100
+
+
+class PasskeyError(ValueError):
+    """A passkey change was refused; the message says why."""
+
+
+def of_admin(session: Session, admin_id: int) -> list[Passkey]:
+    """The admin's passkeys, oldest first."""
+    return list(
+        session.scalars(select(Passkey).where(Passkey.admin_id == admin_id).order_by(Passkey.id))
+    )
+
+
+def by_credential_id(session: Session, credential_id: bytes) -> Passkey | None:
+    """The passkey with this credential ID, if registered."""
+    return session.scalar(select(Passkey).where(Passkey.credential_id == credential_id))
+
+
+def add(session: Session, admin_id: int, verified, transports: list[str], name: str, moment: datetime) -> Passkey:
+    """Add a verified registration as a passkey (caller flushes and commits); refuse a known ID."""
+    if by_credential_id(session, verified.credential_id) is not None:
+        raise PasskeyError("This passkey is already registered.")
+    passkey = Passkey(
+        admin_id=admin_id,
+        credential_id=verified.credential_id,
+        public_key=verified.credential_public_key,
+        sign_count=verified.sign_count,
+        transports=",".join(t for t in transports if isinstance(t, str))[:200],
+        aaguid=str(verified.aaguid)[:36],
+        backed_up=bool(verified.credential_backed_up),
+        device_type=str(getattr(verified.credential_device_type, "value", ""))[:32],
+        name=clean_name(name) or "Passkey",
+        created_at=moment,
+    )
+    session.add(passkey)
+    return passkey
+
+
+def record_use(session: Session, passkey: Passkey, sign_count: int, backed_up: bool, moment: datetime) -> bool:
+    """Store the new sign count if it still advances (or stays 0); False if another login won."""
+    # Conditional, so two logins racing with one counter value cannot both pass.
+    advances = Passkey.sign_count < sign_count if sign_count > 0 else Passkey.sign_count == 0
+    result = session.execute(
+        update(Passkey)
+        .where(Passkey.id == passkey.id, advances)
+        .values(sign_count=sign_count, backed_up=backed_up, last_used_at=moment)
+        .execution_options(synchronize_session=False)
+    )
+    return result.rowcount == 1
+
+
+def rename(session: Session, admin_id: int, passkey_id: int, name: str) -> None:
+    """Rename one of the admin's passkeys (caller commits)."""
+    name = clean_name(name)
+    if not name:
+        raise PasskeyError(f"A passkey name must be 1 to {MAX_NAME_LENGTH} characters.")
+    result = session.execute(
+        update(Passkey)
+        .where(Passkey.id == passkey_id, Passkey.admin_id == admin_id)
+        .values(name=name)
+        .execution_options(synchronize_session=False)
+    )
+    if result.rowcount != 1:
+        raise PasskeyError("No such passkey.")
+
+
+def remove(session: Session, admin_id: int, passkey_id: int) -> None:
+    """Remove a passkey and the sessions it created; never the admin's last one (caller commits)."""
+    # Lock the admin row (PostgreSQL) so two removals cannot both see "two left".
+    session.scalar(select(Admin.id).where(Admin.id == admin_id).with_for_update())
+    count = session.scalar(select(func.count()).where(Passkey.admin_id == admin_id))
+    owned = session.scalar(
+        select(Passkey.id).where(Passkey.id == passkey_id, Passkey.admin_id == admin_id)
+    )
+    if owned is None:
+        raise PasskeyError("No such passkey.")
+    if count <= 1:
+        raise PasskeyError("You cannot remove your last passkey: add another one first.")
+    session.execute(delete(AdminSession).where(AdminSession.passkey_id == passkey_id))
+    session.execute(delete(Passkey).where(Passkey.id == passkey_id))
+
+
+def clean_name(name: str | None) -> str:
+    """``name`` with whitespace collapsed, cut to the column's length."""
+    return " ".join((name or "").split())[:MAX_NAME_LENGTH]

@@ -1,0 +1,44 @@
+"""Small request and response helpers shared by the authentication views."""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from flask import Response, jsonify, request, session as browser_session
+from werkzeug.exceptions import BadRequest
+
+from app.auth import sessions
+
+DEFAULT_AFTER_LOGIN = "/admin/"
+
+
+def json_body() -> dict:
+    """The request's JSON object, or 400 with a readable message."""
+    body = request.get_json(silent=True)
+    if not isinstance(body, dict):
+        raise BadRequest("Send the passkey response as a JSON object.")
+    return body
+
+
+def json_options(options_json: str) -> Response:
+    """A JSON response carrying options already serialised by py_webauthn."""
+    return Response(options_json, mimetype="application/json")
+
+
+def safe_next(value) -> str | None:
+    """``value`` if it is a local path (``/...``, no scheme, host or backslash); else None."""
+    if not isinstance(value, str) or not value.startswith("/") or value.startswith("//"):
+        return None
+    if "\\" in value or any(ord(ch) < 32 for ch in value):
+        return None
+    parts = urlsplit(value)
+    return value if not parts.scheme and not parts.netloc else None
+
+
+def logged_in_response(token: str, next_path=None) -> Response:
+    """The JSON answer to a successful ceremony: a fresh Flask session and the session cookie."""
+    # A new Flask session too, so nothing set before login (fixation) survives it.
+    browser_session.clear()
+    response = jsonify(ok=True, redirect=safe_next(next_path) or DEFAULT_AFTER_LOGIN)
+    sessions.set_cookie(response, token)
+    return response
