@@ -1,0 +1,139 @@
+"""Changes to inquiries: delete one or many (after a confirmation), place or release a hold."""
+
+from __future__ import annotations
+
+from flask import flash, redirect, render_template, request, url_for
+from flask_login import current_user
+from sqlalchemy import delete, func, select
+from werkzeug.exceptions import BadRequest
+
+from app import clock, db
+from app.admin import audit, bp
+from app.admin.inquiries import get_inquiry_or_404, visible_now
+from app.models import Submission
+
+MAX_SELECTION = 500
+MAX_REASON_LENGTH = 200
+
+
+@bp.post("/inquiries/delete")
+def delete_inquiries():
+    """First POST shows the confirmation page; the POST with ``confirm=1`` deletes.
+
+    Held inquiries are never deleted; they are counted and reported instead.
+    """
+    ids = _selected_ids()
+    if not ids:
+        flash("Select at least one inquiry to delete.", "warning")
+        return redirect(url_for("admin.inbox"), 303)
+    deletable, held = _count_selection(ids)
+    if deletable == 0:
+        flash(_nothing_to_delete(held), "error")
+        return redirect(_back_to(ids), 303)
+    if request.form.get("confirm") != "1":
+        return render_template(
+            "admin/confirm_delete.html", ids=ids, deletable=deletable, held=held, back=_back_to(ids)
+        )
+    deleted = _delete(ids, held)
+    flash(f"Deleted {_inquiries(deleted)}." + (f" {_inquiries(held)} on legal hold kept." if held else ""))
+    return redirect(url_for("admin.inbox"), 303)
+
+
+@bp.post("/inquiries/<int:inquiry_id>/hold")
+def place_hold(inquiry_id: int):
+    """Put an inquiry on legal hold with a short reason: it is kept past retention."""
+    inquiry = get_inquiry_or_404(inquiry_id)
+    reason = request.form.get("reason", "").strip()
+    error = _reason_error(reason)
+    if error:
+        return render_template("admin/detail.html", inquiry=inquiry, errors={"reason": error}), 422
+    inquiry.legal_hold = True
+    inquiry.hold_reason = reason
+    inquiry.hold_by = current_user.name
+    inquiry.held_at = clock.now()
+    audit.record(db.get_session(), "hold_placed", 1, f"inquiry #{inquiry.id}: {reason}")
+    db.get_session().commit()
+    flash("Legal hold placed: this inquiry is kept until the hold is released.")
+    return redirect(url_for("admin.detail", inquiry_id=inquiry_id), 303)
+
+
+@bp.post("/inquiries/<int:inquiry_id>/release")
+def release_hold(inquiry_id: int):
+    """Release a legal hold: the inquiry falls under the retention policy again."""
+    inquiry = get_inquiry_or_404(inquiry_id)
+    if not inquiry.legal_hold:
+        flash("This inquiry is not on legal hold.", "warning")
+        return redirect(url_for("admin.detail", inquiry_id=inquiry_id), 303)
+    inquiry.legal_hold = False
+    inquiry.hold_reason = inquiry.hold_by = inquiry.held_at = None
+    session = db.get_session()
+    audit.record(session, "hold_released", 1, f"inquiry #{inquiry.id}")
+    session.commit()
+    if session.scalar(select(Submission.id).where(Submission.id == inquiry_id, visible_now(session))) is None:
+        flash("Hold released. The inquiry is past retention: it is hidden now and deleted at the next cleanup.")
+        return redirect(url_for("admin.inbox"), 303)
+    flash("Hold released.")
+    return redirect(url_for("admin.detail", inquiry_id=inquiry_id), 303)
+
+
+def _selected_ids() -> list[int]:
+    values = request.form.getlist("ids")
+    if len(values) > MAX_SELECTION:
+        raise BadRequest(f"Select at most {MAX_SELECTION} inquiries at once.")
+    try:
+        return sorted({int(value) for value in values})
+    except ValueError:
+        raise BadRequest("The selection is malformed; reload the inbox and try again.") from None
+
+
+def _count_selection(ids: list[int]) -> tuple[int, int]:
+    """How many of ``ids`` are visible and deletable, and how many are held."""
+    session = db.get_session()
+    counts = dict(
+        session.execute(
+            select(Submission.legal_hold, func.count())
+            .where(Submission.id.in_(ids), visible_now(session))
+            .group_by(Submission.legal_hold)
+        ).all()
+    )
+    return counts.get(False, 0), counts.get(True, 0)
+
+
+def _delete(ids: list[int], held: int) -> int:
+    session = db.get_session()
+    # The hold is checked again in the DELETE itself: a hold placed after the
+    # confirmation page still protects the inquiry.
+    result = session.execute(
+        delete(Submission).where(
+            Submission.id.in_(ids), Submission.legal_hold.is_(False), visible_now(session)
+        ),
+        execution_options={"synchronize_session": False},
+    )
+    detail = f"{held} on legal hold kept" if held else ""
+    audit.record(session, "deleted", result.rowcount, detail)
+    session.commit()
+    return result.rowcount
+
+
+def _back_to(ids: list[int]) -> str:
+    if len(ids) == 1:
+        return url_for("admin.detail", inquiry_id=ids[0])
+    return url_for("admin.inbox")
+
+
+def _nothing_to_delete(held: int) -> str:
+    if held:
+        return "Nothing deleted: inquiries on legal hold cannot be deleted until the hold is released."
+    return "Nothing deleted: the selected inquiries no longer exist."
+
+
+def _reason_error(reason: str) -> str | None:
+    if not reason:
+        return "Give a short reason for the hold."
+    if len(reason) > MAX_REASON_LENGTH:
+        return f"Keep the reason under {MAX_REASON_LENGTH} characters."
+    return None
+
+
+def _inquiries(count: int) -> str:
+    return f"{count} inquiry" if count == 1 else f"{count} inquiries"

@@ -1,0 +1,42 @@
+"""How the admin pages show times and messages (Jinja filters)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
+from flask import current_app
+
+from app.admin import bp
+
+FIRST_LINE_MAX = 120
+
+
+def local_zone() -> ZoneInfo:
+    """The configured display time zone (``TIME_ZONE``, an IANA name such as Europe/Paris)."""
+    return ZoneInfo(current_app.config["TIME_ZONE"])
+
+
+@bp.app_template_filter("local_time")
+def local_time(moment: datetime | None) -> str:
+    """``moment`` in the display time zone, e.g. ``2026-06-01 14:00 CEST``."""
+    if moment is None:
+        return "—"
+    return moment.astimezone(local_zone()).strftime("%Y-%m-%d %H:%M %Z")
+
+
+@bp.app_template_filter("local_date")
+def local_date(moment: datetime | None) -> str:
+    """The calendar date of ``moment`` in the display time zone."""
+    if moment is None:
+        return "—"
+    return moment.astimezone(local_zone()).strftime("%Y-%m-%d")
+
+
+@bp.app_template_filter("first_line")
+def first_line(message: str) -> str:
+    """The message's first non-empty line, shortened for the inbox table."""
+    line = next((part.strip() for part in message.splitlines() if part.strip()), "")
+    if len(line) > FIRST_LINE_MAX:
+        return line[: FIRST_LINE_MAX - 1] + "…"
+    return line
