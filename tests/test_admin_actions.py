@@ -1,0 +1,166 @@
+"""Deleting inquiries (one, many, with confirmation), legal holds and the audit log."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from sqlalchemy import delete, func, select
+
+from app import pruning
+from app.models import AuditEntry, Submission
+from tests.helpers import csrf_token
+from tests.test_admin_inbox import add_inquiries, inquiry
+
+
+def remaining_ids(db_session) -> list[int]:
+    db_session.expire_all()
+    return sorted(db_session.scalars(select(Submission.id)))
+
+
+def audit_entries(db_session) -> list[tuple]:
+    db_session.expire_all()
+    return [tuple(row) for row in db_session.execute(
+        select(AuditEntry.admin_name, AuditEntry.action, AuditEntry.count, AuditEntry.detail).order_by(AuditEntry.id)
+    ).all()]
+
+
+def post(client, path, data):
+    return client.post(path, data={**data, "csrf_token": csrf_token(client, "/admin/")})
+
+
+def test_delete_one_asks_to_confirm_then_deletes_and_audits(client, login, db_session, clock):
+    login("Ada")
+    keep, gone = add_inquiries(db_session, [inquiry(clock), inquiry(clock, message="secret words")])
+
+    confirm = post(client, "/admin/inquiries/delete", {"ids": [gone]})
+    assert confirm.status_code == 200
+    assert "Delete 1 inquiry?" in confirm.get_data(as_text=True)
+    assert remaining_ids(db_session) == sorted([keep, gone])
+
+    done = post(client, "/admin/inquiries/delete", {"ids": [gone], "confirm": "1"})
+    assert done.status_code == 303
+    assert remaining_ids(db_session) == [keep]
+    assert audit_entries(db_session) == [("Ada", "deleted", 1, "")]
+    assert "Deleted 1 inquiry." in client.get("/admin/").get_data(as_text=True)
+
+
+def test_delete_many_from_the_inbox_checkboxes(client, login, db_session, clock):
+    login("Grace")
+    ids = add_inquiries(db_session, [inquiry(clock) for _ in range(5)])
+    page = post(client, "/admin/inquiries/delete", {"ids": ids[:3]}).get_data(as_text=True)
+    assert "Delete 3 inquiries?" in page
+    assert page.count('name="ids"') == 3
+    post(client, "/admin/inquiries/delete", {"ids": ids[:3], "confirm": "1"})
+    assert remaining_ids(db_session) == ids[3:]
+    assert audit_entries(db_session) == [("Grace", "deleted", 3, "")]
+
+
+def test_delete_needs_post_and_csrf(client, login, db_session, clock):
+    login("Ada")
+    (row,) = add_inquiries(db_session, [inquiry(clock)])
+    assert client.get("/admin/inquiries/delete").status_code == 405
+    assert client.post("/admin/inquiries/delete", data={"ids": [row], "confirm": "1"}).status_code == 400
+    assert remaining_ids(db_session) == [row]
+
+
+def test_delete_with_nothing_selected_or_bad_ids(client, login):
+    login("Ada")
+    response = post(client, "/admin/inquiries/delete", {})
+    assert response.status_code == 303
+    assert "Select at least one" in client.get("/admin/").get_data(as_text=True)
+    assert post(client, "/admin/inquiries/delete", {"ids": ["1; DROP"]}).status_code == 400
+
+
+def test_held_inquiry_cannot_be_deleted(client, login, db_session, clock):
+    login("Ada")
+    (held,) = add_inquiries(db_session, [inquiry(clock, legal_hold=True)])
+    response = post(client, "/admin/inquiries/delete", {"ids": [held], "confirm": "1"})
+    assert response.status_code == 303
+    assert "cannot be deleted" in client.get(response.headers["Location"]).get_data(as_text=True)
+    assert remaining_ids(db_session) == [held]
+    assert audit_entries(db_session) == []
+    assert "Delete this inquiry" not in client.get(f"/admin/inquiries/{held}").get_data(as_text=True)
+
+
+def test_bulk_delete_keeps_held_ones_and_says_so(client, login, db_session, clock):
+    login("Ada")
+    free, held = add_inquiries(db_session, [inquiry(clock), inquiry(clock, legal_hold=True)])
+    page = post(client, "/admin/inquiries/delete", {"ids": [free, held]}).get_data(as_text=True)
+    assert "Delete 1 inquiry?" in page and "on legal hold and will be kept" in page
+    post(client, "/admin/inquiries/delete", {"ids": [free, held], "confirm": "1"})
+    assert remaining_ids(db_session) == [held]
+    assert audit_entries(db_session) == [("Ada", "deleted", 1, "1 on legal hold kept")]
+
+
+def test_hold_placed_after_confirmation_still_protects(client, login, db_session, clock):
+    login("Ada")
+    (row,) = add_inquiries(db_session, [inquiry(clock)])
+    post(client, "/admin/inquiries/delete", {"ids": [row]})
+    post(client, f"/admin/inquiries/{row}/hold", {"reason": "court order"})
+    post(client, "/admin/inquiries/delete", {"ids": [row], "confirm": "1"})
+    assert remaining_ids(db_session) == [row]
+
+
+def test_expired_inquiry_cannot_be_deleted_by_id(client, login, db_session, clock):
+    login("Ada")
+    (old,) = add_inquiries(db_session, [inquiry(clock, days_old=200)])
+    post(client, "/admin/inquiries/delete", {"ids": [old], "confirm": "1"})
+    assert audit_entries(db_session) == []
+
+
+def test_place_and_release_hold_with_reason_and_audit(client, login, db_session, clock):
+    login("Ada")
+    (row,) = add_inquiries(db_session, [inquiry(clock)])
+    assert post(client, f"/admin/inquiries/{row}/hold", {"reason": "Case 42"}).status_code == 303
+    held = db_session.get(Submission, row)
+    db_session.refresh(held)
+    assert (held.legal_hold, held.hold_reason, held.hold_by, held.held_at) == (True, "Case 42", "Ada", clock())
+    page = client.get(f"/admin/inquiries/{row}").get_data(as_text=True)
+    assert "Case 42" in page and "Placed by" in page
+
+    assert post(client, f"/admin/inquiries/{row}/release", {}).status_code == 303
+    db_session.refresh(held)
+    assert (held.legal_hold, held.hold_reason, held.hold_by, held.held_at) == (False, None, None, None)
+    assert [entry[:3] for entry in audit_entries(db_session)] == [("Ada", "hold_placed", 1), ("Ada", "hold_released", 1)]
+
+
+def test_hold_needs_a_short_reason(client, login, db_session, clock):
+    login("Ada")
+    (row,) = add_inquiries(db_session, [inquiry(clock)])
+    for reason in ("", "   ", "x" * 201):
+        response = post(client, f"/admin/inquiries/{row}/hold", {"reason": reason})
+        assert response.status_code == 422
+        assert 'id="reason-error"' in response.get_data(as_text=True)
+    assert db_session.scalar(select(Submission.legal_hold).where(Submission.id == row)) is False
+    assert audit_entries(db_session) == []
+
+
+def test_hold_keeps_an_expired_inquiry_from_the_pruner(client, login, db_session, clock):
+    login("Ada")
+    held, free = add_inquiries(db_session, [inquiry(clock, days_old=100), inquiry(clock, days_old=100)])
+    post(client, f"/admin/inquiries/{held}/hold", {"reason": "litigation"})
+    clock.advance(days=100)
+    with client.application.app_context():
+        db_session.execute(delete(Submission).where(pruning.expired(pruning.current_cutoff(db_session))))
+        db_session.commit()
+    assert remaining_ids(db_session) == [held]
+    assert client.get(f"/admin/inquiries/{held}").status_code == 200
+
+
+def test_releasing_an_expired_hold_hides_the_inquiry(client, login, db_session, clock):
+    login("Ada")
+    (row,) = add_inquiries(db_session, [inquiry(clock, days_old=300, legal_hold=True, hold_reason="r", hold_by="Ada")])
+    response = post(client, f"/admin/inquiries/{row}/release", {})
+    assert response.headers["Location"].endswith("/admin/")
+    assert "past retention" in client.get("/admin/").get_data(as_text=True)
+    assert client.get(f"/admin/inquiries/{row}").status_code == 404
+
+
+def test_audit_entries_appear_on_the_status_page_without_message_content(client, login, db_session, clock):
+    login("Ada")
+    ids = add_inquiries(db_session, [inquiry(clock, message="confidential text") for _ in range(2)])
+    post(client, "/admin/inquiries/delete", {"ids": ids, "confirm": "1"})
+    page = client.get("/admin/status").get_data(as_text=True)
+    assert "deleted" in page and "Ada" in page
+    assert "confidential" not in page
+    assert db_session.scalar(select(func.count()).select_from(AuditEntry)) == 1
