@@ -1,0 +1,64 @@
+"""The cleanup status page: last run, ledger, failed runs, "Run cleanup now"."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+
+from sqlalchemy import select
+
+from app.models import PruneRun, Submission
+from tests.helpers import csrf_token
+from tests.test_admin_inbox import add_inquiries, inquiry
+
+
+def add_run(db_session, clock, minutes_ago: int, **values) -> PruneRun:
+    started = clock() - timedelta(minutes=minutes_ago)
+    fields = dict(trigger="inquiry_form", started_at=started, finished_at=started + timedelta(seconds=2.5),
+                  cutoff=started - timedelta(days=180), retention_days=180, status="ok",
+                  deleted=json.dumps({"submissions": 7, "rate_limits": 2}))
+    row = PruneRun(**{**fields, **values})
+    db_session.add(row)
+    db_session.commit()
+    return row
+
+
+def test_status_without_runs_says_none_yet(client, login):
+    login("Ada")
+    page = client.get("/admin/status").get_data(as_text=True)
+    assert "No cleanup has run yet." in page
+    assert "Run cleanup now" in page
+
+
+def test_status_shows_last_run_and_highlights_failed_ones(client, login, db_session, clock):
+    login("Ada")
+    add_run(db_session, clock, 120)
+    add_run(db_session, clock, 5, status="error", error="OperationalError: database is locked")
+    page = client.get("/admin/status").get_data(as_text=True)
+    assert "submissions: 7, rate_limits: 2" in page
+    assert "2.5 s" in page
+    assert page.count('class="failed"') == 1
+    assert "OperationalError: database is locked" in page
+    assert "inquiry_form" in page
+
+
+def test_run_cleanup_now_prunes_and_reports(client, login, db_session, clock):
+    login("Ada")
+    fresh, old, held = add_inquiries(db_session, [
+        inquiry(clock, days_old=1), inquiry(clock, days_old=200), inquiry(clock, days_old=200, legal_hold=True),
+    ])
+    response = client.post("/admin/status/run", data={"csrf_token": csrf_token(client, "/admin/status")})
+    assert response.status_code == 303
+    page = client.get("/admin/status").get_data(as_text=True)
+    assert "Cleanup finished: deleted" in page
+    assert "admin_manual" in page
+    db_session.commit()
+    assert sorted(db_session.scalars(select(Submission.id))) == sorted([fresh, held])
+    run = db_session.scalars(select(PruneRun).where(PruneRun.trigger == "admin_manual")).one()
+    assert json.loads(run.deleted)["submissions"] == 1
+
+
+def test_run_cleanup_now_needs_post_and_csrf(client, login):
+    login("Ada")
+    assert client.get("/admin/status/run").status_code == 405
+    assert client.post("/admin/status/run").status_code == 400
