@@ -49,15 +49,16 @@ def enroll_verify(token: str):
     if ceremony.context.get("invite") != invite.identifier:
         raise CeremonyFailed("This passkey was not created for this enrollment link.")
     verified = ceremonies.verify_registration(body.get("credential"), ceremony)
-    session = db.get_session()
-    if not invites.redeem(session, invite):
-        session.rollback()
-        raise Gone(LINK_GONE)
-    admin = _admin_for(session, invite, base64url_to_bytes(ceremony.context["user_handle"]))
-    passkey = _add_passkey(session, admin.id, verified, body)
-    token_, _row = sessions.start_session(admin.id, passkey.id, browser_name(request.user_agent.string))
-    _commit(session)
-    return web.logged_in_response(token_)
+    with db.transaction() as writer:
+        # Using the link is the first write; it comes undone if anything below fails.
+        if not invites.redeem(writer, invite):
+            raise Gone(LINK_GONE)
+        admin = _admin_for(writer, invite, base64url_to_bytes(ceremony.context["user_handle"]))
+        passkey = _add_passkey(writer, admin.id, verified, body)
+        session_token, _row = sessions.start_session(
+            admin.id, passkey.id, browser_name(request.user_agent.string), writer
+        )
+    return web.logged_in_response(session_token)
 
 
 @bp.post("/register/options")
@@ -80,9 +81,8 @@ def register_verify():
     if ceremony.context.get("admin_id") != current_user.id:
         raise CeremonyFailed("This passkey was not created for your account.")
     verified = ceremonies.verify_registration(body.get("credential"), ceremony)
-    session = db.get_session()
-    passkey = _add_passkey(session, current_user.id, verified, body)
-    _commit(session)
+    with db.transaction() as writer:
+        passkey = _add_passkey(writer, current_user.id, verified, body)
     return jsonify(ok=True, redirect="/admin/account", passkey=passkey.name)
 
 
@@ -116,15 +116,11 @@ def _add_passkey(session, admin_id: int, verified, body: dict):
     credential = body.get("credential") or {}
     transports = (credential.get("response") or {}).get("transports") or []
     name = body.get("name") if isinstance(body.get("name"), str) else ""
-    try:
-        passkey = passkeys.add(
-            session, admin_id, verified, transports if isinstance(transports, list) else [],
-            name or browser_name(request.user_agent.string), clock.now(),
-        )
-    except passkeys.PasskeyError as error:
-        session.rollback()
-        raise Conflict(str(error)) from error
-    _flush(session)  # a concurrent registration of the same ID fails here, on the unique index
+    passkey = passkeys.add(
+        session, admin_id, verified, transports if isinstance(transports, list) else [],
+        name or browser_name(request.user_agent.string), clock.now(),
+    )
+    _flush(session)  # a credential ID registered before fails here, on the unique index
     return passkey
 
 
@@ -132,10 +128,4 @@ def _flush(session) -> None:
     try:
         session.flush()
     except IntegrityError as error:
-        session.rollback()
-        raise Conflict("An admin with this name or this passkey already exists.") from error
-
-
-def _commit(session) -> None:
-    _flush(session)
-    session.commit()
+        raise Conflict("An admin with this name, or this passkey, is already registered.") from error

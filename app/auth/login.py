@@ -46,14 +46,15 @@ def login_verify():
     admin = session.get(Admin, passkey.admin_id)
     _check_user_handle(credential, admin)
     verified = ceremonies.verify_login(credential, ceremony, passkey)
-    moment = clock.now()
-    if not passkeys.record_use(
-        session, passkey, verified.new_sign_count, verified.credential_backed_up, moment
-    ):
-        session.rollback()
-        raise CeremonyFailed("The passkey could not be verified. Please try again.")
-    token, _row = sessions.start_session(admin.id, passkey.id, browser_name(request.user_agent.string))
-    session.commit()
+    # One transaction that writes first: the counter and the new session together.
+    with db.transaction() as writer:
+        if not passkeys.record_use(
+            writer, passkey, verified.new_sign_count, verified.credential_backed_up, clock.now()
+        ):
+            raise CeremonyFailed("The passkey could not be verified. Please try again.")
+        token, _row = sessions.start_session(
+            admin.id, passkey.id, browser_name(request.user_agent.string), writer
+        )
     return web.logged_in_response(token, body.get("next"))
 
 

@@ -29,9 +29,11 @@ def by_credential_id(session: Session, credential_id: bytes) -> Passkey | None:
 
 
 def add(session: Session, admin_id: int, verified, transports: list[str], name: str, moment: datetime) -> Passkey:
-    """Add a verified registration as a passkey (caller flushes and commits); refuse a known ID."""
-    if by_credential_id(session, verified.credential_id) is not None:
-        raise PasskeyError("This passkey is already registered.")
+    """Add a verified registration as a passkey (caller commits).
+
+    A credential ID registered before fails on the unique index at flush: no
+    read first, so the caller's transaction starts with a write (SQLite).
+    """
     passkey = Passkey(
         admin_id=admin_id,
         credential_id=verified.credential_id,
@@ -78,8 +80,12 @@ def rename(session: Session, admin_id: int, passkey_id: int, name: str) -> None:
 
 def remove(session: Session, admin_id: int, passkey_id: int) -> None:
     """Remove a passkey and the sessions it created; never the admin's last one (caller commits)."""
-    # Lock the admin row (PostgreSQL) so two removals cannot both see "two left".
-    session.scalar(select(Admin.id).where(Admin.id == admin_id).with_for_update())
+    # Write first: a no-op update locks the admin row on PostgreSQL and takes
+    # the write lock on SQLite, so two removals cannot both see "two left".
+    session.execute(
+        update(Admin).where(Admin.id == admin_id).values(id=Admin.id)
+        .execution_options(synchronize_session=False)
+    )
     count = session.scalar(select(func.count()).where(Passkey.admin_id == admin_id))
     owned = session.scalar(
         select(Passkey.id).where(Passkey.id == passkey_id, Passkey.admin_id == admin_id)

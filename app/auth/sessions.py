@@ -7,6 +7,7 @@ from datetime import timedelta
 
 from flask import current_app, g, request
 from sqlalchemy import delete, select, update
+from sqlalchemy.orm import Session
 
 from app import clock, db
 from app.models import Admin, AdminSession
@@ -26,8 +27,10 @@ def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def start_session(admin_id: int, passkey_id: int | None, browser: str) -> tuple[str, AdminSession]:
-    """Add a new session row to the request's session (caller commits); return its token."""
+def start_session(
+    admin_id: int, passkey_id: int | None, browser: str, session: Session | None = None
+) -> tuple[str, AdminSession]:
+    """Add a new session row to ``session`` (default: the request's; caller commits); return its token."""
     token = clock.random_bytes(TOKEN_BYTES).hex()
     moment = clock.now()
     row = AdminSession(
@@ -39,7 +42,7 @@ def start_session(admin_id: int, passkey_id: int | None, browser: str) -> tuple[
         last_seen_at=moment,
         expires_at=moment + timedelta(seconds=current_app.config["SESSION_LIFETIME"]),
     )
-    db.get_session().add(row)
+    (session or db.get_session()).add(row)
     return token, row
 
 
@@ -79,18 +82,21 @@ def load_admin_from_request(_request=None) -> Admin | None:
     if not token:
         return None
     moment = clock.now()
-    session = db.get_session()
-    row = session.scalar(
-        select(AdminSession).where(
-            AdminSession.token_hash == hash_token(token), live_session_clause(moment)
+    # Its own short transaction, not the request's: on SQLite a request that
+    # read here and wrote later would hold a stale snapshot and fail to write.
+    with db.transaction() as session:
+        row = session.scalar(
+            select(AdminSession).where(
+                AdminSession.token_hash == hash_token(token), live_session_clause(moment)
+            )
         )
-    )
-    if row is None:
+        admin = session.get(Admin, row.admin_id) if row is not None else None
+    if row is None or admin is None:
         return None
     if moment - row.last_seen_at >= LAST_SEEN_RESOLUTION:
         _touch(row.id, moment)
     g.admin_session = row
-    return session.get(Admin, row.admin_id)
+    return admin
 
 
 def _touch(session_id: int, moment) -> None:
