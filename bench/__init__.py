@@ -1,0 +1,1 @@
+"""The benchmark suite: ``python -m bench [--quick]`` (``make bench``)."""

@@ -1,0 +1,139 @@
+"""Scale-out with real processes: several gunicorn workers (and servers) on one database.
+
+PostgreSQL: two servers on two loopback ports, 3 gthread workers each.
+SQLite: one server with 3 workers. On each, 500 submissions arrive at once at
+the moment the claim is due (the workers are fresh, so none has learned a due
+time yet); then the shared rate limit and a session are checked on every
+server. The servers are stopped gracefully before the ledger is read, so any
+after-response work still in flight has ended by then.
+"""
+
+from __future__ import annotations
+
+import http.client
+import os
+import secrets
+from contextlib import ExitStack, contextmanager
+from datetime import datetime, timedelta, timezone
+
+import pytest
+import sqlalchemy as sa
+from sqlalchemy.orm import Session
+
+from app.auth.sessions import hash_token
+from app.db import make_engine
+from app.models import Admin, AdminSession, PruneRun, Setting, Submission
+from bench.client import burst_submissions, port_of
+from tests.conftest import new_database_url
+from tests.server import running_server
+
+pytestmark = pytest.mark.slow
+
+BURST = 500
+EXTRA = 40
+# One window of about 30 years, so no window boundary falls inside the test.
+LIMIT = BURST + EXTRA // 2
+EXPIRED_ROWS = 30
+COOKIE = "sundown_admin"
+
+
+def _env(url: str) -> dict[str, str]:
+    return {
+        "SUNDOWN_ENV": "production",
+        "SUNDOWN_SECRET_KEY": "scale-out-secret-key",
+        "SUNDOWN_DATABASE_URL": url,
+        "SUNDOWN_ORIGIN": "http://localhost",
+        "SUNDOWN_RP_ID": "localhost",
+        "SUNDOWN_SUBMIT_RATE_LIMITS": f"{LIMIT}/1000000000",
+    }
+
+
+def _arrange(engine) -> str:
+    """Expired inquiries, a claim due since an hour, an admin with a live session; the token."""
+    now = datetime.now(timezone.utc)
+    token = secrets.token_hex(32)
+    with Session(engine) as session, session.begin():
+        session.add_all(
+            Submission(name="Old", email="old@example.com", message="old", created_at=now - timedelta(days=400))
+            for _ in range(EXPIRED_ROWS)
+        )
+        admin = Admin(name="Ada", user_handle=os.urandom(64))
+        session.add(admin)
+        session.flush()
+        session.add(AdminSession(token_hash=hash_token(token), admin_id=admin.id, browser="test",
+                                 created_at=now, last_seen_at=now, expires_at=now + timedelta(hours=1)))
+    return token
+
+
+def _make_due(engine) -> None:
+    two_hours_ago = int((datetime.now(timezone.utc) - timedelta(hours=2)).timestamp() * 1000)
+    with Session(engine) as session, session.begin():
+        session.merge(Setting(key="last_cleanup_at", value=str(two_hours_ago)))
+
+
+def _get(port: int, path: str, cookie: str | None = None) -> int:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    headers = {"Host": "localhost", **({"Cookie": f"{COOKIE}={cookie}"} if cookie else {})}
+    connection.request("GET", path, headers=headers)
+    status = connection.getresponse().status
+    connection.close()
+    return status
+
+
+@pytest.fixture(scope="module", params=["postgresql", "sqlite"])
+def scaled_out(request, tmp_path_factory):
+    """Start the servers, fire the burst, then probe limits and sessions; results after a graceful stop."""
+    kind = request.param
+    tmp = tmp_path_factory.mktemp(f"scaleout-{kind}")
+    url = new_database_url(kind, request, tmp)
+    engine = make_engine(url)
+    token = _arrange(engine)
+    servers = 2 if kind == "postgresql" else 1
+    results = {"kind": kind}
+    with _servers(url, tmp, servers) as ports:
+        _make_due(engine)
+        results["burst"] = burst_submissions(ports, BURST)
+        results["extra"] = [burst_submissions([ports[i % len(ports)]], 1)[0] for i in range(EXTRA)]
+        results["with_cookie"] = [_get(port, "/admin/settings", token) for port in ports for _ in range(6)]
+        results["without_cookie"] = [_get(port, "/admin/settings") for port in ports]
+    with Session(engine) as session:
+        results["runs"] = session.scalars(sa.select(PruneRun)).all()
+        results["expired_left"] = session.scalar(
+            sa.select(sa.func.count()).where(Submission.name == "Old")
+        )
+    engine.dispose()
+    return results
+
+
+@contextmanager
+def _servers(url: str, tmp, count: int):
+    """``count`` gunicorn servers with 3 gthread workers each, on one database; yields their ports."""
+    with ExitStack() as stack:
+        yield [
+            port_of(stack.enter_context(
+                running_server(_env(url), tmp / f"server-{i}.log", workers=3, threads=4)
+            )[0])
+            for i in range(count)
+        ]
+
+
+def test_concurrent_requests_at_the_due_moment_start_exactly_one_prune_run(scaled_out):
+    runs = scaled_out["runs"]
+    assert len(runs) == 1, [(r.trigger, r.status) for r in runs]
+    assert runs[0].status == "ok"
+    assert scaled_out["expired_left"] == 0
+
+
+def test_no_concurrent_request_gets_an_error(scaled_out):
+    assert sorted(set(scaled_out["burst"])) == [201]
+
+
+def test_rate_limit_is_shared_by_every_worker_and_server(scaled_out):
+    extra = scaled_out["extra"]
+    assert extra.count(201) == LIMIT - BURST
+    assert extra.count(429) == EXTRA - (LIMIT - BURST)
+
+
+def test_session_created_once_works_on_every_server_and_worker(scaled_out):
+    assert set(scaled_out["with_cookie"]) == {200}
+    assert all(status in (302, 303) for status in scaled_out["without_cookie"])
