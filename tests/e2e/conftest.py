@@ -250,22 +250,28 @@ def page(context):
 class Authenticator:
     """A CDP virtual authenticator (ctap2, internal, resident keys, user verification)."""
 
+    OPTIONS = {
+        "protocol": "ctap2",
+        "transport": "internal",
+        "hasResidentKey": True,
+        "hasUserVerification": True,
+        "isUserVerified": True,
+        "automaticPresenceSimulation": True,
+    }
+
     def __init__(self, page):
         self.cdp = page.context.new_cdp_session(page)
         self.cdp.send("WebAuthn.enable", {"enableUI": False})
-        self.id = self.cdp.send(
-            "WebAuthn.addVirtualAuthenticator",
-            {
-                "options": {
-                    "protocol": "ctap2",
-                    "transport": "internal",
-                    "hasResidentKey": True,
-                    "hasUserVerification": True,
-                    "isUserVerified": True,
-                    "automaticPresenceSimulation": True,
-                }
-            },
-        )["authenticatorId"]
+        self.id = self._add()
+
+    def _add(self) -> str:
+        answer = self.cdp.send("WebAuthn.addVirtualAuthenticator", {"options": self.OPTIONS})
+        return answer["authenticatorId"]
+
+    def replace(self) -> None:
+        """Unplug this authenticator and plug in a new, empty one (another security key)."""
+        self.cdp.send("WebAuthn.removeVirtualAuthenticator", {"authenticatorId": self.id})
+        self.id = self._add()
 
     def credentials(self) -> list[dict]:
         """The credentials stored on this authenticator."""

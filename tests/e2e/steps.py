@@ -1,0 +1,64 @@
+"""Steps the journeys share: what a person does in the browser, in a few words each."""
+
+from __future__ import annotations
+
+import re
+
+from playwright.sync_api import Page, expect
+
+from tests.e2e.conftest import Authenticator
+
+ADMIN_HOME = re.compile(r"/admin/$")
+LOGIN_PAGE = re.compile(r"/auth/login(\?.*)?$")
+
+
+def submit_inquiry(page: Page, name: str, email: str, message: str) -> None:
+    """Send an inquiry through the public form and wait for the thank-you page."""
+    page.goto("/")
+    page.get_by_label("Your name").fill(name)
+    page.get_by_label("Email address").fill(email)
+    page.get_by_label("Message").fill(message)
+    page.get_by_role("button", name="Send inquiry").click()
+    page.wait_for_url("**/thanks")
+
+
+def enroll(page: Page, link: str) -> None:
+    """Open an enrollment link, create the passkey, and land in the inbox."""
+    page.goto(link)
+    page.get_by_role("button", name="Create passkey").click()
+    expect(page).to_have_url(ADMIN_HOME)
+
+
+def log_in(page: Page) -> None:
+    """Username-less passkey login from the login page; lands in the inbox."""
+    page.goto("/auth/login")
+    page.get_by_role("button", name="Log in with a passkey").click()
+    expect(page).to_have_url(ADMIN_HOME)
+
+
+def log_out(page: Page) -> None:
+    """Use the "Log out" button in the admin navigation."""
+    nav = page.get_by_role("navigation", name="Main")
+    nav.get_by_role("button", name=re.compile(r"^Log out")).click()
+    expect(page).to_have_url(LOGIN_PAGE)
+    expect(page.get_by_text("You are logged out.")).to_be_visible()
+
+
+def expect_logged_out(page: Page) -> None:
+    """The inbox is refused: the next request lands on the login page."""
+    page.goto("/admin/")
+    expect(page).to_have_url(LOGIN_PAGE)
+    expect(page.get_by_role("heading", name="Admin login")).to_be_visible()
+
+
+def copy_passkeys(source: Authenticator, target: Authenticator) -> None:
+    """Put ``source``'s credentials on ``target``, as a passkey synced to another device."""
+    for credential in source.credentials():
+        target.cdp.send(
+            "WebAuthn.addCredential", {"authenticatorId": target.id, "credential": credential}
+        )
+
+
+def row_with(page: Page, text: str):
+    """The table row that contains ``text``."""
+    return page.get_by_role("row").filter(has_text=text)
