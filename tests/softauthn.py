@@ -43,11 +43,18 @@ class SoftAuthenticator:
     counter_step: int = 1
     credentials: list[Credential] = field(default_factory=list)
 
-    def create(self, options: dict, origin: str, rp_id: str | None = None, uv: bool = True) -> dict:
+    def create(
+        self,
+        options: dict,
+        origin: str,
+        rp_id: str | None = None,
+        uv: bool = True,
+        credential_id: bytes | None = None,
+    ) -> dict:
         """Answer ``navigator.credentials.create`` options with a new ES256 credential."""
         rp_id = rp_id or options["rp"]["id"]
         credential = Credential(
-            os.urandom(32), ec.generate_private_key(ec.SECP256R1()), rp_id,
+            credential_id or os.urandom(32), ec.generate_private_key(ec.SECP256R1()), rp_id,
             base64url_to_bytes(options["user"]["id"]),
         )
         self.credentials.append(credential)

@@ -249,7 +249,8 @@ def test_ceremony_endpoints_need_the_csrf_header(browser):
 
 def test_two_concurrent_verifies_of_one_challenge_exactly_one_succeeds(app, browser):
     options = browser.login_options()
-    assertion = browser.authenticator.get(options, browser.origin)
+    # Sign count 0 (a synced passkey), so only the single-use challenge can stop the twin.
+    assertion = browser.authenticator.get(options, browser.origin, sign_count=0)
     token = browser.csrf_token()
     # A second client sharing the browser's cookies (same bound challenge).
     twin = app.test_client()
