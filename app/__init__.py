@@ -11,7 +11,7 @@ from typing import Any
 from flask import Flask
 
 from app import admin, auth, cli, config, db, errors, public, security
-from app import pruning
+from app import internal, pruning
 
 
 def create_app(overrides: dict[str, Any] | None = None) -> Flask:
@@ -35,6 +35,7 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
     app.register_blueprint(auth.bp)
     app.register_blueprint(auth.account.bp)
     app.register_blueprint(admin.bp)
+    app.register_blueprint(internal.bp)
     errors.init_app(app)
     cli.init_app(app)
     return app

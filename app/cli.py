@@ -6,12 +6,13 @@ import click
 from flask import Flask
 from flask.cli import with_appcontext
 
-from app import db, migrate
+from app import db, migrate, pruning
 
 
 def init_app(app: Flask) -> None:
     """Register the operator commands."""
     app.cli.add_command(db_upgrade)
+    app.cli.add_command(prune_command)
     app.cli.add_command(admin_group)
 
 
@@ -21,6 +22,28 @@ def db_upgrade() -> None:
     """Migrate the database to the newest schema."""
     migrate.upgrade(db.get_engine())
     click.echo(f"Database at revision {migrate.head_revision()}.")
+
+
+@click.command("prune")
+@click.option("--force", is_flag=True, help="Ignore the interval (never overlaps a running prune).")
+@click.option("--dry-run", is_flag=True, help="Only print what would be deleted per target.")
+@with_appcontext
+def prune_command(force: bool, dry_run: bool) -> None:
+    """Delete data past retention now, through the same claim as every request."""
+    if dry_run:
+        for name, (count, oldest) in pruning.dry_run().items():
+            click.echo(f"{name}: {count} (oldest {oldest.isoformat() if oldest else '-'})")
+        return
+    run = pruning.run("cli", force=force)
+    if run is None:
+        due = pruning.next_due_at(db.get_session())
+        click.echo(f"Not run: another run holds the claim or none is due (next due {due}); try --force.")
+        return
+    for name, count in pruning.as_dict(run)["deleted"].items():
+        click.echo(f"{name}: {count} deleted")
+    click.echo(f"run {run.id}: {run.status}, {run.remaining} remaining")
+    if run.status == "error":
+        raise click.ClickException(f"run {run.id} failed: {run.error}")
 
 
 @click.group("admin")
