@@ -1,0 +1,98 @@
+"""Journey 5: a shorter retention, previewed and confirmed, is carried out after a request.
+
+The module has its own server and database; its prune interval is one second
+so that a cleanup falls due again soon after the one the enrollment triggers.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from datetime import datetime, timedelta, timezone
+
+from playwright.sync_api import expect
+from sqlalchemy import insert, select
+
+from app.models import Submission
+from tests.e2e.steps import enroll, row_with, submit_inquiry
+
+SERVER_ENV = {"SUNDOWN_PRUNE_INTERVAL": "1"}
+SUBMISSIONS_DELETED = re.compile(r"\bsubmissions: (\d+)")
+
+
+def test_shorter_retention_is_previewed_confirmed_and_pruned_after_a_request(
+    server, page, authenticator, shot
+):
+    enroll(page, server.invite_link("Rita Retention"))
+    add_inquiries(server, days_old=100, names=["Old Otto 1", "Old Otto 2", "Old Otto 3"])
+    add_inquiries(server, days_old=100, names=["Old Olga on hold"], legal_hold=True)
+    add_inquiries(server, days_old=10, names=["Recent Rosa"])
+    page.reload()
+    expect(row_with(page, "Old Otto 3")).to_have_count(1)  # 100 days < 180 days: still kept
+
+    nav = page.get_by_role("navigation", name="Main")
+    nav.get_by_role("link", name="Retention").click()
+    page.get_by_label("Keep inquiries for (days)").fill("30")
+    page.get_by_role("button", name="Save").click()
+    expect(page.get_by_role("heading", name="Shorten retention to 30 days?")).to_be_visible()
+    preview = page.locator("p", has_text="will permanently delete")
+    expect(preview.get_by_role("strong")).to_have_text("3")
+    shot(page, "preview")
+    page.get_by_role("button", name="Save 30 days").click()
+    expect(page.get_by_text("Retention set to 30 days (was 180).")).to_be_visible()
+    shot(page, "saved")
+
+    nav.get_by_role("link", name="Inbox").click()
+    expect(row_with(page, "Old Otto")).to_have_count(0)  # hidden at once, before any cleanup
+    expect(row_with(page, "Old Olga on hold")).to_have_count(1)
+
+    submit_inquiry(page, "Trudy Trigger", "trudy@example.com", "Any request may start a cleanup.")
+    deleted = wait_for_cleanup_that_deleted_submissions(page)
+    shot(page, "status")
+
+    assert deleted == [3]
+    expect(page.get_by_text("180 → 30 days")).to_be_visible()  # the audit log
+    assert stored_names(server) == ["Old Olga on hold", "Recent Rosa", "Trudy Trigger"]
+
+
+def wait_for_cleanup_that_deleted_submissions(page, attempts: int = 20) -> list[int]:
+    """Poll the status page until a run has deleted inquiries; every run's count of them.
+
+    The cleanup runs after a response has been sent; if the one-second
+    interval had not passed yet at the trigger, visiting the inbox triggers again.
+    """
+    for _ in range(attempts):
+        page.goto("/admin/status")
+        counts = [int(n) for n in SUBMISSIONS_DELETED.findall(recent_cleanups_text(page))]
+        if any(counts):
+            return [n for n in counts if n]
+        time.sleep(0.25)
+        page.goto("/admin/")
+    raise AssertionError("no cleanup deleted any inquiry:\n" + recent_cleanups_text(page))
+
+
+def recent_cleanups_text(page) -> str:
+    """The text of the "Recent cleanups" table (empty when there is none)."""
+    table = page.locator("h2:has-text('Recent cleanups') + .table-wrap table")
+    return table.inner_text() if table.count() else ""
+
+
+def add_inquiries(server, days_old: int, names: list[str], legal_hold: bool = False) -> None:
+    """Insert inquiries received ``days_old`` days ago straight into the database."""
+    received = datetime.now(timezone.utc) - timedelta(days=days_old)
+    rows = [
+        {
+            "name": name, "email": "old@example.com", "message": "From long ago.",
+            "created_at": received, "legal_hold": legal_hold,
+            "hold_reason": "Open claim" if legal_hold else None,
+        }
+        for name in names
+    ]
+    with server.engine.begin() as conn:
+        conn.execute(insert(Submission), rows)
+
+
+def stored_names(server) -> list[str]:
+    """The names of every stored inquiry, sorted."""
+    with server.engine.connect() as conn:
+        return sorted(conn.scalars(select(Submission.name)))
