@@ -177,11 +177,11 @@ class PasskeyBrowser:
         page = self.client.get(path)
         if page.status_code != 200:
             return page
-        options = self.post_json(f"{path}/options", csrf_path=path)
+        options = self.post_json(f"{path}/options")
         if options.status_code != 200:
             return options
         credential = self.authenticator.create(options.get_json(), origin or self.origin, **create_kwargs)
-        return self.post_json(f"{path}/verify", {"credential": credential}, csrf_path=path)
+        return self.post_json(f"{path}/verify", {"credential": credential})
 
     def add_passkey(self, **create_kwargs):
         """Register another passkey for the logged-in admin (the account page's button)."""

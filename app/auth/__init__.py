@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from flask import Blueprint, Flask, redirect, request, url_for
-from flask_login import LoginManager
+from flask_login import LoginManager, current_user
 from werkzeug.exceptions import Unauthorized
 
 from app.auth import sessions
@@ -17,6 +17,16 @@ def init_app(app: Flask) -> None:
     login_manager.init_app(app)
     login_manager.request_loader(sessions.load_admin_from_request)
     login_manager.unauthorized_handler(_unauthorized)
+    app.before_request(_require_login_under_admin)
+
+
+def _require_login_under_admin():
+    # Defence in depth: every /admin path needs a live session, including
+    # routes added later that forget @login_required.
+    if request.path == "/admin" or request.path.startswith("/admin/"):
+        if not current_user.is_authenticated:
+            return login_manager.unauthorized()
+    return None
 
 
 def _unauthorized():

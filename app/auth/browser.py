@@ -10,11 +10,11 @@ import re
 
 # Order matters: Edge and Opera also say "Chrome", Chrome also says "Safari".
 _BROWSERS = [
-    ("Edge", re.compile(r"Edg(?:e|A|iOS)?/(\d+)")),
-    ("Opera", re.compile(r"(?:OPR|Opera)/(\d+)")),
-    ("Firefox", re.compile(r"(?:Firefox|FxiOS)/(\d+)")),
-    ("Chrome", re.compile(r"(?:Chrome|CriOS)/(\d+)")),
-    ("Safari", re.compile(r"Version/(\d+)(?:\.\d+)*(?: Mobile/\S+)? Safari/")),
+    ("Edge", re.compile(r"Edg(?:e|A|iOS)?/(\d{1,4})")),
+    ("Opera", re.compile(r"(?:OPR|Opera)/(\d{1,4})")),
+    ("Firefox", re.compile(r"(?:Firefox|FxiOS)/(\d{1,4})")),
+    ("Chrome", re.compile(r"(?:Chrome|CriOS)/(\d{1,4})")),
+    ("Safari", re.compile(r"Version/(\d{1,4})(?:\.\d+)*(?: Mobile/\S+)? Safari/")),
 ]
 
 _SYSTEMS = [

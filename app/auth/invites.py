@@ -54,7 +54,10 @@ def create(session: Session, name: str, recover: bool = False) -> str:
     if recover and admin is None:
         raise InviteError(f"There is no admin named {name!r} to recover.")
     if not recover and admin is not None:
-        raise InviteError(f"An admin named {name!r} exists; use --recover to add a passkey.")
+        raise InviteError(
+            f"An admin named {name!r} already exists; to give them a new passkey, an operator"
+            " runs: flask admin invite --recover NAME"
+        )
     token = bytes_to_base64url(clock.random_bytes(TOKEN_BYTES))
     moment = clock.now()
     context = {"name": name, "admin_id": admin.id if admin else None}
