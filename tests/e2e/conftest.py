@@ -22,7 +22,9 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
+from flask import Flask
 
+from app import create_app
 from tests.conftest import require
 from tests.pgcluster import free_port
 from tests.server import ROOT, running_server
@@ -44,6 +46,15 @@ GENEROUS_LIMITS = {
     "SUNDOWN_AUTH_RATE_LIMIT_GLOBAL": "100000/600",
 }
 _databases = itertools.count()
+TIMEOUT_MS = 10_000  # generous: two cores are shared with everything else under test
+
+
+@pytest.fixture(scope="session", autouse=True)
+def patient_expectations():
+    """Give ``expect`` the same patience as actions."""
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=TIMEOUT_MS)
 
 
 def pytest_collection_modifyitems(items):
@@ -73,6 +84,7 @@ class Server:
     database_url: str
     log: Path
     engine: sa.Engine = field(repr=False)
+    _app: Flask | None = field(default=None, repr=False)
 
     def url(self, path: str) -> str:
         """The absolute URL of ``path``."""
@@ -88,6 +100,36 @@ class Server:
         match = re.search(re.escape(self.base_url) + r"/auth/enroll/\S+", output)
         assert match, f"no enrollment link in the invite output:\n{output}"
         return match.group(0)
+
+    def quick_invite_link(self, name: str) -> str:
+        """The same link as ``invite_link``, made in this process: no CLI start-up per test."""
+        from app.auth import invites
+        from app.db import get_session
+
+        with self.app().app_context():
+            session = get_session()
+            link = invites.create(session, name)
+            session.commit()
+        return link
+
+    def app(self):
+        """This server's app built in the test process (once), for arranging data."""
+        if self._app is None:
+            self._app = create_app(
+                {
+                    key.removeprefix("SUNDOWN_"): value
+                    for key, value in self.env.items()
+                    if key in ("SUNDOWN_ENV", "SUNDOWN_DATABASE_URL", "SUNDOWN_SECRET_KEY",
+                               "SUNDOWN_ORIGIN", "SUNDOWN_RP_ID")
+                }
+            )
+        return self._app
+
+    def close(self) -> None:
+        """Release the test process's connections to the database."""
+        if self._app is not None:
+            self._app.extensions["sundown.engine"].dispose()
+        self.engine.dispose()
 
 
 def run_flask(env: dict[str, str], *args: str) -> str:
@@ -123,12 +165,14 @@ def server(request, tmp_path_factory):
     }
     run_flask(env, "db-upgrade")
     log = workdir / "server.log"
-    engine = sa.create_engine(database_url)
+    server = None
     try:
         with running_server(env, log, port=port) as (base_url, _process):
-            yield Server(base_url, env, database_url, log, engine)
+            server = Server(base_url, env, database_url, log, sa.create_engine(database_url))
+            yield server
     finally:
-        engine.dispose()
+        if server is not None:
+            server.close()
         drop()
 
 
@@ -221,7 +265,7 @@ def new_context(browser, page_problems, server, shot, request):
         options.setdefault("base_url", server.base_url)
         options.setdefault("accept_downloads", True)
         context = browser.new_context(**options)
-        context.set_default_timeout(10_000)
+        context.set_default_timeout(TIMEOUT_MS)
         page_problems.watch(context)
         contexts.append(context)
         return context

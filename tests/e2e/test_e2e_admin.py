@@ -34,7 +34,7 @@ def test_invited_operator_registers_a_passkey_and_sees_the_inquiry(
     server, page, authenticator, shot, page_problems
 ):
     submit_inquiry(page, "Ada Lovelace", "ada@example.com", "When does the analytical engine ship?")
-    link = server.invite_link("Olga Operator")
+    link = server.invite_link("Olga Operator")  # the operator's CLI, in a subprocess
 
     page.goto(link)
     expect(page.get_by_role("heading", name="Create your passkey")).to_be_visible()
@@ -62,7 +62,7 @@ def test_invited_operator_registers_a_passkey_and_sees_the_inquiry(
 def test_passkey_login_names_the_browser_and_revokes_another_session(
     server, page, authenticator, new_context, shot
 ):
-    enroll(page, server.invite_link("Grace Admin"))
+    enroll(page, server.quick_invite_link("Grace Admin"))
     log_out(page)
     shot(page, "logged-out")
     log_in(page)
@@ -97,7 +97,7 @@ def test_hold_delete_and_export_csv(server, page, authenticator, shot):
     submit_inquiry(page, "Hanna Held", "hanna@example.com", "Please keep this: a claim is open.")
     submit_inquiry(page, "Dora Deleted", "dora@example.com", "Please forget me.")
     submit_inquiry(page, "Kai Kept", "kai@example.com", "=HYPERLINK(\"x\")")
-    enroll(page, server.invite_link("Hal Admin"))
+    enroll(page, server.quick_invite_link("Hal Admin"))
 
     row_with(page, "Hanna Held").get_by_role("link").click()
     expect(page.get_by_role("heading", name="Inquiry from Hanna Held")).to_be_visible()
@@ -142,7 +142,7 @@ def test_hold_delete_and_export_csv(server, page, authenticator, shot):
 def test_login_without_user_verification_fails_readably_and_starts_no_session(
     server, page, authenticator, shot
 ):
-    enroll(page, server.invite_link("Uma Admin"))
+    enroll(page, server.quick_invite_link("Uma Admin"))
     log_out(page)
     authenticator.set_user_verified(False)
 
@@ -160,7 +160,7 @@ def test_login_without_user_verification_fails_readably_and_starts_no_session(
 def test_second_passkey_renamed_first_removed_logs_out_its_sessions(
     server, page, authenticator, new_context, shot
 ):
-    enroll(page, server.invite_link("Kim Admin"))
+    enroll(page, server.quick_invite_link("Kim Admin"))
     other = new_context().new_page()
     copy_passkeys(authenticator, Authenticator(other))
     log_in(other)  # a session made by the first passkey, in another browser

@@ -23,7 +23,7 @@ SUBMISSIONS_DELETED = re.compile(r"\bsubmissions: (\d+)")
 def test_shorter_retention_is_previewed_confirmed_and_pruned_after_a_request(
     server, page, authenticator, shot
 ):
-    enroll(page, server.invite_link("Rita Retention"))
+    enroll(page, server.quick_invite_link("Rita Retention"))
     add_inquiries(server, days_old=100, names=["Old Otto 1", "Old Otto 2", "Old Otto 3"])
     add_inquiries(server, days_old=100, names=["Old Olga on hold"], legal_hold=True)
     add_inquiries(server, days_old=10, names=["Recent Rosa"])
