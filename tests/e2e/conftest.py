@@ -29,7 +29,7 @@ from tests.conftest import require
 from tests.pgcluster import free_port
 from tests.server import ROOT, running_server
 
-CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM = Path(os.environ.get("SUNDOWN_TEST_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -50,8 +50,12 @@ TIMEOUT_MS = 10_000  # generous: two cores are shared with everything else under
 
 
 @pytest.fixture(scope="session", autouse=True)
-def patient_expectations():
-    """Give ``expect`` the same patience as actions."""
+def chromium_ready():
+    """Skip (fail under CI=true) before any server starts when Chromium is missing.
+
+    Also gives ``expect`` the same patience as actions.
+    """
+    require(CHROMIUM.exists(), f"Chromium is missing at {CHROMIUM} (apt-get install chromium)")
     from playwright.sync_api import expect
 
     expect.set_options(timeout=TIMEOUT_MS)
@@ -200,7 +204,6 @@ def _fresh_database(request, workdir: Path):
 @pytest.fixture(scope="session")
 def browser():
     """One system Chromium for the whole session."""
-    require(CHROMIUM.exists(), f"Chromium is missing at {CHROMIUM} (apt-get install chromium)")
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
