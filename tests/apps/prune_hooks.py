@@ -1,0 +1,40 @@
+"""A WSGI app whose pruner first hits a test target: a barrier on a file, or an error.
+
+``PRUNE_TEST_MODE``: ``barrier`` (touch ``blocked`` in ``PRUNE_TEST_DIR``,
+then wait until ``release`` exists there) or ``raise``. The target deletes
+nothing; the production code is unchanged: the target is added to this app's
+registered targets here.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from sqlalchemy import false
+
+from app import create_app
+from app.models import Submission
+from app.prune_batches import Target
+
+MODE = os.environ["PRUNE_TEST_MODE"]
+DIRECTORY = Path(os.environ["PRUNE_TEST_DIR"])
+BARRIER_TIMEOUT = 60
+
+
+def held_on_barrier(_moment):
+    (DIRECTORY / "blocked").touch()
+    deadline = time.monotonic() + BARRIER_TIMEOUT
+    while not (DIRECTORY / "release").exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return false()
+
+
+def failing(_moment):
+    raise RuntimeError("prune failure injected by the test app")
+
+
+app = create_app()
+where = held_on_barrier if MODE == "barrier" else failing
+app.extensions["sundown.prune_targets"].insert(0, Target(MODE, Submission, where, Submission.created_at))
