@@ -55,7 +55,8 @@ def rename_passkey(passkey_id: int):
     """Give one of this admin's passkeys a new name."""
     name = request.form.get("name", "")
     return _change_passkey(
-        lambda session: passkeys.rename(session, current_user.id, passkey_id, name), "Passkey renamed."
+        lambda session: passkeys.rename(session, current_user.id, passkey_id, name),
+        "Passkey renamed.",
     )
 
 
@@ -80,7 +81,8 @@ def invite():
         flash(str(error), "error")
         return redirect(url_for("account.overview"), 303)
     session.commit()
-    return render_template("auth/invite_link.html", url=url, name=request.form.get("name", "").strip())
+    name = " ".join(request.form.get("name", "").split())
+    return render_template("auth/invite_link.html", url=url, name=name)
 
 
 def _change_passkey(change, done: str):

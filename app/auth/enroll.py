@@ -67,9 +67,10 @@ def register_options():
     """Registration options to add a passkey to the logged-in admin."""
     existing = passkeys.of_admin(db.get_session(), current_user.id)
     context = {"admin_id": current_user.id}
-    return web.json_options(
-        ceremonies.registration_options(current_user.name, current_user.user_handle, existing, context)
+    options = ceremonies.registration_options(
+        current_user.name, current_user.user_handle, existing, context
     )
+    return web.json_options(options)
 
 
 @bp.post("/register/verify")
@@ -128,4 +129,6 @@ def _flush(session) -> None:
     try:
         session.flush()
     except IntegrityError as error:
-        raise Conflict("An admin with this name, or this passkey, is already registered.") from error
+        raise Conflict(
+            "An admin with this name, or this passkey, is already registered."
+        ) from error

@@ -17,8 +17,11 @@ from app.models import Admin
 
 @bp.get("/login")
 def login():
-    """The page with the "Log in with a passkey" button."""
-    return render_template("auth/login.html", next_path=web.safe_next(request.args.get("next")))
+    """The page with the "Log in with a passkey" button; a logged-in admin goes straight on."""
+    next_path = web.safe_next(request.args.get("next"))
+    if current_user.is_authenticated:
+        return redirect(next_path or web.DEFAULT_AFTER_LOGIN)
+    return render_template("auth/login.html", next_path=next_path)
 
 
 @bp.post("/login/options")

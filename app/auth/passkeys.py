@@ -28,7 +28,9 @@ def by_credential_id(session: Session, credential_id: bytes) -> Passkey | None:
     return session.scalar(select(Passkey).where(Passkey.credential_id == credential_id))
 
 
-def add(session: Session, admin_id: int, verified, transports: list[str], name: str, moment: datetime) -> Passkey:
+def add(
+    session: Session, admin_id: int, verified, transports: list[str], name: str, moment: datetime
+) -> Passkey:
     """Add a verified registration as a passkey (caller commits).
 
     A credential ID registered before fails on the unique index at flush: no
@@ -50,7 +52,9 @@ def add(session: Session, admin_id: int, verified, transports: list[str], name: 
     return passkey
 
 
-def record_use(session: Session, passkey: Passkey, sign_count: int, backed_up: bool, moment: datetime) -> bool:
+def record_use(
+    session: Session, passkey: Passkey, sign_count: int, backed_up: bool, moment: datetime
+) -> bool:
     """Store the new sign count if it still advances (or stays 0); False if another login won."""
     # Conditional, so two logins racing with one counter value cannot both pass.
     advances = Passkey.sign_count < sign_count if sign_count > 0 else Passkey.sign_count == 0

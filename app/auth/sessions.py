@@ -30,7 +30,10 @@ def hash_token(token: str) -> str:
 def start_session(
     admin_id: int, passkey_id: int | None, browser: str, session: Session | None = None
 ) -> tuple[str, AdminSession]:
-    """Add a new session row to ``session`` (default: the request's; caller commits); return its token."""
+    """Add a new session row to ``session`` (default: the request's) and return its token.
+
+    The caller commits.
+    """
     token = clock.random_bytes(TOKEN_BYTES).hex()
     moment = clock.now()
     row = AdminSession(
