@@ -11,12 +11,14 @@ and CSP violations fail the test. Screenshots of interesting steps go to
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import re
 import secrets
 import shutil
 import subprocess
 import sys
+import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,6 +27,7 @@ import sqlalchemy as sa
 from flask import Flask
 
 from app import create_app
+from app.db import make_engine
 from tests.conftest import require
 from tests.pgcluster import free_port
 from tests.server import ROOT, running_server
@@ -89,10 +92,6 @@ class Server:
     log: Path
     engine: sa.Engine = field(repr=False)
     _app: Flask | None = field(default=None, repr=False)
-
-    def url(self, path: str) -> str:
-        """The absolute URL of ``path``."""
-        return self.base_url + path
 
     def flask(self, *args: str) -> str:
         """Run ``flask --app wsgi ARGS`` as the operator would, with the server's settings."""
@@ -167,17 +166,25 @@ def server(request, tmp_path_factory):
         **GENEROUS_LIMITS,
         **getattr(request.module, "SERVER_ENV", {}),
     }
-    run_flask(env, "db-upgrade")
     log = workdir / "server.log"
     server = None
     try:
+        run_flask(env, "db-upgrade")
         with running_server(env, log, port=port) as (base_url, _process):
-            server = Server(base_url, env, database_url, log, sa.create_engine(database_url))
+            assert_healthy(base_url)
+            server = Server(base_url, env, database_url, log, make_engine(database_url))
             yield server
     finally:
         if server is not None:
             server.close()
         drop()
+
+
+def assert_healthy(base_url: str) -> None:
+    """``/healthz`` says 200: the database answers and the CLI migrated it to head."""
+    with urllib.request.urlopen(f"{base_url}/healthz", timeout=10) as response:
+        assert response.status == 200
+        assert json.load(response)["ok"] is True
 
 
 def _fresh_database(request, workdir: Path):
