@@ -6,6 +6,13 @@ cursor or connection is held while the client reads, so a cleanup or a delete
 during a long export neither blocks it nor waits for it, and memory stays flat.
 Reading stops at the first empty page, so ``n`` rows cost ``ceil(n/200) + 1``
 queries.
+
+Serving large exports: run gunicorn with ``--worker-class gthread`` (and
+``--threads`` of 2 or more). Its worker heartbeats from its main loop while a
+thread streams, so ``--timeout`` never cuts a long download (a million rows
+take seconds to tens of seconds) and other requests keep being served. A
+``sync`` worker would need ``--timeout`` above the longest export and would be
+blocked for its whole length.
 """
 
 from __future__ import annotations
@@ -13,11 +20,11 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Iterator
-from datetime import date, datetime, time, timedelta
+from datetime import date, datetime, time, timedelta, timezone
 from zoneinfo import ZoneInfo
 
 from flask import Flask, Response, current_app, request
-from sqlalchemy import ColumnElement, Select, and_, select, tuple_
+from sqlalchemy import ColumnElement, Integer, Select, String, and_, bindparam, select, tuple_, type_coerce
 from werkzeug.exceptions import BadRequest
 
 from app import clock, db, pruning
@@ -26,11 +33,16 @@ from app.models import Submission
 PAGE_SIZE = 200
 BOM = "\ufeff"
 HEADER = ("id", "received_utc", "name", "email", "message", "legal_hold", "hold_reason", "hold_by")
-# OWASP CSV injection: a cell starting with one of these may run as a formula.
-FORMULA_TRIGGERS = ("=", "+", "-", "@", "\t", "\r", "\n")
+# OWASP CSV injection: a cell starting with one of these characters may run as a formula.
+FORMULA_TRIGGERS = "=+-@\t\r\n"
+FORMULA_TRIGGER_SET = frozenset(FORMULA_TRIGGERS)
+# ``created_at`` is read as the driver returns it (SQLite: naive UTC text,
+# PostgreSQL: an aware datetime) instead of through the column type: parsing
+# and reformatting every timestamp would cost more than the query itself.
+RAW_CREATED_AT = type_coerce(Submission.created_at, String).label("created_at")
 COLUMNS = (
     Submission.id,
-    Submission.created_at,
+    RAW_CREATED_AT,
     Submission.name,
     Submission.email,
     Submission.message,
@@ -62,50 +74,90 @@ def stream_csv(app: Flask, condition: ColumnElement[bool]) -> Iterator[bytes]:
 
     Runs after the request has ended, so each page pushes its own app context.
     """
+    first, following = page_statements(condition)
     buffer = io.StringIO()
     writer = csv.writer(buffer)
     writer.writerow(HEADER)
     yield (BOM + _drain(buffer)).encode("utf-8")
-    after = None
+    statement, params = first, {}
     while True:
         with app.app_context():
-            rows = read_page(condition, after)
+            rows = read_page(statement, params)
         if not rows:
             return
-        writer.writerows(_cells(row) for row in rows)
+        write_rows(writer, rows)
         yield _drain(buffer).encode("utf-8")
-        after = (rows[-1][1], rows[-1][0])
+        last = rows[-1]
+        statement, params = following, {"after_at": _as_datetime(last[1]), "after_id": last[0]}
 
 
-def read_page(condition: ColumnElement[bool], after: tuple[datetime, int] | None) -> list[tuple]:
-    """The next ``PAGE_SIZE`` rows after the ``(created_at, id)`` key ``after``, in one transaction."""
-    stmt: Select = select(*COLUMNS).where(condition)
-    if after is not None:
-        stmt = stmt.where(tuple_(Submission.created_at, Submission.id) > after)
-    stmt = stmt.order_by(Submission.created_at, Submission.id).limit(PAGE_SIZE)
+def page_statements(condition: ColumnElement[bool]) -> tuple[Select, Select]:
+    """The first page's query and the next pages' (after a ``(created_at, id)`` key).
+
+    Built once per export; each page only binds the key of the previous page's last row.
+    """
+    first = (
+        select(*COLUMNS)
+        .where(condition)
+        .order_by(Submission.created_at, Submission.id)
+        .limit(PAGE_SIZE)
+    )
+    key = tuple_(Submission.created_at, Submission.id)
+    after = tuple_(
+        bindparam("after_at", type_=Submission.created_at.type), bindparam("after_id", type_=Integer)
+    )
+    return first, first.where(key > after)
+
+
+def read_page(statement: Select, params: dict) -> list:
+    """One page of rows, read in its own short transaction that ends before the page is sent."""
     with db.transaction() as session:
-        return session.connection().execute(stmt).all()
+        return session.connection().execute(statement, params).all()
+
+
+def write_rows(writer, rows: list) -> None:
+    """Write ``rows`` as CSV records, neutralising every free-text cell.
+
+    The hot loop of the export: name, email and message are never NULL and are
+    checked inline; the nullable hold fields only when set.
+    """
+    triggers = FORMULA_TRIGGER_SET
+    writer.writerows(
+        [
+            (
+                row_id,
+                _utc_text(created_at),
+                name if name[:1] not in triggers else "'" + name,
+                email if email[:1] not in triggers else "'" + email,
+                message if message[:1] not in triggers else "'" + message,
+                "yes" if held else "no",
+                reason and neutralise(reason),
+                held_by and neutralise(held_by),
+            )
+            for row_id, created_at, name, email, message, held, reason, held_by in rows
+        ]
+    )
 
 
 def neutralise(value: str | None) -> str:
     """A free-text cell made safe for spreadsheets: a leading formula trigger gets a ``'``."""
     if not value:
         return ""
-    return "'" + value if value.startswith(FORMULA_TRIGGERS) else value
+    return "'" + value if value[0] in FORMULA_TRIGGER_SET else value
 
 
-def _cells(row) -> tuple:
-    row_id, created_at, name, email, message, held, reason, held_by = row
-    return (
-        row_id,
-        created_at.strftime("%Y-%m-%d %H:%M:%S"),
-        neutralise(name),
-        neutralise(email),
-        neutralise(message),
-        "yes" if held else "no",
-        neutralise(reason),
-        neutralise(held_by),
-    )
+def _utc_text(raw: str | datetime) -> str:
+    """``YYYY-MM-DD HH:MM:SS`` in UTC from the driver's value (see ``RAW_CREATED_AT``)."""
+    if isinstance(raw, str):
+        return raw[:19]
+    return raw.astimezone(timezone.utc).isoformat(" ", "seconds")[:19]
+
+
+def _as_datetime(raw: str | datetime) -> datetime:
+    """The driver's ``created_at`` value as an aware UTC datetime, for the next page's key."""
+    if isinstance(raw, str):
+        return datetime.fromisoformat(raw).replace(tzinfo=timezone.utc)
+    return raw.astimezone(timezone.utc)
 
 
 def _drain(buffer: io.StringIO) -> str:
