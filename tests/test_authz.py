@@ -83,3 +83,8 @@ def test_a_new_admin_route_without_login_required_is_still_protected(app_config,
 @pytest.mark.parametrize("path", ["/administrator", "/admin-help"])
 def test_only_the_admin_area_is_guarded(client, path):
     assert client.get(path).status_code == 404
+
+
+def test_a_page_request_returns_to_its_page_after_login(client):
+    location = client.get("/admin/account").headers["Location"]
+    assert location == "/auth/login?next=%2Fadmin%2Faccount"

@@ -32,7 +32,9 @@ def _require_login_under_admin():
 def _unauthorized():
     if request.is_json or request.accept_mimetypes.best == "application/json":
         raise Unauthorized("Log in with your passkey first.")
-    return redirect(url_for("auth.login", next=request.full_path.rstrip("?")))
+    # Only a page can be returned to; a form's POST target cannot be re-opened.
+    next_path = request.full_path.rstrip("?") if request.method == "GET" else None
+    return redirect(url_for("auth.login", next=next_path))
 
 
 # The views register themselves on ``bp``; imported last because they import ``bp``.
