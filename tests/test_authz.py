@@ -87,4 +87,4 @@ def test_only_the_admin_area_is_guarded(client, path):
 
 def test_a_page_request_returns_to_its_page_after_login(client):
     location = client.get("/admin/account").headers["Location"]
-    assert location == "/auth/login?next=%2Fadmin%2Faccount"
+    assert location == "/auth/login?next=/admin/account"
