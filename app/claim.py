@@ -17,7 +17,7 @@ process merely remembers when the claim can next be due (see ``pruning``).
 
 from __future__ import annotations
 
-from sqlalchemy import BigInteger, ColumnElement, and_, cast, func, or_, select, update
+from sqlalchemy import BigInteger, and_, cast, func, or_, select, update
 from sqlalchemy.orm import Session
 
 from app import dialect
@@ -65,8 +65,3 @@ def stored(session: Session) -> int | None:
     except ValueError:
         return None
 
-
-def running_condition(now_ms: int, lease_ms: int) -> ColumnElement[bool]:
-    """True for a stored value that marks a run still holding its lease."""
-    value = cast(Setting.value, BigInteger)
-    return and_(value < 0, -value > now_ms - lease_ms)

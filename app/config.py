@@ -25,7 +25,7 @@ DEFAULTS: dict[str, Any] = {
     "PRUNE_BATCH_SIZE": 1000,
     "PRUNE_TIME_BUDGET": 10.0,
     "PRUNE_BACKLOG_RETRY": 60,
-    "PRUNE_YIELD": 1.0,
+    "PRUNE_YIELD": None,
     "PRUNE_LEASE": 300,
     "PRUNE_TOKEN": None,
     "SUBMIT_RATE_LIMITS": "5/60,50/86400",

@@ -1,4 +1,4 @@
-"""The one place where SQLite and PostgreSQL differ: the upsert construct.
+"""The one place where SQLite and PostgreSQL differ: the upsert construct, write fairness.
 
 Both dialects speak ``INSERT ... ON CONFLICT ... DO UPDATE ... WHERE`` and
 ``RETURNING``, but SQLAlchemy builds them from dialect-specific ``insert``
@@ -8,6 +8,7 @@ statement asks SQLAlchemy to preserve it.
 
 from __future__ import annotations
 
+from sqlalchemy import Engine
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
@@ -21,3 +22,14 @@ def upsert(session: Session, table):
     """
     insert = _INSERTS[session.get_bind().dialect.name]
     return insert(table).execution_options(preserve_rowcount=True)
+
+
+# SQLite has one write lock and an unfair busy handler: a batch loop must
+# pause after each commit (as long as the batch took) or waiting requests
+# starve. PostgreSQL locks rows, so inserts never wait for a delete batch.
+_PRUNE_YIELD = {"sqlite": 1.0, "postgresql": 0.0}
+
+
+def prune_yield(engine: Engine) -> float:
+    """The default pause after a prune batch, as a fraction of the batch's duration."""
+    return _PRUNE_YIELD.get(engine.dialect.name, 1.0)

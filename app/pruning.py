@@ -27,7 +27,7 @@ from flask import Flask, current_app, g
 from sqlalchemy import ColumnElement, and_, func, or_, select
 from sqlalchemy.orm import Session
 
-from app import claim, clock, db
+from app import claim, clock, db, dialect
 from app.config import ConfigurationError
 from app.models import AdminSession, PruneRun, RateLimit, Setting, Submission, Verification
 from app.prune_batches import Limits, Moment, Progress, Target, count, count_and_oldest, delete_all
@@ -116,6 +116,7 @@ TARGETS: list[Target] = [
 # --- When it runs: the after-response hook ----------------------------------
 
 
+@dataclass
 class _Schedule:
     """This process's memory of when the claim can next be due (epoch ms); 0 = ask."""
 
@@ -252,10 +253,11 @@ def _targets() -> list[Target]:
 
 def _limits() -> Limits:
     config = current_app.config
+    ratio = config["PRUNE_YIELD"]
     return Limits(
         batch_size=int(config["PRUNE_BATCH_SIZE"]),
         time_budget=float(config["PRUNE_TIME_BUDGET"]),
-        yield_ratio=float(config["PRUNE_YIELD"]),
+        yield_ratio=dialect.prune_yield(db.get_engine()) if ratio is None else float(ratio),
     )
 
 
