@@ -40,3 +40,9 @@ def first_line(message: str) -> str:
     if len(line) > FIRST_LINE_MAX:
         return line[: FIRST_LINE_MAX - 1] + "…"
     return line
+
+
+@bp.app_template_filter("days")
+def days(count: int) -> str:
+    """``1 day`` or ``N days``."""
+    return f"{count} day" if count == 1 else f"{count} days"

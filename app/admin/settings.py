@@ -6,6 +6,7 @@ from flask import flash, redirect, render_template, request, url_for
 
 from app import db, pruning
 from app.admin import audit, bp
+from app.admin.display import days as plural_days
 from app.dialect import upsert
 from app.models import Setting
 
@@ -30,13 +31,13 @@ def change_retention():
     if error:
         return render_template("admin/settings.html", current=current, value=raw, error=error), 422
     if days == current:
-        flash(f"Retention unchanged: {days} days.")
+        flash(f"Retention unchanged: {plural_days(days)}.")
         return redirect(url_for("admin.settings"), 303)
     if days < current and request.form.get("confirm") != "1":
         preview = pruning.preview(session, days)
         return render_template("admin/settings_confirm.html", current=current, preview=preview)
     save_retention(days, current)
-    flash(f"Retention set to {days} days (was {current}).")
+    flash(f"Retention set to {plural_days(days)} (was {current}).")
     return redirect(url_for("admin.settings"), 303)
 
 
@@ -58,5 +59,5 @@ def save_retention(days: int, previous: int) -> None:
     session.execute(
         stmt.on_conflict_do_update(index_elements=["key"], set_={"value": stmt.excluded.value})
     )
-    audit.record(session, "retention_changed", 0, f"{previous} → {days} days")
+    audit.record(session, "retention_changed", 0, f"{previous} → {plural_days(days)}")
     session.commit()
