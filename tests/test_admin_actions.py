@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
-
 from sqlalchemy import delete, func, select
 
 from app import pruning
