@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from flask import flash, redirect, render_template, request, url_for
+from flask import abort, flash, redirect, render_template, request, url_for
 from flask_login import current_user
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, func, select, update
 from werkzeug.exceptions import BadRequest
 
 from app import clock, db
@@ -47,11 +47,10 @@ def place_hold(inquiry_id: int):
     error = _reason_error(reason)
     if error:
         return render_template("admin/detail.html", inquiry=inquiry, errors={"reason": error}), 422
-    inquiry.legal_hold = True
-    inquiry.hold_reason = reason
-    inquiry.hold_by = current_user.name
-    inquiry.held_at = clock.now()
-    audit.record(db.get_session(), "hold_placed", 1, f"inquiry #{inquiry.id}: {reason}")
+    _update_visible(
+        inquiry_id, legal_hold=True, hold_reason=reason, hold_by=current_user.name, held_at=clock.now()
+    )
+    audit.record(db.get_session(), "hold_placed", 1, f"inquiry #{inquiry_id}: {reason}")
     db.get_session().commit()
     flash("Legal hold placed: this inquiry is kept until the hold is released.")
     return redirect(url_for("admin.detail", inquiry_id=inquiry_id), 303)
@@ -60,20 +59,30 @@ def place_hold(inquiry_id: int):
 @bp.post("/inquiries/<int:inquiry_id>/release")
 def release_hold(inquiry_id: int):
     """Release a legal hold: the inquiry falls under the retention policy again."""
-    inquiry = get_inquiry_or_404(inquiry_id)
-    if not inquiry.legal_hold:
+    if not get_inquiry_or_404(inquiry_id).legal_hold:
         flash("This inquiry is not on legal hold.", "warning")
         return redirect(url_for("admin.detail", inquiry_id=inquiry_id), 303)
-    inquiry.legal_hold = False
-    inquiry.hold_reason = inquiry.hold_by = inquiry.held_at = None
+    _update_visible(inquiry_id, legal_hold=False, hold_reason=None, hold_by=None, held_at=None)
     session = db.get_session()
-    audit.record(session, "hold_released", 1, f"inquiry #{inquiry.id}")
+    audit.record(session, "hold_released", 1, f"inquiry #{inquiry_id}")
     session.commit()
     if session.scalar(select(Submission.id).where(Submission.id == inquiry_id, visible_now(session))) is None:
         flash("Hold released. The inquiry is past retention: it is hidden now and deleted at the next cleanup.")
         return redirect(url_for("admin.inbox"), 303)
     flash("Hold released.")
     return redirect(url_for("admin.detail", inquiry_id=inquiry_id), 303)
+
+
+def _update_visible(inquiry_id: int, **values) -> None:
+    """Update one inquiry if it is still visible; a 404 if a cleanup or a colleague removed it meanwhile."""
+    session = db.get_session()
+    result = session.execute(
+        update(Submission).where(Submission.id == inquiry_id, visible_now(session)).values(**values),
+        execution_options={"synchronize_session": False},
+    )
+    if result.rowcount != 1:
+        session.rollback()
+        abort(404, "This inquiry was deleted in the meantime.")
 
 
 def _selected_ids() -> list[int]:
