@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import ColumnElement, delete, func, select
+from sqlalchemy import ColumnElement, Connection, delete, func, select
 from sqlalchemy.orm import InstrumentedAttribute, Session
 
 from app import db
@@ -51,11 +51,10 @@ class Target:
         return getattr(self.model, self.model.__mapper__.primary_key[0].key)
 
 
-def delete_batch(session: Session, target: Target, moment: Moment, size: int) -> int:
+def delete_batch(connection: Connection, target: Target, moment: Moment, size: int) -> int:
     """Delete up to ``size`` of the oldest expired rows of ``target``; return how many."""
     oldest = select(target.key).where(target.where(moment)).order_by(target.age).limit(size)
-    statement = delete(target.model).where(target.key.in_(oldest))
-    return session.execute(statement.execution_options(synchronize_session=False)).rowcount
+    return connection.execute(delete(target.model).where(target.key.in_(oldest))).rowcount
 
 
 def count_and_oldest(session: Session, target: Target, moment: Moment) -> tuple[int, datetime | None]:
@@ -93,29 +92,31 @@ def delete_all(targets: list[Target], moment: Moment, limits: Limits) -> Progres
     """Delete every target's expired rows in batches until done, out of time, or failing.
 
     At least one batch always runs; the budget is checked after each batch
-    (``time.monotonic``: a duration, not a date, so not the app clock).
+    (``time.monotonic``: a duration, not a date, so not the app clock). One
+    connection serves the whole run; each batch is its own transaction on it.
     """
     progress = Progress({target.name: 0 for target in targets}, list(targets))
     started = time.monotonic()
-    for target in targets:
-        try:
-            while _one_batch(target, moment, limits, progress):
-                if time.monotonic() - started >= limits.time_budget:
-                    return progress
-        except Exception as exc:  # noqa: BLE001 - recorded in the ledger, logged with the run
-            progress.error = f"{type(exc).__name__} while deleting from {target.name}"
-            log.exception("prune batch failed on %s", target.name)
-            return progress
-        if time.monotonic() - started >= limits.time_budget:
-            return progress
+    with db.get_engine().connect() as connection:
+        for target in targets:
+            try:
+                while _one_batch(connection, target, moment, limits, progress):
+                    if time.monotonic() - started >= limits.time_budget:
+                        return progress
+            except Exception as exc:  # noqa: BLE001 - recorded in the ledger, logged with the run
+                progress.error = f"{type(exc).__name__} while deleting from {target.name}"
+                log.exception("prune batch failed on %s", target.name)
+                return progress
+            if time.monotonic() - started >= limits.time_budget:
+                return progress
     return progress
 
 
-def _one_batch(target: Target, moment: Moment, limits: Limits, progress: Progress) -> bool:
+def _one_batch(connection: Connection, target: Target, moment: Moment, limits: Limits, progress: Progress) -> bool:
     """Delete one batch, then yield; True while ``target`` may have more rows."""
     batch_started = time.monotonic()
-    with db.transaction() as session:
-        deleted = delete_batch(session, target, moment, limits.batch_size)
+    with connection.begin():
+        deleted = delete_batch(connection, target, moment, limits.batch_size)
     progress.deleted[target.name] += deleted
     # Pause in proportion to the batch so waiting writers get the lock.
     time.sleep((time.monotonic() - batch_started) * limits.yield_ratio)

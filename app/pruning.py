@@ -207,10 +207,10 @@ def _claim_and_open_ledger(trigger: str, moment: datetime, force: bool) -> Prune
 
 def _close_ledger(ledger: PruneRun, progress: Progress, times: Moment) -> None:
     """Record the outcome and release the claim, in one transaction."""
+    remaining = 0 if progress.error else _count_remaining(progress.unfinished, times)
+    # The transaction writes first: on SQLite, a read before the first write
+    # pins a snapshot that any concurrent commit makes unusable for writing.
     with db.transaction() as session:
-        remaining = 0
-        if progress.error is None:
-            remaining = sum(count(session, target, times) for target in progress.unfinished)
         ledger.finished_at = clock.now()
         ledger.deleted = json.dumps(progress.deleted)
         ledger.remaining = remaining
@@ -220,6 +220,11 @@ def _close_ledger(ledger: PruneRun, progress: Progress, times: Moment) -> None:
         counted_from = _counted_from(ledger)
         claim.release(session, clock.epoch_ms(ledger.started_at), counted_from)
     _schedule().next_due_ms = counted_from + _ms(current_app.config["PRUNE_INTERVAL"])
+
+
+def _count_remaining(unfinished: list[Target], times: Moment) -> int:
+    with db.transaction() as session:
+        return sum(count(session, target, times) for target in unfinished)
 
 
 def _counted_from(ledger: PruneRun) -> int:
