@@ -6,9 +6,9 @@ import re
 from datetime import timedelta
 
 import pytest
-from sqlalchemy import insert
+from sqlalchemy import insert, select
 
-from app.models import Submission
+from app.models import PruneRun, Submission
 
 ROW_LINK = re.compile(r'href="/admin/inquiries/(\d+)"')
 NEXT_LINK = re.compile(r'rel="next" href="([^"]+)"')
@@ -171,3 +171,12 @@ def test_admin_pages_have_no_inline_scripts_or_styles(client, login, path):
     login("Ada")
     page = client.get(path).get_data(as_text=True)
     assert "<script>" not in page and "style=" not in page and "<style" not in page
+
+
+def test_opening_the_inbox_triggers_a_cleanup_after_the_response(client, login, db_session, clock):
+    login("Ada")
+    (old,) = add_inquiries(db_session, [inquiry(clock, days_old=200)])
+    client.get("/admin/").close()  # the cleanup runs when the response is closed
+    db_session.commit()
+    assert db_session.scalars(select(PruneRun.trigger)).all() == ["admin_inbox"]
+    assert db_session.get(Submission, old) is None
