@@ -9,12 +9,12 @@ import time
 import traceback
 from pathlib import Path
 
-from bench import backlog, baseline, claim, exactly_once, export
+from bench import backlog, claim, exactly_once, export
 from bench.context import Context
 from bench.report import Report
 
 ROOT = Path(__file__).resolve().parent.parent
-BENCHMARKS = [baseline, claim, backlog, export, exactly_once]
+BENCHMARKS = [claim, backlog, export, exactly_once]
 
 
 def main() -> None:

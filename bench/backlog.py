@@ -2,7 +2,10 @@
 
 Same data twice in one run: first one plain ``DELETE`` statement, then the
 pruner (a run claimed by an ordinary submission, inside a gunicorn worker),
-each under the same live traffic (2 clients, a submission every ~10 ms each).
+each under the same live traffic (2 clients, a submission every ~10 ms each,
+one connection per submission as behind a proxy that does not keep upstream
+connections alive; what a kept-alive connection meets is measured in
+``claim.py``).
 The pruner's run gets a time budget large enough to finish in one run, so its
 rows/s are those of its batch loop, not of the pauses between runs.
 """
@@ -50,7 +53,7 @@ def _plain_delete(ctx, database, rows: int) -> tuple[float, float]:
     database.load_expired(rows)
     database.set_last_cleanup(utcnow())
     with serve(database.url, ctx.workdir, f"backlog-plain-{database.kind}", prune_interval=OFF_INTERVAL) as server:
-        with PacedSubmitter(server.port) as traffic:
+        with PacedSubmitter(server.port, keepalive=False) as traffic:
             time.sleep(1.0)
             started = time.time()
             deleted, seconds = database.plain_delete(database.expired_cutoff())
@@ -71,8 +74,8 @@ def _pruner(ctx, database, rows: int) -> dict:
     interval = idle_seconds + 3
     database.set_last_cleanup(utcnow())
     with serve(database.url, ctx.workdir, f"backlog-pruner-{database.kind}",
-               prune_interval=interval, prune_time_budget=3600) as server:
-        with PacedSubmitter(server.port) as traffic:
+               prune_interval=interval, prune_time_budget=3600, prune_lease=7200) as server:
+        with PacedSubmitter(server.port, keepalive=False) as traffic:
             runs = database.wait_for_runs_to_finish(timeout=interval + 600)
             time.sleep(min(idle_seconds, 3.0))
     run = max(runs, key=_deleted_submissions)

@@ -139,10 +139,16 @@ def closed_loop(port: int, threads: int, seconds: float) -> Samples:
 
 
 class PacedSubmitter:
-    """Live traffic: ``threads`` clients each submit, then pause ``interval`` s, until stopped."""
+    """Live traffic: ``threads`` clients each submit, then pause ``interval`` s, until stopped.
 
-    def __init__(self, port: int, threads: int = 2, interval: float = 0.01, limit_seconds: float = 900):
+    Without ``keepalive`` each submission opens its own connection, as a
+    reverse proxy that does not pool upstream connections does.
+    """
+
+    def __init__(self, port: int, threads: int = 2, interval: float = 0.01, limit_seconds: float = 900,
+                 keepalive: bool = True):
         self.port = port
+        self.keepalive = keepalive
         self.interval = interval
         self.samples = [Samples() for _ in range(threads)]
         self.stop_event = threading.Event()
@@ -155,6 +161,8 @@ class PacedSubmitter:
             started = time.time()
             status, latency = connection.submit()
             samples.add(started, status, latency)
+            if not self.keepalive:
+                connection.close()
             self.stop_event.wait(self.interval)
         connection.close()
 

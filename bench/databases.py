@@ -143,14 +143,17 @@ class Database:
         return runs
 
     def write_counters(self) -> dict[str, int]:
-        """PostgreSQL's committed transactions and tuples written in this database so far."""
+        """PostgreSQL cluster-wide: transaction ids handed out (one per writing transaction), WAL bytes.
+
+        Both move the moment a write happens (unlike pg_stat_database, which
+        backends flush lazily), and reading them writes nothing.
+        """
         with self.engine.connect() as conn:
-            conn.exec_driver_sql("SELECT pg_stat_clear_snapshot()")
             row = conn.exec_driver_sql(
-                "SELECT xact_commit, tup_inserted + tup_updated + tup_deleted AS tuples "
-                "FROM pg_stat_database WHERE datname = current_database()"
+                "SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint AS transactions, "
+                "(pg_current_wal_insert_lsn() - '0/0'::pg_lsn)::bigint AS wal_bytes"
             ).one()
-        return {"transactions": row.xact_commit, "tuples": row.tuples}
+        return {"transactions": row.transactions, "wal_bytes": row.wal_bytes}
 
 
 def _false(kind: str) -> str:

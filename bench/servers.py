@@ -50,7 +50,9 @@ def serve(database_url: str, logdir: Path, name: str, workers: int = 4, threads:
     """Run gunicorn (gthread) on 127.0.0.1 until the block ends; yield a ``Server``."""
     env = server_env(database_url, **settings)
     log = logdir / f"{name}.log"
-    with running_server(env, log, workers=workers, threads=threads) as (base_url, process):
+    # --preload builds the app once before forking (it opens no connection),
+    # so four workers start in about a second instead of four or five.
+    with running_server(env, log, workers=workers, threads=threads, extra_args=("--preload",)) as (base_url, process):
         yield Server(base_url, process.pid)
 
 
@@ -67,6 +69,16 @@ def children(pid: int) -> list[int]:
         if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
             found.append(int(entry))
     return sorted(found)
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """User plus system CPU time used so far by ``pids``, from /proc."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for pid in pids:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        total += int(fields[11]) + int(fields[12])
+    return total / ticks
 
 
 def memory_kb(pid: int) -> dict[str, int]:
