@@ -181,6 +181,14 @@ def test_the_cutoff_is_fixed_at_the_claim_and_recorded(app, db_session, clock):
     assert run.cutoff == clock() - timedelta(days=30)
 
 
+def test_a_lease_shorter_than_the_time_budget_is_refused_at_startup(app_config):
+    from app import create_app
+    from app.config import ConfigurationError
+
+    with pytest.raises(ConfigurationError, match="PRUNE_LEASE"):
+        create_app({**app_config, "PRUNE_LEASE": 10, "PRUNE_TIME_BUDGET": 10})
+
+
 # --- What it deletes -----------------------------------------------------------
 
 
