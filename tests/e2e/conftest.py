@@ -208,9 +208,13 @@ def _fresh_database(request, workdir: Path):
 # --- The browser ------------------------------------------------------------
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def browser():
-    """One system Chromium for the whole session."""
+    """One system Chromium for all end-to-end tests.
+
+    Package-scoped, not session-scoped: Playwright's sync API keeps an asyncio
+    loop running in this thread until it stops, and later tests call ``asyncio.run``.
+    """
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
