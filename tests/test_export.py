@@ -96,6 +96,13 @@ def test_export_of_10000_rows(client, login, db_session, clock, app):
     assert rows[-1][2:5] == ["Name 9999", "p9999@example.com", "Message 9999\nline two"]
 
 
+def test_export_pages_across_identical_timestamps(client, login, db_session, clock):
+    login("Ada")
+    add_rows(db_session, clock, 450, created_at=clock() - timedelta(hours=3))
+    ids = [int(row[0]) for row in parse(client.get("/admin/export.csv").data)[1:]]
+    assert len(ids) == 450 and ids == sorted(set(ids))
+
+
 def test_export_row_content(client, login, db_session, clock):
     login("Ada")
     add_rows(db_session, clock, 1, legal_hold=True, hold_reason="Case 7", hold_by="Ada")
