@@ -228,13 +228,9 @@ def browser():
 class PageProblems:
     """Console errors, uncaught page errors and CSP violations seen in a test's pages."""
 
-    # Chromium asks every site for /favicon.ico; Sundown serves none, and that
-    # 404 says nothing about the page under test.
-    ALWAYS_ALLOWED = (re.compile(r"status of 404 .*/favicon\.ico\)$"),)
-
     def __init__(self):
         self.seen: list[str] = []
-        self.allowed: list[re.Pattern] = list(self.ALWAYS_ALLOWED)
+        self.allowed: list[re.Pattern] = []
 
     def watch(self, context) -> None:
         """Listen to every page of ``context``."""
