@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import statistics
 import time
+from contextlib import contextmanager
 
 from bench.client import Connection, Samples, closed_loop, submit_count
 from bench.databases import utcnow
@@ -45,29 +46,21 @@ def _warm_every_worker(port: int) -> None:
 
 
 def overhead(ctx, kind: str) -> None:
-    """Pruner on (not due) vs off on ``kind``."""
+    """Pruner on (not due) vs off on ``kind``, in two halves with the servers started in either order.
+
+    (A server started first measured a few per cent slower than its twin in
+    an A/A run on this machine; swapping the start order cancels that out.)
+    """
     database = ctx.database(kind, "claim_overhead")
     database.set_last_cleanup(utcnow())
-    with serve(database.url, ctx.workdir, f"claim-on-{kind}") as on, \
-            serve(database.url, ctx.workdir, f"claim-off-{kind}", prune_interval=OFF_INTERVAL) as off:
-        for server in (on, off):
-            _warm_every_worker(server.port)
-        sides = {"on": Samples(), "off": Samples()}
-        cpu = {"on": 0.0, "off": 0.0}
-        pairs = []
-        for round_no in range(ctx.sizes["overhead_rounds"]):
-            order = [("on", on), ("off", off)] if round_no % 2 == 0 else [("off", off), ("on", on)]
-            rates = {}
-            for name, server in order:
-                workers = server.workers()
-                before = cpu_seconds(workers)
-                samples = closed_loop(server.port, CLIENT_THREADS, ctx.sizes["overhead_seconds"])
-                cpu[name] += cpu_seconds(workers) - before
-                sides[name].extend(samples)
-                rates[name] = samples.rate()
-            pairs.append(rates["on"] / rates["off"])
-        if kind == "postgresql":
-            writes_per_request(ctx, database, on, off)
+    sides = {"on": Samples(), "off": Samples()}
+    cpu = {"on": 0.0, "off": 0.0}
+    pairs: list[float] = []
+    for first in ("on", "off"):
+        with _on_and_off(ctx, database, first) as servers:
+            if kind == "postgresql" and first == "on":
+                writes_per_request(ctx, database, servers["on"], servers["off"])
+            _alternate(ctx, servers, sides, cpu, pairs)
     database.dispose()
     on_side, off_side = sides["on"], sides["off"]
     # Worker CPU per request is far less sensitive to other load on the
@@ -83,6 +76,34 @@ def overhead(ctx, kind: str) -> None:
             "gunicorn gthread, 4 workers x 4 threads")
     ctx.report.add("baseline_submissions_per_s", on_side.rate(), "", kind, note)
     ctx.report.add("baseline_p99_ms", on_side.percentile(0.99) * 1000, "", kind)
+
+
+@contextmanager
+def _on_and_off(ctx, database, first: str):
+    """The "on" and "off" servers, ``first`` started first, every worker warmed up."""
+    settings = {"on": {}, "off": {"prune_interval": OFF_INTERVAL}}
+    second = "off" if first == "on" else "on"
+    kind = database.kind
+    with serve(database.url, ctx.workdir, f"claim-{first}-{kind}", **settings[first]) as a, \
+            serve(database.url, ctx.workdir, f"claim-{second}-{kind}", **settings[second]) as b:
+        for server in (a, b):
+            _warm_every_worker(server.port)
+        yield {first: a, second: b}
+
+
+def _alternate(ctx, servers: dict, sides: dict, cpu: dict, pairs: list) -> None:
+    """Half the rounds: load each server in turn, the order swapped every round."""
+    for round_no in range(ctx.sizes["overhead_rounds"] // 2):
+        order = ["on", "off"] if round_no % 2 == 0 else ["off", "on"]
+        rates = {}
+        for name in order:
+            workers = servers[name].workers()
+            before = cpu_seconds(workers)
+            samples = closed_loop(servers[name].port, CLIENT_THREADS, ctx.sizes["overhead_seconds"])
+            cpu[name] += cpu_seconds(workers) - before
+            sides[name].extend(samples)
+            rates[name] = samples.rate()
+        pairs.append(rates["on"] / rates["off"])
 
 
 def writes_per_request(ctx, database, on, off) -> None:
