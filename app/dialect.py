@@ -1,4 +1,4 @@
-"""The one place where SQLite and PostgreSQL differ: the upsert construct, write fairness.
+"""The one place where SQLite and PostgreSQL differ: upsert, batch-delete plan, write fairness.
 
 Both dialects speak ``INSERT ... ON CONFLICT ... DO UPDATE ... WHERE`` and
 ``RETURNING``, but SQLAlchemy builds them from dialect-specific ``insert``
@@ -8,7 +8,7 @@ statement asks SQLAlchemy to preserve it.
 
 from __future__ import annotations
 
-from sqlalchemy import Engine
+from sqlalchemy import ColumnElement, Connection, Engine, any_, func, literal_column, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
@@ -33,3 +33,33 @@ _PRUNE_YIELD = {"sqlite": 1.0, "postgresql": 0.0}
 def prune_yield(engine: Engine) -> float:
     """The default pause after a prune batch, as a fraction of the batch's duration."""
     return _PRUNE_YIELD.get(engine.dialect.name, 1.0)
+
+
+
+def batches_resume(connection: Connection) -> bool:
+    """Whether each prune batch should start where the previous one ended.
+
+    Yes on PostgreSQL, whose deleted rows linger in the index until vacuumed.
+    No on SQLite: deleted rows leave the index at once, and a resume point
+    compared as text would skip rows stored in another timestamp format.
+    """
+    return connection.dialect.name == "postgresql"
+
+
+def oldest_rows(connection: Connection, model, condition, age, size: int) -> ColumnElement[bool]:
+    """A ``WHERE`` for a ``DELETE`` of the ``size`` rows of ``model`` with the lowest ``age`` matching ``condition``.
+
+    SQLite: ``key IN (SELECT key ... LIMIT n)``, run as lookups by primary
+    key. PostgreSQL may plan ``IN (subquery)`` as a hash join over a
+    sequential scan of the whole table (33 ms for 1000 of 200,000 rows,
+    measured); ``ctid = ANY(ARRAY(SELECT ctid ...))`` instead fetches each
+    row straight from the heap (a TID scan, about 1 ms). The subquery and the
+    delete share one snapshot, so a ``ctid`` cannot point at another row.
+    """
+    key = model.__mapper__.primary_key[0]
+    if connection.dialect.name == "postgresql":
+        ctid = literal_column("ctid")
+        chosen = select(ctid).select_from(model).where(condition).order_by(age).limit(size)
+        return ctid == any_(func.array(chosen.scalar_subquery()))
+    chosen = select(key).where(condition).order_by(age).limit(size)
+    return key.in_(chosen)

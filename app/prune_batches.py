@@ -20,10 +20,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import ColumnElement, Connection, delete, func, select
+from sqlalchemy import ColumnElement, Connection, and_, delete, func, select
 from sqlalchemy.orm import InstrumentedAttribute, Session
 
-from app import db
+from app import db, dialect
 
 log = logging.getLogger(__name__)
 
@@ -45,16 +45,30 @@ class Target:
     where: Callable[[Moment], ColumnElement[bool]]
     age: InstrumentedAttribute
 
-    @property
-    def key(self) -> InstrumentedAttribute:
-        """The primary key column, by which a batch is deleted."""
-        return getattr(self.model, self.model.__mapper__.primary_key[0].key)
 
+def delete_batch(
+    connection: Connection, target: Target, moment: Moment, size: int, start: datetime | None = None
+) -> tuple[int, bool, datetime | None]:
+    """Delete up to ``size`` of the oldest expired rows of ``target``, none older than ``start``.
 
-def delete_batch(connection: Connection, target: Target, moment: Moment, size: int) -> int:
-    """Delete up to ``size`` of the oldest expired rows of ``target``; return how many."""
-    oldest = select(target.key).where(target.where(moment)).order_by(target.age).limit(size)
-    return connection.execute(delete(target.model).where(target.key.in_(oldest))).rowcount
+    Returns how many were deleted, whether more may remain, and where the
+    next batch may start. On PostgreSQL deleted rows stay in the index until
+    vacuumed, and batches that scanned them all again from the beginning
+    would make a long run quadratic, so the next batch starts at the oldest
+    row left. Call it inside a transaction: it writes before it reads, so
+    that on SQLite no concurrent commit can invalidate its snapshot.
+    """
+    condition = target.where(moment)
+    if start is not None:
+        condition = and_(condition, target.age >= start)
+    chosen = dialect.oldest_rows(connection, target.model, condition, target.age, size)
+    deleted = connection.execute(delete(target.model).where(chosen)).rowcount
+    if deleted < size:
+        return deleted, False, None
+    if not dialect.batches_resume(connection):
+        return deleted, True, None
+    following = connection.scalar(select(func.min(target.age)).where(condition))
+    return deleted, following is not None, following
 
 
 def count_and_oldest(session: Session, target: Target, moment: Moment) -> tuple[int, datetime | None]:
@@ -96,31 +110,34 @@ def delete_all(targets: list[Target], moment: Moment, limits: Limits) -> Progres
     connection serves the whole run; each batch is its own transaction on it.
     """
     progress = Progress({target.name: 0 for target in targets}, list(targets))
-    started = time.monotonic()
+    deadline = time.monotonic() + limits.time_budget
     with db.get_engine().connect() as connection:
         for target in targets:
             try:
-                while _one_batch(connection, target, moment, limits, progress):
-                    if time.monotonic() - started >= limits.time_budget:
-                        return progress
+                _delete_target(connection, target, moment, limits, progress, deadline)
             except Exception as exc:  # noqa: BLE001 - recorded in the ledger, logged with the run
                 progress.error = f"{type(exc).__name__} while deleting from {target.name}"
                 log.exception("prune batch failed on %s", target.name)
                 return progress
-            if time.monotonic() - started >= limits.time_budget:
+            if time.monotonic() >= deadline:
                 return progress
     return progress
 
 
-def _one_batch(connection: Connection, target: Target, moment: Moment, limits: Limits, progress: Progress) -> bool:
-    """Delete one batch, then yield; True while ``target`` may have more rows."""
-    batch_started = time.monotonic()
-    with connection.begin():
-        deleted = delete_batch(connection, target, moment, limits.batch_size)
-    progress.deleted[target.name] += deleted
-    # Pause in proportion to the batch so waiting writers get the lock.
-    time.sleep((time.monotonic() - batch_started) * limits.yield_ratio)
-    if deleted < limits.batch_size:
-        progress.unfinished.remove(target)
-        return False
-    return True
+def _delete_target(
+    connection: Connection, target: Target, moment: Moment, limits: Limits, progress: Progress, deadline: float
+) -> None:
+    """Batches on one target until it has no expired rows left or the deadline passes."""
+    start = None
+    while True:
+        batch_started = time.monotonic()
+        with connection.begin():
+            deleted, more, start = delete_batch(connection, target, moment, limits.batch_size, start)
+        progress.deleted[target.name] += deleted
+        # Pause in proportion to the batch so waiting writers get the lock.
+        time.sleep((time.monotonic() - batch_started) * limits.yield_ratio)
+        if not more:
+            progress.unfinished.remove(target)
+            return
+        if time.monotonic() >= deadline:
+            return

@@ -224,6 +224,19 @@ def test_every_target_loses_exactly_its_expired_rows(app, db_session, clock):
     assert db_session.scalar(select(func.count()).select_from(Submission)) == 2
 
 
+def test_batches_get_through_rows_sharing_one_timestamp(app_config, make_app, clock):
+    app = make_app({**app_config, "PRUNE_BATCH_SIZE": 3, "PRUNE_YIELD": 0})
+    with app.app_context():
+        from app.db import get_session
+
+        session = get_session()
+        add_inquiries(session, clock, [200] * 7 + [190] * 2 + [181])
+        add_inquiries(session, clock, [200], hold=True)
+        run = pruning.run("test")
+    assert (run.status, json.loads(run.deleted)["submissions"]) == ("ok", 10)
+    assert len(remaining_ids(app)) == 1
+
+
 def test_dry_run_counts_equal_what_the_run_deletes(app, db_session, clock):
     add_expiring_rows(db_session, clock)
     oldest = add_inquiries(db_session, clock, [500, 181, 179, 10])[0]
