@@ -15,8 +15,8 @@ FULL = {
     "claiming_rounds": 7,
     "export_rows": (100_000, 1_000_000),
     "load_seconds": 15.0,
-    "overhead_rounds": 16,
-    "overhead_seconds": 1.0,
+    "overhead_rounds": 8,
+    "overhead_seconds": 4.0,
     "idle_seconds": 8.0,
     "writes_requests": 400,
 }
@@ -26,8 +26,8 @@ QUICK = {
     "claiming_rounds": 4,
     "export_rows": (20_000, 200_000),
     "load_seconds": 4.0,
-    "overhead_rounds": 8,
-    "overhead_seconds": 0.5,
+    "overhead_rounds": 4,
+    "overhead_seconds": 2.0,
     "idle_seconds": 3.0,
     "writes_requests": 200,
 }
