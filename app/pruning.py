@@ -258,11 +258,11 @@ def _targets() -> list[Target]:
 
 def _limits() -> Limits:
     config = current_app.config
-    ratio = config["PRUNE_YIELD"]
+    size, ratio, engine = config["PRUNE_BATCH_SIZE"], config["PRUNE_YIELD"], db.get_engine()
     return Limits(
-        batch_size=int(config["PRUNE_BATCH_SIZE"]),
+        batch_size=dialect.prune_batch_size(engine) if size is None else int(size),
         time_budget=float(config["PRUNE_TIME_BUDGET"]),
-        yield_ratio=dialect.prune_yield(db.get_engine()) if ratio is None else float(ratio),
+        yield_ratio=dialect.prune_yield(engine) if ratio is None else float(ratio),
     )
 
 

@@ -431,3 +431,12 @@ def _fresh_state(app):
     session.commit()
     app.extensions["sundown.prune_schedule"].next_due_ms = 0
     return session
+
+
+def test_default_batch_size_and_pause_follow_the_database(app, db_kind):
+    from app.pruning import _limits
+
+    with app.app_context():
+        limits = _limits()
+    expected = {"sqlite": (1000, 1.0), "postgresql": (50_000, 0.0)}[db_kind]
+    assert (limits.batch_size, limits.yield_ratio) == expected
