@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from flask import Flask
+from flask import Flask, current_app
 from flask_wtf.csrf import CSRFProtect
 from werkzeug.middleware.proxy_fix import ProxyFix
 
@@ -43,9 +43,6 @@ def init_app(app: Flask) -> None:
 def _add_security_headers(response):
     for name, value in HEADERS.items():
         response.headers.setdefault(name, value)
-    if response.headers.get("Strict-Transport-Security") is None:
-        from flask import current_app
-
-        if current_app.config["ORIGIN"].startswith("https://"):
-            response.headers["Strict-Transport-Security"] = "max-age=31536000"
+    if current_app.config["ORIGIN"].startswith("https://"):
+        response.headers.setdefault("Strict-Transport-Security", "max-age=31536000")
     return response

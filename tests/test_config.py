@@ -58,3 +58,9 @@ def test_development_generates_and_keeps_a_secret_key(tmp_path, monkeypatch):
     assert (tmp_path / "secret_key").stat().st_mode & 0o777 == 0o600
     assert first.config["ORIGIN"] == "http://localhost:5000"
     assert first.config["RP_ID"] == "localhost"
+
+
+def test_https_origin_adds_strict_transport_security():
+    app = create_app(BASE)
+    response = app.test_client().get("/nope")
+    assert response.headers["Strict-Transport-Security"].startswith("max-age=")
