@@ -1,7 +1,8 @@
 """Sundown: an inquiry inbox whose old data deletes itself, with no scheduler.
 
 `create_app` reads like a table of contents: settings, database, security,
-blueprints, error handlers and operator commands, each in its own module.
+login, the cleanup, the pages, error handlers and operator commands, each in
+its own module.
 """
 
 from __future__ import annotations
@@ -10,8 +11,7 @@ from typing import Any
 
 from flask import Flask
 
-from app import admin, auth, cli, config, db, errors, public, security
-from app import internal, pruning
+from app import admin, auth, cleanup, cli, config, db, errors, public, security
 
 
 def create_app(overrides: dict[str, Any] | None = None) -> Flask:
@@ -30,12 +30,10 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
     db.init_app(app)
     security.init_app(app)
     auth.init_app(app)
-    pruning.init_app(app)
-    app.register_blueprint(public.bp)
-    app.register_blueprint(auth.bp)
-    app.register_blueprint(auth.account.bp)
-    app.register_blueprint(admin.bp)
-    app.register_blueprint(internal.bp)
+    cleanup.init_app(app)  # the after-response cleanup and POST /internal/cleanup
+    app.register_blueprint(public.bp)  # /, /api/inquiries, /privacy, /healthz
+    app.register_blueprint(auth.bp)  # /auth: passkey login, enrollment, logout
+    app.register_blueprint(admin.bp)  # /admin: every page behind the login
     errors.init_app(app)
     cli.init_app(app)
     return app

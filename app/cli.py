@@ -6,7 +6,10 @@ import click
 from flask import Flask
 from flask.cli import with_appcontext
 
-from app import db, migrate, pruning
+from app.models import CleanupStatus
+
+from app import db, migrate
+from app import cleanup
 
 
 def init_app(app: Flask) -> None:
@@ -31,19 +34,19 @@ def db_upgrade() -> None:
 def prune_command(force: bool, dry_run: bool) -> None:
     """Delete data past retention now, through the same claim as every request."""
     if dry_run:
-        for name, (count, oldest) in pruning.dry_run().items():
+        for name, (count, oldest) in cleanup.dry_run().items():
             click.echo(f"{name}: {count} (oldest {oldest.isoformat() if oldest else '-'})")
         return
-    run = pruning.run("cli", force=force)
-    if run is None:
-        due = pruning.next_due_at(db.get_session())
+    row = cleanup.run("cli", force=force)
+    if row is None:
+        due = cleanup.next_due_at(db.get_session())
         click.echo(f"Not run: another run holds the claim or none is due (next due {due}); try --force.")
         return
-    for name, count in pruning.as_dict(run)["deleted"].items():
+    for name, count in cleanup.as_dict(row)["deleted"].items():
         click.echo(f"{name}: {count} deleted")
-    click.echo(f"run {run.id}: {run.status}, {run.remaining} remaining")
-    if run.status == "error":
-        raise click.ClickException(f"run {run.id} failed: {run.error}")
+    click.echo(f"run {row.id}: {row.status}, {row.remaining} remaining")
+    if row.status == CleanupStatus.ERROR:
+        raise click.ClickException(f"run {row.id} failed: {row.error}")
 
 
 @click.group("admin")

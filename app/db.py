@@ -51,7 +51,7 @@ def _tune_sqlite(dbapi_connection, _record) -> None:
 
 def get_engine() -> Engine:
     """The current app's engine."""
-    return current_app.extensions["sundown.engine"]
+    return engine_of(current_app)
 
 
 def get_session() -> Session:
@@ -76,3 +76,8 @@ def _close_request_session(_exc: BaseException | None) -> None:
     session = g.pop("db_session", None)
     if session is not None:
         session.close()
+
+
+def engine_of(app: Flask) -> Engine:
+    """The engine of ``app``, outside any app context (tests, benchmarks, shutdown)."""
+    return app.extensions["sundown.engine"]

@@ -1,14 +1,20 @@
-"""The one place where SQLite and PostgreSQL differ: upsert, batch-delete plan, write fairness.
+"""Where SQLite and PostgreSQL differ, and where each difference lives.
 
-Both dialects speak ``INSERT ... ON CONFLICT ... DO UPDATE ... WHERE`` and
-``RETURNING``, but SQLAlchemy builds them from dialect-specific ``insert``
-functions, and PostgreSQL reports ``rowcount == -1`` for an upsert unless the
-statement asks SQLAlchemy to preserve it.
+* Here: the upsert. Both dialects speak ``INSERT ... ON CONFLICT ... DO
+  UPDATE ... WHERE`` and ``RETURNING``, but SQLAlchemy builds them from
+  dialect-specific ``insert`` functions, and PostgreSQL reports
+  ``rowcount == -1`` for an upsert unless the statement asks SQLAlchemy to
+  preserve it.
+* ``app.db.make_engine``: the driver (psycopg 3), and SQLite's connection
+  set-up (WAL, busy timeout, an explicit ``BEGIN``).
+* ``app.models.UTCDateTime``: SQLite stores naive UTC text, PostgreSQL
+  ``timestamptz``.
+* ``app.cleanup.plans``: the batch-delete plan and the batch defaults.
+* ``app.admin.export``: reads ``created_at`` as each driver returns it.
 """
 
 from __future__ import annotations
 
-from sqlalchemy import ColumnElement, Connection, Engine, any_, func, literal_column, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
@@ -22,53 +28,3 @@ def upsert(session: Session, table):
     """
     insert = _INSERTS[session.get_bind().dialect.name]
     return insert(table).execution_options(preserve_rowcount=True)
-
-
-# SQLite has one write lock and an unfair busy handler: batches stay small
-# and the loop pauses after each commit (as long as the batch took), or
-# waiting requests starve. PostgreSQL locks rows, so inserts never wait for a
-# delete batch: there, large batches without a pause cost live traffic
-# nothing and save a commit and an index descent per thousand rows
-# (1000-row batches reached 0.19x a single DELETE's rows/s, 50,000-row
-# batches 0.62x, with insert p99 unchanged; see docs/benchmarks.md).
-_PRUNE_BATCH_SIZE = {"sqlite": 1000, "postgresql": 50_000}
-_PRUNE_YIELD = {"sqlite": 1.0, "postgresql": 0.0}
-
-
-def prune_batch_size(engine: Engine) -> int:
-    """The default number of rows in one prune batch on this database."""
-    return _PRUNE_BATCH_SIZE.get(engine.dialect.name, 1000)
-
-
-def prune_yield(engine: Engine) -> float:
-    """The default pause after a prune batch, as a fraction of the batch's duration."""
-    return _PRUNE_YIELD.get(engine.dialect.name, 1.0)
-
-
-def batches_resume(connection: Connection) -> bool:
-    """Whether each prune batch should start where the previous one ended.
-
-    Yes on PostgreSQL, whose deleted rows linger in the index until vacuumed.
-    No on SQLite: deleted rows leave the index at once, and a resume point
-    compared as text would skip rows stored in another timestamp format.
-    """
-    return connection.dialect.name == "postgresql"
-
-
-def oldest_rows(connection: Connection, model, condition, age, size: int) -> ColumnElement[bool]:
-    """A ``WHERE`` for a ``DELETE`` of the ``size`` rows of ``model`` with the lowest ``age`` matching ``condition``.
-
-    SQLite: ``key IN (SELECT key ... LIMIT n)``, run as lookups by primary
-    key. PostgreSQL may plan ``IN (subquery)`` as a hash join over a
-    sequential scan of the whole table (33 ms for 1000 of 200,000 rows,
-    measured); ``ctid = ANY(ARRAY(SELECT ctid ...))`` instead fetches each
-    row straight from the heap (a TID scan, about 1 ms). The subquery and the
-    delete share one snapshot, so a ``ctid`` cannot point at another row.
-    """
-    key = model.__mapper__.primary_key[0]
-    if connection.dialect.name == "postgresql":
-        ctid = literal_column("ctid")
-        chosen = select(ctid).select_from(model).where(condition).order_by(age).limit(size)
-        return ctid == any_(func.array(chosen.scalar_subquery()))
-    chosen = select(key).where(condition).order_by(age).limit(size)
-    return key.in_(chosen)

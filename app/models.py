@@ -7,6 +7,7 @@ callables, never values computed at import.
 from __future__ import annotations
 
 from datetime import datetime, timezone
+from enum import StrEnum
 
 from sqlalchemy import (
     Boolean,
@@ -66,8 +67,8 @@ class Base(DeclarativeBase):
     )
 
 
-class Submission(Base):
-    """An inquiry from the public."""
+class Inquiry(Base):
+    """An inquiry from the public (table ``submissions``, its name since the first schema)."""
 
     __tablename__ = "submissions"
     __table_args__ = (Index("ix_submissions_created_at_id", "created_at", "id"),)
@@ -85,7 +86,7 @@ class Submission(Base):
 
 
 class Setting(Base):
-    """A key/value setting: ``retention_days``, ``last_cleanup_at`` (epoch ms)."""
+    """A key/value setting: ``retention_days``, ``last_cleanup_at`` (the cleanup claim, epoch ms)."""
 
     __tablename__ = "settings"
 
@@ -133,8 +134,14 @@ class Passkey(Base):
     last_used_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
 
-class Verification(Base):
-    """A short-lived secret: a WebAuthn challenge or a hashed enrollment token."""
+class OneTimeSecret(Base):
+    """A secret used once before it expires; two kinds share the ``verification`` table.
+
+    * a WebAuthn challenge: ``identifier`` is ``login:<nonce>`` or
+      ``registration:<nonce>`` (``app.auth.challenges``);
+    * an enrollment invite: ``identifier`` is the SHA-256 of the link's token
+      (``app.auth.invites``).
+    """
 
     __tablename__ = "verification"
 
@@ -145,8 +152,12 @@ class Verification(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 
-class AdminSession(Base):
-    """A logged-in browser; the cookie holds the token, the row only its hash."""
+class AdminLogin(Base):
+    """A browser an admin has logged in with (table ``session``).
+
+    The cookie holds a random token, the row only its hash. Called a login,
+    not a session, so that "session" in the code always means SQLAlchemy's.
+    """
 
     __tablename__ = "session"
 
@@ -162,8 +173,17 @@ class AdminSession(Base):
     expires_at: Mapped[datetime] = mapped_column(UTCDateTime, index=True)
 
 
-class PruneRun(Base):
-    """One run of the pruner: the ledger. No personal data."""
+class CleanupStatus(StrEnum):
+    """How a cleanup run ended (or that it is still running), as stored in the ledger."""
+
+    RUNNING = "running"
+    OK = "ok"
+    PARTIAL = "partial"
+    ERROR = "error"
+
+
+class CleanupRun(Base):
+    """One cleanup run: the ledger (table ``prune_runs``). No personal data."""
 
     __tablename__ = "prune_runs"
 
@@ -175,7 +195,7 @@ class PruneRun(Base):
     retention_days: Mapped[int] = mapped_column(Integer)
     deleted: Mapped[str] = mapped_column(Text, default="{}")
     remaining: Mapped[int] = mapped_column(Integer, default=0)
-    status: Mapped[str] = mapped_column(String(16), default="running")
+    status: Mapped[str] = mapped_column(String(16), default=CleanupStatus.RUNNING)
     error: Mapped[str | None] = mapped_column(String(500))
 
 

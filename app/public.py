@@ -14,8 +14,8 @@ from flask import (
 from sqlalchemy import select
 from werkzeug.exceptions import BadRequest, Forbidden, UnsupportedMediaType
 
-from app import clock, db, migrate, pruning, ratelimit
-from app.models import Submission
+from app import cleanup, clock, db, migrate, ratelimit, retention
+from app.models import Inquiry
 from app.security import csrf
 from app.validation import validate_inquiry
 
@@ -41,7 +41,7 @@ def submit_form():
         values = {field: request.form.get(field, "") for field in ("name", "email", "message")}
         return render_template("public/form.html", values=values, errors=errors), 422
     _save(clean)
-    pruning.trigger("inquiry_form")
+    cleanup.trigger("inquiry_form")
     return redirect(url_for("public.thanks"), 303)
 
 
@@ -66,7 +66,7 @@ def submit_json():
     if errors:
         return jsonify(ok=False, errors=errors), 422
     _save(clean)
-    pruning.trigger("inquiry_api")
+    cleanup.trigger("inquiry_api")
     return jsonify(ok=True), 201
 
 
@@ -79,7 +79,7 @@ def thanks():
 @bp.get("/privacy")
 def privacy():
     """How long inquiries are kept, in plain words."""
-    days = pruning.retention_days(db.get_session())
+    days = retention.retention_days(db.get_session())
     return render_template("public/privacy.html", retention_days=days)
 
 
@@ -106,6 +106,6 @@ def _limit_submissions() -> None:
 def _save(clean: dict[str, str]) -> None:
     session = db.get_session()
     agent = request.user_agent.string[:300] or None
-    session.add(Submission(**clean, user_agent=agent, created_at=clock.now()))
+    session.add(Inquiry(**clean, user_agent=agent, created_at=clock.now()))
     session.commit()
 

@@ -97,7 +97,7 @@ def _pruner(ctx, database, rows: int) -> dict:
 def _deleted_submissions(run: dict) -> int:
     deleted = run["deleted"]
     counts = json.loads(deleted) if isinstance(deleted, str) else deleted
-    return int(counts.get("submissions", 0))
+    return int(counts.get("inquiries", 0))
 
 
 def _epoch(value) -> float:

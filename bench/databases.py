@@ -194,8 +194,8 @@ def admin_session_token(database: Database, name: str = "Bench admin", hours: fl
 
     from sqlalchemy.orm import Session
 
-    from app.auth.sessions import hash_token
-    from app.models import Admin, AdminSession
+    from app.auth.logins import hash_token
+    from app.models import Admin, AdminLogin
 
     token = secrets.token_hex(32)
     moment = utcnow()
@@ -203,7 +203,7 @@ def admin_session_token(database: Database, name: str = "Bench admin", hours: fl
         admin = Admin(name=f"{name} {secrets.token_hex(3)}", user_handle=os.urandom(64), created_at=moment)
         session.add(admin)
         session.flush()
-        session.add(AdminSession(token_hash=hash_token(token), admin_id=admin.id, browser="bench",
+        session.add(AdminLogin(token_hash=hash_token(token), admin_id=admin.id, browser="bench",
                                  created_at=moment, last_seen_at=moment,
                                  expires_at=moment + timedelta(hours=hours)))
     return token

@@ -15,6 +15,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 import sqlalchemy as sa
 
+from app import db
 from app import create_app
 from app.db import make_engine
 from app.migrate import upgrade
@@ -146,7 +147,7 @@ def make_app():
 
     yield build
     for application in apps:
-        application.extensions["sundown.engine"].dispose()
+        db.engine_of(application).dispose()
 
 
 @pytest.fixture
@@ -183,7 +184,7 @@ def login(app, client):
     For tests of pages behind the login; the passkey ceremonies themselves are
     tested in ``test_auth*``. Pass ``as_client=`` to log in another client.
     """
-    from app.auth import sessions
+    from app.auth import logins
     from app.db import get_session
     from app.models import Admin
 
@@ -193,9 +194,9 @@ def login(app, client):
             admin = Admin(name=name, user_handle=os.urandom(64))
             session.add(admin)
             session.flush()
-            token, _row = sessions.start_session(admin.id, None, "Chrome 156 on Linux")
+            token, _row = logins.start_login(admin.id, None, "Chrome 156 on Linux")
             session.commit()
-            cookie = sessions.cookie_name()
+            cookie = logins.cookie_name()
         (as_client or client).set_cookie(cookie, token)
         return admin
 

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from sqlalchemy import delete, func, select
 
-from app import pruning
-from app.models import AuditEntry, Submission
+from app import cleanup, retention
+from app.models import AuditEntry, Inquiry
 from tests.helpers import csrf_token
 from tests.test_admin_inbox import add_inquiries, inquiry
 
 
 def remaining_ids(db_session) -> list[int]:
     db_session.expire_all()
-    return sorted(db_session.scalars(select(Submission.id)))
+    return sorted(db_session.scalars(select(Inquiry.id)))
 
 
 def audit_entries(db_session) -> list[tuple]:
@@ -110,7 +110,7 @@ def test_place_and_release_hold_with_reason_and_audit(client, login, db_session,
     login("Ada")
     (row,) = add_inquiries(db_session, [inquiry(clock)])
     assert post(client, f"/admin/inquiries/{row}/hold", {"reason": "Case 42"}).status_code == 303
-    held = db_session.get(Submission, row)
+    held = db_session.get(Inquiry, row)
     db_session.refresh(held)
     assert (held.legal_hold, held.hold_reason, held.hold_by, held.held_at) == (True, "Case 42", "Ada", clock())
     page = client.get(f"/admin/inquiries/{row}").get_data(as_text=True)
@@ -129,7 +129,7 @@ def test_hold_needs_a_short_reason(client, login, db_session, clock):
         response = post(client, f"/admin/inquiries/{row}/hold", {"reason": reason})
         assert response.status_code == 422
         assert 'id="reason-error"' in response.get_data(as_text=True)
-    assert db_session.scalar(select(Submission.legal_hold).where(Submission.id == row)) is False
+    assert db_session.scalar(select(Inquiry.legal_hold).where(Inquiry.id == row)) is False
     assert audit_entries(db_session) == []
 
 
@@ -139,7 +139,7 @@ def test_hold_keeps_an_expired_inquiry_from_the_pruner(client, login, db_session
     post(client, f"/admin/inquiries/{held}/hold", {"reason": "litigation"})
     clock.advance(days=100)
     with client.application.app_context():
-        db_session.execute(delete(Submission).where(pruning.expired(pruning.current_cutoff(db_session))))
+        db_session.execute(delete(Inquiry).where(retention.expired(retention.current_cutoff(db_session))))
         db_session.commit()
     assert remaining_ids(db_session) == [held]
     assert client.get(f"/admin/inquiries/{held}").status_code == 200
@@ -158,7 +158,7 @@ def test_audit_entries_appear_on_the_status_page_without_message_content(client,
     login("Ada")
     ids = add_inquiries(db_session, [inquiry(clock, message="confidential text") for _ in range(2)])
     post(client, "/admin/inquiries/delete", {"ids": ids, "confirm": "1"})
-    page = client.get("/admin/status").get_data(as_text=True)
+    page = client.get("/admin/cleanup").get_data(as_text=True)
     assert "deleted" in page and "Ada" in page
     assert "confidential" not in page
     assert db_session.scalar(select(func.count()).select_from(AuditEntry)) == 1

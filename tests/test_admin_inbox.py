@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import insert, select
 
-from app.models import PruneRun, Submission
+from app.models import CleanupRun, Inquiry
 
 ROW_LINK = re.compile(r'href="/admin/inquiries/(\d+)"')
 NEXT_LINK = re.compile(r'rel="next" href="([^"]+)"')
@@ -17,7 +17,7 @@ PREV_LINK = re.compile(r'rel="prev" href="([^"]+)"')
 
 def add_inquiries(db_session, rows: list[dict]) -> list[int]:
     """Insert ``rows`` (column values) in one statement; return their ids in order."""
-    result = db_session.execute(insert(Submission).returning(Submission.id, sort_by_parameter_order=True), rows)
+    result = db_session.execute(insert(Inquiry).returning(Inquiry.id, sort_by_parameter_order=True), rows)
     ids = list(result.scalars())
     db_session.commit()
     return ids
@@ -166,7 +166,7 @@ def test_unknown_inquiry_is_404_and_bad_cursor_is_400(client, login):
     assert client.get("/admin/?before=1.2.3").status_code == 400
 
 
-@pytest.mark.parametrize("path", ["/admin/", "/admin/settings", "/admin/status"])
+@pytest.mark.parametrize("path", ["/admin/", "/admin/settings", "/admin/cleanup"])
 def test_admin_pages_have_no_inline_scripts_or_styles(client, login, path):
     login("Ada")
     page = client.get(path).get_data(as_text=True)
@@ -178,5 +178,5 @@ def test_opening_the_inbox_triggers_a_cleanup_after_the_response(client, login, 
     (old,) = add_inquiries(db_session, [inquiry(clock, days_old=200)])
     client.get("/admin/").close()  # the cleanup runs when the response is closed
     db_session.commit()
-    assert db_session.scalars(select(PruneRun.trigger)).all() == ["admin_inbox"]
-    assert db_session.get(Submission, old) is None
+    assert db_session.scalars(select(CleanupRun.trigger)).all() == ["admin_inbox"]
+    assert db_session.get(Inquiry, old) is None

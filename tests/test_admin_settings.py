@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import select
 
-from app import pruning
-from app.models import AuditEntry, Setting, Submission
+from app import cleanup, retention
+from app.models import AuditEntry, Setting, Inquiry
 from tests.helpers import csrf_token
 from tests.test_admin_inbox import add_inquiries, inquiry
 
@@ -85,11 +85,11 @@ def test_preview_equals_what_the_next_prune_deletes(client, login, db_session, c
     login("Ada")
     add_inquiries(db_session, [inquiry(clock, days_old=days, legal_hold=days == 70) for days in range(0, 100, 5)])
     with client.application.test_request_context():
-        shown = pruning.preview(db_session, 30)
+        shown = retention.preview(db_session, 30)
     post(client, {"retention_days": "30", "confirm": "1"})
-    before = set(db_session.scalars(select(Submission.id)))
+    before = set(db_session.scalars(select(Inquiry.id)))
     with client.application.app_context():
-        pruning.run("test", force=True)
+        cleanup.run("test", force=True)
     db_session.commit()  # end the snapshot taken before the prune
-    deleted = before - set(db_session.scalars(select(Submission.id)))
+    deleted = before - set(db_session.scalars(select(Inquiry.id)))
     assert shown.count == len(deleted) == 12

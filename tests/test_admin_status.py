@@ -7,17 +7,17 @@ from datetime import timedelta
 
 from sqlalchemy import select
 
-from app.models import PruneRun, Submission
+from app.models import CleanupRun, Inquiry
 from tests.helpers import csrf_token
 from tests.test_admin_inbox import add_inquiries, inquiry
 
 
-def add_run(db_session, clock, minutes_ago: int, **values) -> PruneRun:
+def add_run(db_session, clock, minutes_ago: int, **values) -> CleanupRun:
     started = clock() - timedelta(minutes=minutes_ago)
     fields = dict(trigger="inquiry_form", started_at=started, finished_at=started + timedelta(seconds=2.5),
                   cutoff=started - timedelta(days=180), retention_days=180, status="ok",
-                  deleted=json.dumps({"submissions": 7, "rate_limits": 2}))
-    row = PruneRun(**{**fields, **values})
+                  deleted=json.dumps({"inquiries": 7, "rate_limits": 2}))
+    row = CleanupRun(**{**fields, **values})
     db_session.add(row)
     db_session.commit()
     return row
@@ -25,7 +25,7 @@ def add_run(db_session, clock, minutes_ago: int, **values) -> PruneRun:
 
 def test_status_without_runs_says_none_yet(client, login):
     login("Ada")
-    page = client.get("/admin/status").get_data(as_text=True)
+    page = client.get("/admin/cleanup").get_data(as_text=True)
     assert "No cleanup has run yet." in page
     assert "Run cleanup now" in page
 
@@ -34,8 +34,8 @@ def test_status_shows_last_run_and_highlights_failed_ones(client, login, db_sess
     login("Ada")
     add_run(db_session, clock, 120)
     add_run(db_session, clock, 5, status="error", error="OperationalError: database is locked")
-    page = client.get("/admin/status").get_data(as_text=True)
-    assert "submissions: 7, rate_limits: 2" in page
+    page = client.get("/admin/cleanup").get_data(as_text=True)
+    assert "inquiries: 7, rate_limits: 2" in page
     assert "2.5 s" in page
     assert page.count('class="failed"') == 1
     assert "OperationalError: database is locked" in page
@@ -47,18 +47,18 @@ def test_run_cleanup_now_prunes_and_reports(client, login, db_session, clock):
     fresh, old, held = add_inquiries(db_session, [
         inquiry(clock, days_old=1), inquiry(clock, days_old=200), inquiry(clock, days_old=200, legal_hold=True),
     ])
-    response = client.post("/admin/status/run", data={"csrf_token": csrf_token(client, "/admin/status")})
+    response = client.post("/admin/cleanup/run", data={"csrf_token": csrf_token(client, "/admin/cleanup")})
     assert response.status_code == 303
-    page = client.get("/admin/status").get_data(as_text=True)
+    page = client.get("/admin/cleanup").get_data(as_text=True)
     assert "Cleanup finished: deleted" in page
     assert "admin_manual" in page
     db_session.commit()
-    assert sorted(db_session.scalars(select(Submission.id))) == sorted([fresh, held])
-    run = db_session.scalars(select(PruneRun).where(PruneRun.trigger == "admin_manual")).one()
-    assert json.loads(run.deleted)["submissions"] == 1
+    assert sorted(db_session.scalars(select(Inquiry.id))) == sorted([fresh, held])
+    run = db_session.scalars(select(CleanupRun).where(CleanupRun.trigger == "admin_manual")).one()
+    assert json.loads(run.deleted)["inquiries"] == 1
 
 
 def test_run_cleanup_now_needs_post_and_csrf(client, login):
     login("Ada")
-    assert client.get("/admin/status/run").status_code == 405
-    assert client.post("/admin/status/run").status_code == 400
+    assert client.get("/admin/cleanup/run").status_code == 405
+    assert client.post("/admin/cleanup/run").status_code == 400

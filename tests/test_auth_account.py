@@ -7,7 +7,7 @@ import re
 import pytest
 from sqlalchemy import select
 
-from app.models import AdminSession, Passkey
+from app.models import AdminLogin, Passkey
 from tests.helpers import csrf_token
 from tests.softauthn import PasskeyBrowser, invite
 
@@ -33,11 +33,11 @@ def passkeys(app) -> list[Passkey]:
         return list(get_session().scalars(select(Passkey).order_by(Passkey.id)))
 
 
-def sessions(app) -> list[AdminSession]:
+def sessions(app) -> list[AdminLogin]:
     with app.app_context():
         from app.db import get_session
 
-        return list(get_session().scalars(select(AdminSession).order_by(AdminSession.id)))
+        return list(get_session().scalars(select(AdminLogin).order_by(AdminLogin.id)))
 
 
 def post_form(browser: PasskeyBrowser, path: str, **data):

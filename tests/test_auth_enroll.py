@@ -8,7 +8,7 @@ import re
 import pytest
 from sqlalchemy import func, select
 
-from app.models import Admin, AdminSession, Passkey, Verification
+from app.models import Admin, AdminLogin, Passkey, OneTimeSecret
 from tests.softauthn import PasskeyBrowser, SoftAuthenticator, invite
 
 
@@ -41,7 +41,7 @@ def test_invite_prints_a_one_time_url_whose_token_is_stored_hashed(app):
     with app.app_context():
         from app.db import get_session
 
-        rows = get_session().execute(select(Verification.identifier, Verification.value)).all()
+        rows = get_session().execute(select(OneTimeSecret.identifier, OneTimeSecret.value)).all()
     assert len(rows) == 1
     identifier, value = rows[0]
     assert identifier == "invite:" + hashlib.sha256(token.encode()).hexdigest()
@@ -59,8 +59,8 @@ def test_enrollment_creates_the_admin_passkey_and_session(app, browser):
         passkey = get_session().scalar(select(Passkey))
     assert admin.name == "Ada" and len(admin.user_handle) == 64
     assert passkey.admin_id == admin.id and passkey.transports == "internal"
-    assert count(app, AdminSession) == 1
-    assert count(app, Verification) == 0  # link and challenge both used up
+    assert count(app, AdminLogin) == 1
+    assert count(app, OneTimeSecret) == 0  # link and challenge both used up
     assert browser.client.get("/admin/account").status_code == 200
 
 
@@ -88,14 +88,14 @@ def test_used_link_is_refused(app, browser):
     assert browser.enroll(url).status_code == 200
     again = PasskeyBrowser(app, app.test_client())
     assert again.enroll(url).status_code == 410
-    assert count(app, Admin) == 1 and count(app, Passkey) == 1 and count(app, AdminSession) == 1
+    assert count(app, Admin) == 1 and count(app, Passkey) == 1 and count(app, AdminLogin) == 1
 
 
 def test_expired_link_is_refused(app, browser, clock):
     url = invite(app, "Ada")
     clock.advance(seconds=app.config["INVITE_TTL"] + 1)
     assert browser.enroll(url).status_code == 410
-    assert count(app, Admin) == 0 and count(app, AdminSession) == 0
+    assert count(app, Admin) == 0 and count(app, AdminLogin) == 0
 
 
 def test_link_expiring_during_the_ceremony_is_not_redeemed(app, browser, clock):
@@ -109,7 +109,7 @@ def test_link_expiring_during_the_ceremony_is_not_redeemed(app, browser, clock):
         f"{path}/verify", json={"credential": credential}, headers={"X-CSRFToken": token}
     )
     assert response.status_code in (400, 410)
-    assert count(app, Admin) == 0 and count(app, AdminSession) == 0
+    assert count(app, Admin) == 0 and count(app, AdminLogin) == 0
 
 
 def test_failed_registration_leaves_the_link_usable(app, browser):
@@ -117,7 +117,7 @@ def test_failed_registration_leaves_the_link_usable(app, browser):
     assert browser.enroll(url, origin="http://evil.localhost").status_code == 400
     assert browser.enroll(url, uv=False).status_code == 400
     assert browser.enroll(url, rp_id="evil.example").status_code == 400
-    assert count(app, Admin) == 0 and count(app, AdminSession) == 0
+    assert count(app, Admin) == 0 and count(app, AdminLogin) == 0
     assert browser.enroll(url).status_code == 200
 
 

@@ -8,7 +8,7 @@ import threading
 import pytest
 from sqlalchemy import func, select
 
-from app.models import AdminSession, Passkey
+from app.models import AdminLogin, Passkey
 from tests.softauthn import PasskeyBrowser, SoftAuthenticator, invite
 
 
@@ -31,7 +31,7 @@ def session_count(app) -> int:
     with app.app_context():
         from app.db import get_session
 
-        return get_session().scalar(select(func.count()).select_from(AdminSession))
+        return get_session().scalar(select(func.count()).select_from(AdminLogin))
 
 
 def stored_sign_count(app) -> int:
@@ -169,10 +169,10 @@ def test_challenge_from_the_registration_ceremony_is_refused(app, browser):
 def _last_nonce(app) -> str:
     with app.app_context():
         from app.db import get_session
-        from app.models import Verification
+        from app.models import OneTimeSecret
 
         identifier = get_session().scalar(
-            select(Verification.identifier).where(Verification.identifier.like("registration:%"))
+            select(OneTimeSecret.identifier).where(OneTimeSecret.identifier.like("registration:%"))
         )
     return identifier.split(":", 1)[1]
 

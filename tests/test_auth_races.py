@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 from sqlalchemy import func, select
 
-from app.models import Admin, AdminSession, Passkey
+from app.models import Admin, AdminLogin, Passkey
 from tests.softauthn import PasskeyBrowser, invite
 
 
@@ -55,7 +55,7 @@ def test_one_link_redeemed_twice_at_once_makes_one_admin(app):
     path = invite(app, "Ada").removeprefix("http://localhost")
     first, second = prepared_enrollment(app, path), prepared_enrollment(app, path)
     assert race(first, second) == [200, 410]
-    assert count(app, Admin) == 1 and count(app, Passkey) == 1 and count(app, AdminSession) == 1
+    assert count(app, Admin) == 1 and count(app, Passkey) == 1 and count(app, AdminLogin) == 1
 
 
 def test_a_cloned_counter_value_logs_in_only_once(app, client):
@@ -72,7 +72,7 @@ def test_a_cloned_counter_value_logs_in_only_once(app, client):
             "/auth/login/verify", json={"credential": a}, headers=h
         ))
     assert race(*calls) == [200, 400]
-    assert count(app, AdminSession) == 1
+    assert count(app, AdminLogin) == 1
 
 
 json_values = st.recursive(
@@ -100,4 +100,4 @@ def test_junk_responses_are_refused_with_400_never_500(app, client, credential):
     browser.login_options()
     response = browser.post_json("/auth/login/verify", {"credential": credential})
     assert response.status_code == 400, response.get_data(as_text=True)
-    assert count(app, AdminSession) == 0
+    assert count(app, AdminLogin) == 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import func, select
 
-from app.models import AdminSession
+from app.models import AdminLogin
 from tests.softauthn import PasskeyBrowser, invite
 
 
@@ -18,7 +18,7 @@ def session_count(app) -> int:
     with app.app_context():
         from app.db import get_session
 
-        return get_session().scalar(select(func.count()).select_from(AdminSession))
+        return get_session().scalar(select(func.count()).select_from(AdminLogin))
 
 
 def test_login_attempts_over_the_client_limit_get_429_and_no_session(app, client, clock):

@@ -5,14 +5,14 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import select
 
-from app.models import AdminSession
+from app.models import AdminLogin
 from tests.helpers import csrf_token
 
-def rows(app) -> list[AdminSession]:
+def rows(app) -> list[AdminLogin]:
     with app.app_context():
         from app.db import get_session
 
-        return list(get_session().scalars(select(AdminSession).order_by(AdminSession.id)))
+        return list(get_session().scalars(select(AdminLogin).order_by(AdminLogin.id)))
 
 
 def test_a_session_dies_at_its_absolute_lifetime_even_when_active(app, client, login, clock):
@@ -112,12 +112,12 @@ def test_a_forged_cookie_is_not_a_session(app, client, login):
 
 def login_as_same_admin(app, admin, other_client) -> None:
     with app.test_request_context():
-        from app.auth import sessions
+        from app.auth import logins
         from app.db import get_session
 
-        token, _row = sessions.start_session(admin.id, None, "Safari 18 on iOS")
+        token, _row = logins.start_login(admin.id, None, "Safari 18 on iOS")
         get_session().commit()
-        other_client.set_cookie(sessions.cookie_name(), token)
+        other_client.set_cookie(logins.cookie_name(), token)
 
 
 @pytest.mark.parametrize("origin, name", [("http://localhost", "sundown_admin"), ("https://inbox.example.org", "__Host-sundown_admin")])
@@ -126,10 +126,10 @@ def test_session_cookie_flags(make_app, app_config, origin, name):
     with application.test_request_context():
         from flask import make_response
 
-        from app.auth import sessions
+        from app.auth import logins
 
         response = make_response("")
-        sessions.set_cookie(response, "t" * 64)
+        logins.set_cookie(response, "t" * 64)
     header = response.headers["Set-Cookie"]
     assert header.startswith(f"{name}=") and "HttpOnly" in header and "SameSite=Lax" in header
     assert "Path=/" in header and "Domain" not in header

@@ -8,7 +8,7 @@ import threading
 import pytest
 from sqlalchemy.orm import Session
 
-from app import claim
+from app.cleanup import claim
 from app.db import make_engine
 
 HOUR_MS = 3_600_000

@@ -11,8 +11,9 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import delete, event, insert
 
-from app.export import HEADER, neutralise
-from app.models import Submission
+from app import db
+from app.admin.export import HEADER, neutralise
+from app.models import Inquiry
 
 BOM = "\ufeff"
 
@@ -27,7 +28,7 @@ def add_rows(db_session, clock, count: int, **values) -> None:
          "legal_hold": False, "created_at": start + timedelta(seconds=i), **values}
         for i in range(count)
     ]
-    db_session.execute(insert(Submission.__table__), rows)
+    db_session.execute(insert(Inquiry.__table__), rows)
     db_session.commit()
 
 
@@ -40,7 +41,7 @@ def parse(body: bytes) -> list[list[str]]:
 @contextmanager
 def counted_submission_selects(app):
     """Count the SELECTs on ``submissions`` the app's engine sends while the block runs."""
-    engine = app.extensions["sundown.engine"]
+    engine = db.engine_of(app)
     statements: list[str] = []
 
     def count(_conn, _cursor, statement, *_args):
@@ -128,7 +129,7 @@ def test_formula_injection_is_neutralised_in_every_free_text_cell(client, login,
     payloads = list(INJECTIONS)
     rows = [{"name": p, "email": p, "message": p, "hold_reason": p, "hold_by": p, "legal_hold": True,
              "created_at": clock() - timedelta(hours=len(payloads) - i)} for i, p in enumerate(payloads)]
-    db_session.execute(insert(Submission.__table__), rows)
+    db_session.execute(insert(Inquiry.__table__), rows)
     db_session.commit()
     exported = parse(client.get("/admin/export.csv").data)[1:]
     for payload, row in zip(payloads, exported, strict=True):
@@ -178,7 +179,7 @@ def test_delete_during_a_running_export_does_not_break_it(client, login, db_sess
     login("Ada")
     add_rows(db_session, clock, 650)
     ids = [int(row[0]) for row in parse(client.get("/admin/export.csv").data)[1:]]
-    engine = app.extensions["sundown.engine"]
+    engine = db.engine_of(app)
 
     response = client.get("/admin/export.csv", buffered=False)
     chunks = iter(response.response)
@@ -188,7 +189,7 @@ def test_delete_during_a_running_export_does_not_break_it(client, login, db_sess
     db_session.close()
     assert engine.pool.checkedout() == 0
     sent, later = ids[150:250], ids[450:500]
-    db_session.execute(delete(Submission).where(Submission.id.in_(sent + later)))
+    db_session.execute(delete(Inquiry).where(Inquiry.id.in_(sent + later)))
     db_session.commit()
     received += list(chunks)
     response.close()

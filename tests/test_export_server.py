@@ -17,7 +17,7 @@ import pytest
 import sqlalchemy as sa
 
 from app.db import make_engine
-from app.models import Admin, AdminSession, Submission
+from app.models import Admin, AdminLogin, Inquiry
 from tests.pgcluster import free_port
 from tests.server import running_server
 
@@ -35,12 +35,12 @@ def arrange(engine) -> str:
              "created_at": now - timedelta(hours=1, seconds=-i / 100)} for i in range(ROWS)]
     token = os.urandom(32).hex()
     with engine.begin() as conn:
-        conn.execute(sa.insert(Submission.__table__), rows)
+        conn.execute(sa.insert(Inquiry.__table__), rows)
         admin_id = conn.execute(
             sa.insert(Admin.__table__).values(name="Ada", user_handle=os.urandom(64), created_at=now)
             .returning(Admin.__table__.c.id)
         ).scalar_one()
-        conn.execute(sa.insert(AdminSession.__table__).values(
+        conn.execute(sa.insert(AdminLogin.__table__).values(
             token_hash=hashlib.sha256(token.encode()).hexdigest(), admin_id=admin_id, browser="test",
             created_at=now, last_seen_at=now, expires_at=now + timedelta(hours=1),
         ))

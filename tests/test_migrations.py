@@ -5,6 +5,7 @@ from __future__ import annotations
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 
+from app import db
 from app.db import make_engine
 from app.migrate import current_revision, head_revision
 from app.models import Base
@@ -24,4 +25,4 @@ def test_cli_db_upgrade_migrates_an_empty_database(app_config, make_app, tmp_pat
     app = make_app(config)
     result = app.test_cli_runner().invoke(args=["db-upgrade"])
     assert result.exit_code == 0, result.output
-    assert current_revision(app.extensions["sundown.engine"]) == head_revision()
+    assert current_revision(db.engine_of(app)) == head_revision()

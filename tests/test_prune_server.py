@@ -15,9 +15,10 @@ from pathlib import Path
 import pytest
 from sqlalchemy import func, select
 
-from app import claim, pruning
+from app import cleanup, retention
+from app.cleanup import claim
 from app.db import make_engine
-from app.models import PruneRun, Submission
+from app.models import CleanupRun, Inquiry
 from tests.helpers import VALID
 from tests.server import ROOT, running_server
 
@@ -42,8 +43,8 @@ def server_env(database_url: str, directory: Path, mode: str) -> dict[str, str]:
         "SUNDOWN_ORIGIN": "http://localhost",
         "SUNDOWN_RP_ID": "localhost",
         "SUNDOWN_DATABASE_URL": database_url,
-        "PRUNE_TEST_MODE": mode,
-        "PRUNE_TEST_DIR": str(directory),
+        "CLEANUP_TEST_MODE": mode,
+        "CLEANUP_TEST_DIR": str(directory),
     }
 
 
@@ -60,7 +61,7 @@ def post_inquiry(base_url: str) -> tuple[int, bytes, int]:
 
 def statuses(engine) -> list[str]:
     with engine.connect() as connection:
-        return list(connection.scalars(select(PruneRun.status).order_by(PruneRun.id)))
+        return list(connection.scalars(select(CleanupRun.status).order_by(CleanupRun.id)))
 
 
 @pytest.fixture
@@ -92,13 +93,13 @@ def test_a_prune_that_raises_leaves_the_response_a_success(database_url, engine,
         assert (status, json.loads(body)) == (201, {"ok": True})
         wait_for(lambda: statuses(engine) == ["error"], "the failed run in the ledger")
     with engine.connect() as connection:
-        error = connection.scalar(select(PruneRun.error))
+        error = connection.scalar(select(CleanupRun.error))
     assert error == "RuntimeError while deleting from raise"
 
 
 def add_rows(session, now, ages_in_days, hold=False):
     for age in ages_in_days:
-        session.add(Submission(name="n", email="e@example.com", message="m",
+        session.add(Inquiry(name="n", email="e@example.com", message="m",
                                created_at=now - timedelta(days=age), legal_hold=hold))
     session.commit()
 
@@ -113,7 +114,7 @@ def test_a_run_killed_mid_way_keeps_its_batches_and_a_later_run_completes(
     env = {
         **os.environ, "PYTHONPATH": str(ROOT), "SUNDOWN_SECRET_KEY": "k", "SUNDOWN_ORIGIN": "http://localhost",
         "SUNDOWN_RP_ID": "localhost", "SUNDOWN_DATABASE_URL": database_url,
-        "PRUNE_TEST_DIR": str(tmp_path), "PRUNE_TEST_NOW": clock().isoformat(),
+        "CLEANUP_TEST_DIR": str(tmp_path), "CLEANUP_TEST_NOW": clock().isoformat(),
     }
     child = subprocess.Popen([sys.executable, "-m", "tests.apps.prune_crash"], cwd=ROOT, env=env)
     try:
@@ -125,21 +126,21 @@ def test_a_run_killed_mid_way_keeps_its_batches_and_a_later_run_completes(
         child.wait()
 
     db_session.rollback()
-    survivors = list(db_session.execute(select(Submission.created_at, Submission.legal_hold)))
+    survivors = list(db_session.execute(select(Inquiry.created_at, Inquiry.legal_hold)))
     expired_left = sorted(created for created, held in survivors if created < cutoff and not held)
     assert len(expired_left) == 30  # two batches of ten committed and stay deleted
     assert expired_left[0] == clock() - timedelta(days=210)  # the oldest twenty went first
     assert sum(created >= cutoff for created, _ in survivors) == 3  # nothing newer was touched
     assert sum(held for _, held in survivors) == 2
-    assert [run.status for run in db_session.scalars(select(PruneRun))] == ["running"]
+    assert [run.status for run in db_session.scalars(select(CleanupRun))] == ["running"]
     assert claim.stored(db_session) < 0  # the claim still says "running"
 
     clock.advance(hours=1)  # the next due run: the claim, not the ledger, decides
     db_session.rollback()
     with app.app_context():
-        later = pruning.run("later")
-    assert (later.status, json.loads(later.deleted)["submissions"]) == ("ok", 30)
+        later = cleanup.run("later")
+    assert (later.status, json.loads(later.deleted)["inquiries"]) == ("ok", 30)
     db_session.rollback()
-    assert db_session.scalar(select(func.count()).select_from(Submission)) == 5
-    statuses_now = list(db_session.scalars(select(PruneRun.status).order_by(PruneRun.id)))
+    assert db_session.scalar(select(func.count()).select_from(Inquiry)) == 5
+    statuses_now = list(db_session.scalars(select(CleanupRun.status).order_by(CleanupRun.id)))
     assert statuses_now == ["running", "ok"]

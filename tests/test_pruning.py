@@ -13,44 +13,46 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import delete, event, func, select
 
-from app import claim, pruning
+from app import db
+from app import cleanup, retention
+from app.cleanup import claim, runs, state
 from app.clock import epoch_ms
-from app.models import Admin, AdminSession, PruneRun, RateLimit, Setting, Submission, Verification
-from app.prune_batches import Target
+from app.models import Admin, AdminLogin, CleanupRun, RateLimit, Setting, Inquiry, OneTimeSecret
+from app.cleanup.batches import Target
 from tests.helpers import VALID
 
 
-def add_inquiry(session, created_at: datetime, hold: bool = False) -> Submission:
-    row = Submission(name="Ada Secret", email="ada.secret@example.com", message="private words",
+def add_inquiry(session, created_at: datetime, hold: bool = False) -> Inquiry:
+    row = Inquiry(name="Ada Secret", email="ada.secret@example.com", message="private words",
                      created_at=created_at, legal_hold=hold)
     session.add(row)
     session.commit()
     return row
 
 
-def add_inquiries(session, clock, ages_in_days: list[float], hold: bool = False) -> list[Submission]:
+def add_inquiries(session, clock, ages_in_days: list[float], hold: bool = False) -> list[Inquiry]:
     return [add_inquiry(session, clock() - timedelta(days=age), hold) for age in ages_in_days]
 
 
-def ledger(app) -> list[PruneRun]:
+def ledger(app) -> list[CleanupRun]:
     with app.app_context():
         from app.db import get_session
 
-        return list(get_session().scalars(select(PruneRun).order_by(PruneRun.id)))
+        return list(get_session().scalars(select(CleanupRun).order_by(CleanupRun.id)))
 
 
 def remaining_ids(app) -> set[int]:
     with app.app_context():
         from app.db import get_session
 
-        return set(get_session().scalars(select(Submission.id)))
+        return set(get_session().scalars(select(Inquiry.id)))
 
 
 def next_due(app) -> datetime | None:
     with app.app_context():
         from app.db import get_session
 
-        return pruning.next_due_at(get_session())
+        return cleanup.next_due_at(get_session())
 
 
 def submit(client) -> int:
@@ -66,7 +68,7 @@ def count_claim_statements(app) -> list[str]:
         if "settings" in statement:
             statements.append(statement)
 
-    event.listen(app.extensions["sundown.engine"], "before_cursor_execute", record)
+    event.listen(db.engine_of(app), "before_cursor_execute", record)
     return statements
 
 
@@ -78,7 +80,7 @@ def test_the_first_ever_request_claims_and_runs(client, app, db_session, clock):
     assert submit(client) == 201
     [run] = ledger(app)
     assert (run.trigger, run.status) == ("inquiry_api", "ok")
-    assert json.loads(run.deleted)["submissions"] == 1
+    assert json.loads(run.deleted)["inquiries"] == 1
     assert old.id not in remaining_ids(app)
 
 
@@ -94,7 +96,7 @@ def test_a_streamed_response_prunes_after_its_last_chunk(app):
     chunks_sent = []
 
     def stream():
-        pruning.trigger("streamed")
+        cleanup.trigger("streamed")
 
         def body():
             for chunk in ("a", "b"):
@@ -142,15 +144,15 @@ def test_a_process_that_lost_the_claim_learns_when_it_is_next_due(app, app_confi
 @pytest.fixture
 def small_batches(app_config):
     # Rate-limit windows of a day, so that only inquiries are due in these tests.
-    app_config.update(PRUNE_BATCH_SIZE=2, PRUNE_TIME_BUDGET=0, PRUNE_YIELD=0, SUBMIT_RATE_LIMITS="10000/86400")
+    app_config.update(CLEANUP_BATCH_SIZE=2, CLEANUP_TIME_BUDGET=0, CLEANUP_YIELD=0, SUBMIT_RATE_LIMITS="10000/86400")
 
 
 @pytest.mark.usefixtures("small_batches")
 def test_the_time_budget_stops_a_run_after_one_batch(app, db_session, clock):
     add_inquiries(db_session, clock, [300, 250, 200, 190, 181])
     with app.app_context():
-        run = pruning.run("test")
-    assert (run.status, json.loads(run.deleted)["submissions"], run.remaining) == ("partial", 2, 3)
+        run = cleanup.run("test")
+    assert (run.status, json.loads(run.deleted)["inquiries"], run.remaining) == ("partial", 2, 3)
 
 
 @pytest.mark.usefixtures("small_batches")
@@ -176,7 +178,7 @@ def test_the_cutoff_is_fixed_at_the_claim_and_recorded(app, db_session, clock):
     db_session.add(Setting(key="retention_days", value="30"))
     db_session.commit()
     with app.app_context():
-        run = pruning.run("test")
+        run = cleanup.run("test")
     assert run.retention_days == 30
     assert run.cutoff == clock() - timedelta(days=30)
 
@@ -185,8 +187,8 @@ def test_a_lease_shorter_than_the_time_budget_is_refused_at_startup(app_config):
     from app import create_app
     from app.config import ConfigurationError
 
-    with pytest.raises(ConfigurationError, match="PRUNE_LEASE"):
-        create_app({**app_config, "PRUNE_LEASE": 10, "PRUNE_TIME_BUDGET": 10})
+    with pytest.raises(ConfigurationError, match="CLEANUP_LEASE"):
+        create_app({**app_config, "CLEANUP_LEASE": 10, "CLEANUP_TIME_BUDGET": 10})
 
 
 # --- What it deletes -----------------------------------------------------------
@@ -199,11 +201,11 @@ def add_expiring_rows(session, clock) -> None:
     session.add(admin)
     session.flush()
     for index, expires in enumerate([now - timedelta(seconds=1), now + timedelta(seconds=1)]):
-        session.add(Verification(identifier=f"challenge-{index}", value="x", expires_at=expires, created_at=now))
-        session.add(AdminSession(token_hash=f"{index:064d}", admin_id=admin.id, expires_at=expires))
+        session.add(OneTimeSecret(identifier=f"challenge-{index}", value="x", expires_at=expires, created_at=now))
+        session.add(AdminLogin(token_hash=f"{index:064d}", admin_id=admin.id, expires_at=expires))
         session.add(RateLimit(key=f"submit:60:client:{index}", count=1, expires_at=expires))
     for age in (timedelta(days=91), timedelta(days=89)):
-        session.add(PruneRun(trigger="old", started_at=now - age, finished_at=now - age,
+        session.add(CleanupRun(trigger="old", started_at=now - age, finished_at=now - age,
                              cutoff=now - age, retention_days=180, status="ok"))
     session.commit()
 
@@ -213,27 +215,27 @@ def test_every_target_loses_exactly_its_expired_rows(app, db_session, clock):
     add_inquiries(db_session, clock, [181, 179])
     add_inquiries(db_session, clock, [400], hold=True)
     with app.app_context():
-        run = pruning.run("test")
+        run = cleanup.run("test")
     assert json.loads(run.deleted) == {
-        "submissions": 1, "verification": 1, "session": 1, "rate_limits": 1, "prune_runs": 1,
+        "inquiries": 1, "one_time_secrets": 1, "admin_logins": 1, "rate_limits": 1, "cleanup_runs": 1,
     }
     db_session.rollback()
-    for model in (Verification, AdminSession, RateLimit):
+    for model in (OneTimeSecret, AdminLogin, RateLimit):
         assert db_session.scalar(select(func.min(model.expires_at))) > clock()
-    assert db_session.scalar(select(func.count()).select_from(PruneRun)) == 2  # the 89-day one and this run
-    assert db_session.scalar(select(func.count()).select_from(Submission)) == 2
+    assert db_session.scalar(select(func.count()).select_from(CleanupRun)) == 2  # the 89-day one and this run
+    assert db_session.scalar(select(func.count()).select_from(Inquiry)) == 2
 
 
 def test_batches_get_through_rows_sharing_one_timestamp(app_config, make_app, clock):
-    app = make_app({**app_config, "PRUNE_BATCH_SIZE": 3, "PRUNE_YIELD": 0})
+    app = make_app({**app_config, "CLEANUP_BATCH_SIZE": 3, "CLEANUP_YIELD": 0})
     with app.app_context():
         from app.db import get_session
 
         session = get_session()
         add_inquiries(session, clock, [200] * 7 + [190] * 2 + [181])
         add_inquiries(session, clock, [200], hold=True)
-        run = pruning.run("test")
-    assert (run.status, json.loads(run.deleted)["submissions"]) == ("ok", 10)
+        run = cleanup.run("test")
+    assert (run.status, json.loads(run.deleted)["inquiries"]) == ("ok", 10)
     assert len(remaining_ids(app)) == 1
 
 
@@ -242,17 +244,17 @@ def test_dry_run_counts_equal_what_the_run_deletes(app, db_session, clock):
     oldest = add_inquiries(db_session, clock, [500, 181, 179, 10])[0]
     add_inquiries(db_session, clock, [900], hold=True)
     with app.app_context():
-        preview = pruning.dry_run()
-        run = pruning.run("test")
-    assert preview["submissions"] == (2, oldest.created_at)
+        preview = cleanup.dry_run()
+        run = cleanup.run("test")
+    assert preview["inquiries"] == (2, oldest.created_at)
     assert {name: count for name, (count, _oldest) in preview.items()} == json.loads(run.deleted)
 
 
 def test_an_invalid_stored_retention_falls_back_to_180_days_with_a_warning(app, db_session, clock, caplog):
     db_session.add(Setting(key="retention_days", value="forever"))
     db_session.commit()
-    with caplog.at_level(logging.WARNING, logger="app.pruning"), app.app_context():
-        run = pruning.run("test")
+    with caplog.at_level(logging.WARNING, logger="app.cleanup"), app.app_context():
+        run = cleanup.run("test")
     assert run.retention_days == 180
     assert "invalid stored retention_days" in caplog.text
 
@@ -262,26 +264,26 @@ def test_an_invalid_stored_retention_falls_back_to_180_days_with_a_warning(app, 
 
 def test_one_structured_log_line_per_run_without_personal_data(app, db_session, clock, caplog):
     add_inquiries(db_session, clock, [200])
-    with caplog.at_level(logging.INFO, logger="app.pruning"), app.app_context():
-        run = pruning.run("test")
-    [line] = [record.getMessage() for record in caplog.records if record.getMessage().startswith("prune_run ")]
-    fields = json.loads(line.removeprefix("prune_run "))
-    assert fields == pruning.as_dict(run)
-    assert fields["status"] == "ok" and fields["deleted"]["submissions"] == 1
-    assert "secret" not in caplog.text.lower()
+    with caplog.at_level(logging.INFO, logger="app.cleanup"), app.app_context():
+        run = cleanup.run("test")
+    [line] = [record.getMessage() for record in caplog.records if record.getMessage().startswith("cleanup_run ")]
+    fields = json.loads(line.removeprefix("cleanup_run "))
+    assert fields == cleanup.as_dict(run)
+    assert fields["status"] == "ok" and fields["deleted"]["inquiries"] == 1
+    assert "ada" not in caplog.text.lower() and "private words" not in caplog.text
 
 
 def test_a_crashed_run_left_running_does_not_block_the_next_due_run(app, db_session, clock):
     with app.app_context():
-        pruning.run("test")
+        cleanup.run("test")
         # A run whose process died: its claim and ledger row stay "running".
         with app.extensions["sundown.sessionmaker"].begin() as session:
             clock.advance(hours=1)
             assert claim.take(session, epoch_ms(clock()), 3_600_000, 300_000)
-            session.add(PruneRun(trigger="died", started_at=clock(), cutoff=clock(), retention_days=180))
-        assert pruning.run("test", force=True) is None  # never overlaps a live lease
+            session.add(CleanupRun(trigger="died", started_at=clock(), cutoff=clock(), retention_days=180))
+        assert cleanup.run("test", force=True) is None  # never overlaps a live lease
         clock.advance(hours=1)
-        later = pruning.run("test")
+        later = cleanup.run("test")
     assert later.status == "ok"
     assert [run.status for run in ledger(app)] == ["ok", "running", "ok"]
 
@@ -302,8 +304,8 @@ def failing_on_second_batch(target: Target) -> Target:
 
 
 def test_an_exception_in_a_batch_is_recorded_and_the_response_unaffected(app_config, make_app, clock):
-    app = make_app({**app_config, "PRUNE_BATCH_SIZE": 2, "PRUNE_YIELD": 0})
-    targets = app.extensions["sundown.prune_targets"]
+    app = make_app({**app_config, "CLEANUP_BATCH_SIZE": 2, "CLEANUP_YIELD": 0})
+    targets = state.of(app).targets
     targets[0] = failing_on_second_batch(targets[0])
     with app.app_context():
         from app.db import get_session
@@ -311,8 +313,8 @@ def test_an_exception_in_a_batch_is_recorded_and_the_response_unaffected(app_con
         add_inquiries(get_session(), clock, [300, 200, 190])
     assert submit(app.test_client()) == 201
     [run] = ledger(app)
-    assert (run.status, run.error) == ("error", "RuntimeError while deleting from submissions")
-    assert json.loads(run.deleted)["submissions"] == 2  # the committed batch stays deleted
+    assert (run.status, run.error) == ("error", "RuntimeError while deleting from inquiries")
+    assert json.loads(run.deleted)["inquiries"] == 2  # the committed batch stays deleted
     with app.app_context():
         from app.db import get_session
 
@@ -325,10 +327,10 @@ def test_a_failure_outside_the_batches_is_logged_and_never_reaches_the_response(
     def database_gone(trigger, force=False):
         raise ConnectionError("database gone")
 
-    monkeypatch.setattr(pruning, "run", database_gone)
-    with caplog.at_level(logging.ERROR, logger="app.pruning"):
+    monkeypatch.setattr(runs, "run_if_due", database_gone)
+    with caplog.at_level(logging.ERROR, logger="app.cleanup"):
         assert submit(client) == 201
-    assert "prune after inquiry_api failed" in caplog.text
+    assert "cleanup after inquiry_api failed" in caplog.text
 
 
 # --- Operator controls -------------------------------------------------------------
@@ -338,39 +340,39 @@ def test_cli_dry_run_then_run_then_not_due_then_force(app, db_session, clock):
     add_inquiries(db_session, clock, [200, 300])
     runner = app.test_cli_runner()
     dry = runner.invoke(args=["prune", "--dry-run"])
-    assert "submissions: 2 (oldest " in dry.output
+    assert "inquiries: 2 (oldest " in dry.output
     assert ledger(app) == []
     first = runner.invoke(args=["prune"])
-    assert "submissions: 2 deleted" in first.output and ": ok, 0 remaining" in first.output
+    assert "inquiries: 2 deleted" in first.output and ": ok, 0 remaining" in first.output
     assert "Not run" in runner.invoke(args=["prune"]).output
     forced = runner.invoke(args=["prune", "--force"])
-    assert forced.exit_code == 0 and "submissions: 0 deleted" in forced.output
+    assert forced.exit_code == 0 and "inquiries: 0 deleted" in forced.output
     assert [run.trigger for run in ledger(app)] == ["cli", "cli"]
 
 
 def test_internal_prune_is_404_without_a_configured_token(client):
-    assert client.post("/internal/prune", headers={"Authorization": "Bearer x"}).status_code == 404
+    assert client.post("/internal/cleanup", headers={"Authorization": "Bearer x"}).status_code == 404
 
 
 @pytest.fixture
 def token_client(app_config, make_app):
-    return make_app({**app_config, "PRUNE_TOKEN": "s3cret-token"}).test_client()
+    return make_app({**app_config, "CLEANUP_TOKEN": "s3cret-token"}).test_client()
 
 
 def test_internal_prune_refuses_a_missing_or_wrong_token(token_client):
-    assert token_client.post("/internal/prune").status_code == 401
-    assert token_client.post("/internal/prune", headers={"Authorization": "Basic abc"}).status_code == 401
-    wrong = token_client.post("/internal/prune", headers={"Authorization": "Bearer s3cret-tokem"})
+    assert token_client.post("/internal/cleanup").status_code == 401
+    assert token_client.post("/internal/cleanup", headers={"Authorization": "Basic abc"}).status_code == 401
+    wrong = token_client.post("/internal/cleanup", headers={"Authorization": "Bearer s3cret-tokem"})
     assert wrong.status_code == 403
 
 
 def test_internal_prune_runs_once_and_returns_the_run(token_client):
     headers = {"Authorization": "Bearer s3cret-token"}
-    first = token_client.post("/internal/prune", headers=headers)
+    first = token_client.post("/internal/cleanup", headers=headers)
     assert first.status_code == 200
     assert first.json["ran"] is True
     assert first.json["run"]["trigger"] == "internal" and first.json["run"]["status"] == "ok"
-    again = token_client.post("/internal/prune", headers=headers)
+    again = token_client.post("/internal/cleanup", headers=headers)
     assert again.json == {"ran": False, "next_due_at": "2026-06-01T13:00:00+00:00"}
 
 
@@ -400,20 +402,20 @@ def test_property_only_expired_unheld_rows_are_ever_deleted(
         # Ages are scattered around the cutoff, to the second, including exactly at it.
         for seconds, extra_days, hold in rows:
             created = cutoff + timedelta(seconds=seconds) + timedelta(days=extra_days if seconds >= 0 else -extra_days)
-            session.add(Submission(name="n", email="e@example.com", message="m", created_at=created, legal_hold=hold))
+            session.add(Inquiry(name="n", email="e@example.com", message="m", created_at=created, legal_hold=hold))
         session.commit()
-        query = select(Submission.id, Submission.created_at, Submission.legal_hold)
+        query = select(Inquiry.id, Inquiry.created_at, Inquiry.legal_hold)
         before = {id_: (created, held) for id_, created, held in session.execute(query)}
-        app.config.update(PRUNE_BATCH_SIZE=batch_size, PRUNE_TIME_BUDGET=0 if partial else 60, PRUNE_YIELD=0)
-        run = pruning.run("property")
+        app.config.update(CLEANUP_BATCH_SIZE=batch_size, CLEANUP_TIME_BUDGET=0 if partial else 60, CLEANUP_YIELD=0)
+        run = cleanup.run("property")
         session.rollback()
-        after = set(session.scalars(select(Submission.id)))
+        after = set(session.scalars(select(Inquiry.id)))
 
     deleted = set(before) - after
     assert run.cutoff == cutoff
     expired = {i for i, (created, held) in before.items() if created < cutoff and not held}
     assert deleted <= expired
-    assert len(deleted) == json.loads(run.deleted)["submissions"]
+    assert len(deleted) == json.loads(run.deleted)["inquiries"]
     still_expired = expired & after
     if run.status == "ok":
         assert still_expired == set()
@@ -426,17 +428,17 @@ def _fresh_state(app):
     from app.db import get_session
 
     session = get_session()
-    for model in (Submission, Setting, PruneRun):
+    for model in (Inquiry, Setting, CleanupRun):
         session.execute(delete(model))
     session.commit()
-    app.extensions["sundown.prune_schedule"].next_due_ms = 0
+    state.of(app).next_due_ms = 0
     return session
 
 
 def test_default_batch_size_and_pause_follow_the_database(app, db_kind):
-    from app.pruning import _limits
+    from app.cleanup.runs import batch_limits
 
     with app.app_context():
-        limits = _limits()
+        limits = batch_limits()
     expected = {"sqlite": (1000, 1.0), "postgresql": (50_000, 0.0)}[db_kind]
     assert (limits.batch_size, limits.yield_ratio) == expected

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import func, select
 
-from app.models import Submission
+from app.models import Inquiry
 from tests.helpers import VALID, csrf_token
 
 
@@ -13,7 +13,7 @@ def count_submissions(app) -> int:
     with app.app_context():
         from app.db import get_session
 
-        return get_session().scalar(select(func.count()).select_from(Submission))
+        return get_session().scalar(select(func.count()).select_from(Inquiry))
 
 
 def test_form_page_has_labelled_fields(client):
@@ -55,7 +55,7 @@ def test_stored_values_are_trimmed_and_email_normalised(client, app):
     with app.app_context():
         from app.db import get_session
 
-        row = get_session().scalars(select(Submission)).one()
+        row = get_session().scalars(select(Inquiry)).one()
     assert (row.name, row.email, row.message) == ("Ada", "Ada@example.com", "hi\nthere")
     assert row.created_at.tzinfo is not None
 

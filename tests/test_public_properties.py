@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import func, select
 
-from app.models import Submission
+from app.models import Inquiry
 from tests.helpers import csrf_token
 
 LIMITS = {"name": 100, "email": 254, "message": 5000}
@@ -58,7 +58,7 @@ def stored(app) -> int:
     with app.app_context():
         from app.db import get_session
 
-        return get_session().scalar(select(func.count()).select_from(Submission))
+        return get_session().scalar(select(func.count()).select_from(Inquiry))
 
 
 @PROPERTY_SETTINGS

@@ -20,9 +20,9 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
-from app.auth.sessions import hash_token
+from app.auth.logins import hash_token
 from app.db import make_engine
-from app.models import Admin, AdminSession, PruneRun, Setting, Submission
+from app.models import Admin, AdminLogin, CleanupRun, Setting, Inquiry
 from bench.client import burst_submissions, port_of
 from tests.conftest import new_database_url
 from tests.server import running_server
@@ -54,13 +54,13 @@ def _arrange(engine) -> str:
     token = secrets.token_hex(32)
     with Session(engine) as session, session.begin():
         session.add_all(
-            Submission(name="Old", email="old@example.com", message="old", created_at=now - timedelta(days=400))
+            Inquiry(name="Old", email="old@example.com", message="old", created_at=now - timedelta(days=400))
             for _ in range(EXPIRED_ROWS)
         )
         admin = Admin(name="Ada", user_handle=os.urandom(64))
         session.add(admin)
         session.flush()
-        session.add(AdminSession(token_hash=hash_token(token), admin_id=admin.id, browser="test",
+        session.add(AdminLogin(token_hash=hash_token(token), admin_id=admin.id, browser="test",
                                  created_at=now, last_seen_at=now, expires_at=now + timedelta(hours=1)))
     return token
 
@@ -97,9 +97,9 @@ def scaled_out(request, tmp_path_factory):
         results["with_cookie"] = [_get(port, "/admin/settings", token) for port in ports for _ in range(6)]
         results["without_cookie"] = [_get(port, "/admin/settings") for port in ports]
     with Session(engine) as session:
-        results["runs"] = session.scalars(sa.select(PruneRun)).all()
+        results["runs"] = session.scalars(sa.select(CleanupRun)).all()
         results["expired_left"] = session.scalar(
-            sa.select(sa.func.count()).where(Submission.name == "Old")
+            sa.select(sa.func.count()).where(Inquiry.name == "Old")
         )
     engine.dispose()
     return results

@@ -1,7 +1,8 @@
-"""The admin inbox: list, detail, delete, legal hold, export, retention, cleanup status.
+"""Every page under /admin: inbox, detail, changes, export, retention, cleanup, account.
 
-Every page needs a live admin session and is never cached: the pages show
-personal data.
+One blueprint, so one guard and one ``Cache-Control: no-store`` cover them
+all: every page needs a live admin login and none may be cached, since they
+show personal data or one-time links.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ bp = Blueprint("admin", __name__, url_prefix="/admin")
 @bp.before_request
 @login_required
 def require_admin():
-    """Send anyone without a live admin session to the login page."""
+    """Send anyone without a live admin login to the login page."""
     return None
 
 
@@ -27,7 +28,4 @@ def forbid_caching(response):
 
 
 # The view modules register their routes on ``bp`` when imported.
-from app.admin import actions, display, inbox, settings, status  # noqa: E402,F401
-from app import export  # noqa: E402
-
-bp.add_url_rule("/export.csv", endpoint="export", view_func=export.download, methods=["GET"])
+from app.admin import account, actions, cleanup, display, export, inbox, settings  # noqa: E402,F401

@@ -9,8 +9,9 @@ from werkzeug.exceptions import BadRequest
 
 from app import clock, db
 from app.admin import audit, bp
-from app.admin.inquiries import get_inquiry_or_404, visible_now
-from app.models import Submission
+from app.admin.inquiries import get_inquiry_or_404
+from app.retention import visible_now
+from app.models import Inquiry
 
 MAX_SELECTION = 500
 MAX_REASON_LENGTH = 200
@@ -66,7 +67,7 @@ def release_hold(inquiry_id: int):
     session = db.get_session()
     audit.record(session, "hold_released", 1, f"inquiry #{inquiry_id}")
     session.commit()
-    if session.scalar(select(Submission.id).where(Submission.id == inquiry_id, visible_now(session))) is None:
+    if session.scalar(select(Inquiry.id).where(Inquiry.id == inquiry_id, visible_now(session))) is None:
         flash("Hold released. The inquiry is past retention: it is hidden now and deleted at the next cleanup.")
         return redirect(url_for("admin.inbox"), 303)
     flash("Hold released.")
@@ -77,7 +78,7 @@ def _update_visible(inquiry_id: int, **values) -> None:
     """Update one inquiry if it is still visible; a 404 if a cleanup or a colleague removed it meanwhile."""
     session = db.get_session()
     result = session.execute(
-        update(Submission).where(Submission.id == inquiry_id, visible_now(session)).values(**values),
+        update(Inquiry).where(Inquiry.id == inquiry_id, visible_now(session)).values(**values),
         execution_options={"synchronize_session": False},
     )
     if result.rowcount != 1:
@@ -100,9 +101,9 @@ def _count_selection(ids: list[int]) -> tuple[int, int]:
     session = db.get_session()
     counts = dict(
         session.execute(
-            select(Submission.legal_hold, func.count())
-            .where(Submission.id.in_(ids), visible_now(session))
-            .group_by(Submission.legal_hold)
+            select(Inquiry.legal_hold, func.count())
+            .where(Inquiry.id.in_(ids), visible_now(session))
+            .group_by(Inquiry.legal_hold)
         ).all()
     )
     return counts.get(False, 0), counts.get(True, 0)
@@ -113,8 +114,8 @@ def _delete(ids: list[int], held: int) -> int:
     # The hold is checked again in the DELETE itself: a hold placed after the
     # confirmation page still protects the inquiry.
     result = session.execute(
-        delete(Submission).where(
-            Submission.id.in_(ids), Submission.legal_hold.is_(False), visible_now(session)
+        delete(Inquiry).where(
+            Inquiry.id.in_(ids), Inquiry.legal_hold.is_(False), visible_now(session)
         ),
         execution_options={"synchronize_session": False},
     )

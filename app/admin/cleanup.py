@@ -1,63 +1,53 @@
-"""What the status page reads from the pruner, in one place.
-
-The ledger rows (``PruneRun``) are shown as ``RunView``: parsed counts,
-duration and a failed flag, so the template does no arithmetic.
-"""
+"""The cleanup page: last run, next due, the ledger, the audit log, "Run cleanup now"."""
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass
-from datetime import datetime, timedelta
+from flask import flash, redirect, render_template, url_for
 
-from sqlalchemy.orm import Session
-
-from app import pruning
-from app.models import PruneRun
+from app import db
+from app.admin import audit, bp
+from app import cleanup
+from app.cleanup import ledger
+from app.models import CleanupStatus
 
 RECENT_RUNS = 20
 
 
-@dataclass(frozen=True)
-class RunView:
-    """One ledger row, ready to display."""
-
-    run: PruneRun
-    counts: dict[str, int]
-    duration: timedelta | None
-
-    @property
-    def failed(self) -> bool:
-        """Whether the run ended in an error."""
-        return self.run.status in ("failed", "error") or bool(self.run.error)
-
-    @property
-    def total(self) -> int:
-        """Rows deleted across every target."""
-        return sum(self.counts.values())
+@bp.context_processor
+def ledger_statuses() -> dict:
+    """Templates compare a run's status with ``CleanupStatus``, never with bare strings."""
+    return {"CleanupStatus": CleanupStatus}
 
 
-def view_of(run: PruneRun) -> RunView:
-    """Parse a ledger row's JSON counts and compute its duration."""
-    try:
-        counts = {str(k): int(v) for k, v in json.loads(run.deleted or "{}").items()}
-    except (ValueError, TypeError, AttributeError):
-        counts = {}
-    duration = run.finished_at - run.started_at if run.finished_at else None
-    return RunView(run, counts, duration)
+@bp.get("/cleanup")
+def cleanup_page():
+    """The cleanup ledger and the admin audit log."""
+    session = db.get_session()
+    runs = [ledger.view_of(row) for row in ledger.recent_runs(session, RECENT_RUNS)]
+    return render_template(
+        "admin/cleanup.html",
+        last=runs[0] if runs else None,
+        runs=runs,
+        next_due=cleanup.next_due_at(session),
+        entries=audit.recent(session),
+    )
 
 
-def recent_runs(session: Session) -> list[RunView]:
-    """The newest ledger rows first."""
-    return [view_of(run) for run in pruning.recent_runs(session, RECENT_RUNS)]
+@bp.post("/cleanup/run")
+def run_cleanup():
+    """Run a cleanup now (forced through the claim) and report its result."""
+    db.get_session().close()  # hold no transaction while the cleanup deletes
+    row = cleanup.run("admin_manual", force=True)
+    if row is None:
+        flash("A cleanup is already running; its result will appear below.", "warning")
+        return redirect(url_for("admin.cleanup_page"), 303)
+    result = ledger.view_of(row)
+    if result.failed:
+        flash(f"Cleanup failed: {row.error or row.status}.", "error")
+    else:
+        flash(f"Cleanup finished: deleted {result.total} rows ({_counts(result.counts)}).")
+    return redirect(url_for("admin.cleanup_page"), 303)
 
 
-def next_due(session: Session) -> datetime | None:
-    """When the next cleanup is due (None: at the next request)."""
-    return pruning.next_due_at(session)
-
-
-def run_now() -> RunView | None:
-    """Run a cleanup now through the same claim as every trigger; None if another holds it."""
-    run = pruning.run("admin_manual", force=True)
-    return view_of(run) if run is not None else None
+def _counts(counts: dict[str, int]) -> str:
+    return ", ".join(f"{target} {count}" for target, count in counts.items()) or "nothing to delete"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from flask import render_template, request
 from werkzeug.exceptions import BadRequest
 
-from app import db, pruning
+from app import cleanup, db
 from app.admin import bp
 from app.admin.inquiries import Cursor, get_inquiry_or_404, inbox_page
 
@@ -21,7 +21,7 @@ def inbox():
     page = inbox_page(
         db.get_session(), query, after=_cursor_arg("after"), before=_cursor_arg("before")
     )
-    pruning.trigger("admin_inbox")
+    cleanup.trigger("admin_inbox")
     return render_template("admin/inbox.html", page=page, query=query)
 
 

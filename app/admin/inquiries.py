@@ -1,4 +1,4 @@
-"""Queries on inquiries for the admin pages; every read goes through the pruner's predicate."""
+"""Queries on inquiries for the admin pages; every read goes through the retention rule's predicate."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ from sqlalchemy import ColumnElement, Select, or_, select, tuple_
 from sqlalchemy.orm import Session
 from werkzeug.exceptions import BadRequest
 
-from app import db, pruning
-from app.models import Submission
+from app import db
+from app.retention import visible_now
+from app.models import Inquiry
 
 PAGE_SIZE = 50
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
@@ -40,7 +41,7 @@ class Cursor:
             raise BadRequest("That page link is malformed; go back to the first page.") from None
 
     @classmethod
-    def of(cls, row: Submission) -> Cursor:
+    def of(cls, row: Inquiry) -> Cursor:
         """The cursor pointing at ``row``."""
         return cls(row.created_at, row.id)
 
@@ -49,21 +50,16 @@ class Cursor:
 class Page:
     """One inbox page, newest first, and the cursors of its neighbours (None at the ends)."""
 
-    rows: list[Submission]
+    rows: list[Inquiry]
     newer: Cursor | None
     older: Cursor | None
 
 
-def visible_now(session: Session) -> ColumnElement[bool]:
-    """The shared read predicate at the cutoff in force now."""
-    return pruning.visible(pruning.current_cutoff(session))
-
-
-def get_inquiry_or_404(inquiry_id: int) -> Submission:
+def get_inquiry_or_404(inquiry_id: int) -> Inquiry:
     """The visible inquiry ``inquiry_id``, or a 404 (also when it is past retention)."""
     session = db.get_session()
     row = session.scalar(
-        select(Submission).where(Submission.id == inquiry_id, visible_now(session))
+        select(Inquiry).where(Inquiry.id == inquiry_id, visible_now(session))
     )
     if row is None:
         abort(404, "This inquiry does not exist, was deleted, or is past retention.")
@@ -81,8 +77,8 @@ def matching(query: str) -> ColumnElement[bool]:
     """Inquiries whose name or email contains ``query`` (case-insensitive)."""
     pattern = f"%{escape_like(query)}%"
     return or_(
-        Submission.name.ilike(pattern, escape=LIKE_ESCAPE),
-        Submission.email.ilike(pattern, escape=LIKE_ESCAPE),
+        Inquiry.name.ilike(pattern, escape=LIKE_ESCAPE),
+        Inquiry.email.ilike(pattern, escape=LIKE_ESCAPE),
     )
 
 
@@ -94,7 +90,7 @@ def inbox_page(
     Keyset pagination on ``(created_at, id)``: rows with equal timestamps are
     ordered by id, so no row is skipped or repeated across pages.
     """
-    stmt = select(Submission).where(visible_now(session))
+    stmt = select(Inquiry).where(visible_now(session))
     if query:
         stmt = stmt.where(matching(query))
     if before is not None:
@@ -115,17 +111,17 @@ def inbox_page(
 
 
 def _key():
-    return tuple_(Submission.created_at, Submission.id)
+    return tuple_(Inquiry.created_at, Inquiry.id)
 
 
-def _older_than(session: Session, stmt: Select, cursor: Cursor | None) -> list[Submission]:
+def _older_than(session: Session, stmt: Select, cursor: Cursor | None) -> list[Inquiry]:
     if cursor is not None:
         stmt = stmt.where(_key() < (cursor.created_at, cursor.id))
-    stmt = stmt.order_by(Submission.created_at.desc(), Submission.id.desc()).limit(PAGE_SIZE + 1)
+    stmt = stmt.order_by(Inquiry.created_at.desc(), Inquiry.id.desc()).limit(PAGE_SIZE + 1)
     return list(session.scalars(stmt))
 
 
-def _newer_than(session: Session, stmt: Select, cursor: Cursor) -> list[Submission]:
+def _newer_than(session: Session, stmt: Select, cursor: Cursor) -> list[Inquiry]:
     stmt = stmt.where(_key() > (cursor.created_at, cursor.id))
-    stmt = stmt.order_by(Submission.created_at.asc(), Submission.id.asc()).limit(PAGE_SIZE + 1)
+    stmt = stmt.order_by(Inquiry.created_at.asc(), Inquiry.id.asc()).limit(PAGE_SIZE + 1)
     return list(session.scalars(stmt))

@@ -1,4 +1,4 @@
-"""Passkey-only admin authentication: ceremonies, sessions, enrollment, account pages."""
+"""Passkey-only admin authentication: ceremonies, logins, enrollment (the account page is in ``app.admin``)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from flask import Blueprint, Flask, redirect, request, url_for
 from flask_login import LoginManager, current_user
 from werkzeug.exceptions import Unauthorized
 
-from app.auth import sessions
+from app.auth import logins
 
 bp = Blueprint("auth", __name__, url_prefix="/auth")
 login_manager = LoginManager()
@@ -15,7 +15,7 @@ login_manager = LoginManager()
 def init_app(app: Flask) -> None:
     """Resolve the current admin from the session cookie on each request."""
     login_manager.init_app(app)
-    login_manager.request_loader(sessions.load_admin_from_request)
+    login_manager.request_loader(logins.load_admin_from_request)
     login_manager.unauthorized_handler(_unauthorized)
     app.before_request(_require_login_under_admin)
 
@@ -38,4 +38,4 @@ def _unauthorized():
 
 
 # The views register themselves on ``bp``; imported last because they import ``bp``.
-from app.auth import account, enroll, login  # noqa: E402,F401
+from app.auth import enroll, login  # noqa: E402,F401

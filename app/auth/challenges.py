@@ -19,7 +19,7 @@ from sqlalchemy import delete
 from webauthn.helpers import base64url_to_bytes, bytes_to_base64url
 
 from app import clock, db
-from app.models import Verification
+from app.models import OneTimeSecret
 
 CHALLENGE_BYTES = 32
 NONCE_BYTES = 16
@@ -45,7 +45,7 @@ def issue(kind: str, context: dict[str, Any] | None = None) -> bytes:
     value = {"type": kind, "challenge": bytes_to_base64url(challenge), "context": context or {}}
     with db.transaction() as session:
         session.add(
-            Verification(
+            OneTimeSecret(
                 identifier=f"{kind}:{nonce}",
                 value=json.dumps(value),
                 created_at=moment,
@@ -64,12 +64,12 @@ def consume(kind: str) -> Ceremony | None:
         return None
     with db.transaction() as session:
         raw = session.scalar(
-            delete(Verification)
+            delete(OneTimeSecret)
             .where(
-                Verification.identifier == f"{kind}:{nonce}",
-                Verification.expires_at > clock.now(),
+                OneTimeSecret.identifier == f"{kind}:{nonce}",
+                OneTimeSecret.expires_at > clock.now(),
             )
-            .returning(Verification.value)
+            .returning(OneTimeSecret.value)
         )
     if raw is None:
         return None

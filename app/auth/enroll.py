@@ -9,7 +9,7 @@ from webauthn.helpers import base64url_to_bytes, bytes_to_base64url
 from werkzeug.exceptions import Conflict, Gone
 
 from app import clock, db
-from app.auth import bp, ceremonies, challenges, invites, passkeys, sessions, throttle, web
+from app.auth import bp, ceremonies, challenges, invites, passkeys, logins, throttle, web
 from app.auth.browser import browser_name
 from app.auth.ceremonies import CeremonyFailed
 from app.models import Admin
@@ -55,7 +55,7 @@ def enroll_verify(token: str):
             raise Gone(LINK_GONE)
         admin = _admin_for(writer, invite, base64url_to_bytes(ceremony.context["user_handle"]))
         passkey = _add_passkey(writer, admin.id, verified, body)
-        session_token, _row = sessions.start_session(
+        session_token, _row = logins.start_login(
             admin.id, passkey.id, browser_name(request.user_agent.string), writer
         )
     return web.logged_in_response(session_token)

@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 from webauthn.helpers import bytes_to_base64url
 
 from app import clock
-from app.models import Admin, Verification
+from app.models import Admin, OneTimeSecret
 
 TOKEN_BYTES = 32
 KIND = "invite"
@@ -62,7 +62,7 @@ def create(session: Session, name: str, recover: bool = False) -> str:
     moment = clock.now()
     context = {"name": name, "admin_id": admin.id if admin else None}
     session.add(
-        Verification(
+        OneTimeSecret(
             identifier=identifier_for(token),
             value=json.dumps({"type": KIND, "context": context}),
             created_at=moment,
@@ -75,9 +75,9 @@ def create(session: Session, name: str, recover: bool = False) -> str:
 def find(session: Session, token: str) -> Invite | None:
     """The unexpired, unused invite for ``token``, without using it."""
     raw = session.scalar(
-        select(Verification.value).where(
-            Verification.identifier == identifier_for(token),
-            Verification.expires_at > clock.now(),
+        select(OneTimeSecret.value).where(
+            OneTimeSecret.identifier == identifier_for(token),
+            OneTimeSecret.expires_at > clock.now(),
         )
     )
     return _parse(identifier_for(token), raw)
@@ -86,9 +86,9 @@ def find(session: Session, token: str) -> Invite | None:
 def redeem(session: Session, invite: Invite) -> bool:
     """Delete the invite in the caller's transaction; False if it was used or expired meanwhile."""
     raw = session.scalar(
-        delete(Verification)
-        .where(Verification.identifier == invite.identifier, Verification.expires_at > clock.now())
-        .returning(Verification.value)
+        delete(OneTimeSecret)
+        .where(OneTimeSecret.identifier == invite.identifier, OneTimeSecret.expires_at > clock.now())
+        .returning(OneTimeSecret.value)
     )
     return raw is not None
 

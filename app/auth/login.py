@@ -8,8 +8,8 @@ from flask import flash, redirect, render_template, request, url_for
 from flask import session as browser_session
 from flask_login import current_user
 
-from app import clock, db, pruning
-from app.auth import bp, ceremonies, challenges, passkeys, sessions, throttle, web
+from app import cleanup, clock, db
+from app.auth import bp, ceremonies, challenges, passkeys, logins, throttle, web
 from app.auth.browser import browser_name
 from app.auth.ceremonies import CeremonyFailed
 from app.models import Admin
@@ -28,7 +28,7 @@ def login():
 def login_options():
     """Fresh login options: no allowCredentials, user verification required."""
     throttle.limit_attempt()
-    pruning.trigger("login_options")
+    cleanup.trigger("login_options")
     return web.json_options(ceremonies.login_options())
 
 
@@ -36,7 +36,7 @@ def login_options():
 def login_verify():
     """Verify an assertion; on success start a new session and set its cookie."""
     throttle.limit_attempt()
-    pruning.trigger("login_verify")
+    cleanup.trigger("login_verify")
     body = web.json_body()
     credential = body.get("credential")
     ceremony = challenges.consume(challenges.LOGIN)
@@ -55,7 +55,7 @@ def login_verify():
             writer, passkey, verified.new_sign_count, verified.credential_backed_up, clock.now()
         ):
             raise CeremonyFailed("The passkey could not be verified. Please try again.")
-        token, _row = sessions.start_session(
+        token, _row = logins.start_login(
             admin.id, passkey.id, browser_name(request.user_agent.string), writer
         )
     return web.logged_in_response(token, body.get("next"))
@@ -65,11 +65,11 @@ def login_verify():
 def logout():
     """End this browser's session (the row is deleted) and go to the login page."""
     if current_user.is_authenticated:  # resolves the cookie to its session row
-        sessions.end_session(sessions.current_session().id)
+        logins.end_login(logins.current_login().id)
     browser_session.clear()
     flash("You are logged out.")
     response = redirect(url_for("auth.login"), 303)
-    sessions.clear_cookie(response)
+    logins.clear_cookie(response)
     return response
 
 

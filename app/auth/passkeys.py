@@ -7,7 +7,7 @@ from datetime import datetime
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
-from app.models import Admin, AdminSession, Passkey
+from app.models import Admin, AdminLogin, Passkey
 
 MAX_NAME_LENGTH = 100
 
@@ -98,7 +98,7 @@ def remove(session: Session, admin_id: int, passkey_id: int) -> None:
         raise PasskeyError("No such passkey.")
     if count <= 1:
         raise PasskeyError("You cannot remove your last passkey: add another one first.")
-    session.execute(delete(AdminSession).where(AdminSession.passkey_id == passkey_id))
+    session.execute(delete(AdminLogin).where(AdminLogin.passkey_id == passkey_id))
     session.execute(delete(Passkey).where(Passkey.id == passkey_id))
 
 

@@ -7,7 +7,7 @@ from urllib.parse import urlsplit
 from flask import Response, jsonify, request, session as browser_session
 from werkzeug.exceptions import BadRequest
 
-from app.auth import sessions
+from app.auth import logins
 
 DEFAULT_AFTER_LOGIN = "/admin/"
 
@@ -40,5 +40,5 @@ def logged_in_response(token: str, next_path=None) -> Response:
     # A new Flask session too, so nothing set before login (fixation) survives it.
     browser_session.clear()
     response = jsonify(ok=True, redirect=safe_next(next_path) or DEFAULT_AFTER_LOGIN)
-    sessions.set_cookie(response, token)
+    logins.set_cookie(response, token)
     return response

@@ -1,8 +1,8 @@
 """Run a prune that stops forever in its third batch, so a test can SIGKILL it there.
 
 Usage: ``python -m tests.apps.prune_crash`` with ``SUNDOWN_*`` settings,
-``PRUNE_TEST_DIR`` (``blocked`` is touched there when the run is held) and
-``PRUNE_TEST_NOW`` (the ISO time of the app's clock).
+``CLEANUP_TEST_DIR`` (``blocked`` is touched there when the run is held) and
+``CLEANUP_TEST_NOW`` (the ISO time of the app's clock).
 """
 
 from __future__ import annotations
@@ -12,8 +12,9 @@ import time
 from datetime import datetime
 from pathlib import Path
 
-from app import create_app, pruning
-from app.prune_batches import Target
+from app import cleanup, create_app
+from app.cleanup import state
+from app.cleanup.batches import Target
 
 BATCH_SIZE = 10
 HOLD_AT_BATCH = 3
@@ -34,12 +35,12 @@ def stopping_in_batch(target: Target, directory: Path) -> Target:
 
 
 def main() -> None:
-    now = datetime.fromisoformat(os.environ["PRUNE_TEST_NOW"])
-    app = create_app({"CLOCK": lambda: now, "PRUNE_BATCH_SIZE": BATCH_SIZE, "PRUNE_YIELD": 0})
-    targets = app.extensions["sundown.prune_targets"]
-    targets[0] = stopping_in_batch(targets[0], Path(os.environ["PRUNE_TEST_DIR"]))
+    now = datetime.fromisoformat(os.environ["CLEANUP_TEST_NOW"])
+    app = create_app({"CLOCK": lambda: now, "CLEANUP_BATCH_SIZE": BATCH_SIZE, "CLEANUP_YIELD": 0})
+    targets = state.of(app).targets
+    targets[0] = stopping_in_batch(targets[0], Path(os.environ["CLEANUP_TEST_DIR"]))
     with app.app_context():
-        pruning.run("crash_test")
+        cleanup.run("crash_test")
 
 
 if __name__ == "__main__":

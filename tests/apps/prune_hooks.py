@@ -1,6 +1,6 @@
 """A WSGI app whose pruner first hits a test target: a barrier on a file, or an error.
 
-``PRUNE_TEST_MODE``: ``barrier`` (touch ``blocked`` in ``PRUNE_TEST_DIR``,
+``CLEANUP_TEST_MODE``: ``barrier`` (touch ``blocked`` in ``CLEANUP_TEST_DIR``,
 then wait until ``release`` exists there) or ``raise``. The target deletes
 nothing; the production code is unchanged: the target is added to this app's
 registered targets here.
@@ -15,11 +15,12 @@ from pathlib import Path
 from sqlalchemy import false
 
 from app import create_app
-from app.models import Submission
-from app.prune_batches import Target
+from app.models import Inquiry
+from app.cleanup import state
+from app.cleanup.batches import Target
 
-MODE = os.environ["PRUNE_TEST_MODE"]
-DIRECTORY = Path(os.environ["PRUNE_TEST_DIR"])
+MODE = os.environ["CLEANUP_TEST_MODE"]
+DIRECTORY = Path(os.environ["CLEANUP_TEST_DIR"])
 BARRIER_TIMEOUT = 60
 
 
@@ -37,4 +38,4 @@ def failing(_moment):
 
 app = create_app()
 where = held_on_barrier if MODE == "barrier" else failing
-app.extensions["sundown.prune_targets"].insert(0, Target(MODE, Submission, where, Submission.created_at))
+state.of(app).targets.insert(0, Target(MODE, Inquiry, where, Inquiry.created_at))

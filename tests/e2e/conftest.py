@@ -26,6 +26,7 @@ import pytest
 import sqlalchemy as sa
 from flask import Flask
 
+from app import db
 from app import create_app
 from app.db import make_engine
 from tests.conftest import require
@@ -131,7 +132,7 @@ class Server:
     def close(self) -> None:
         """Release the test process's connections to the database."""
         if self._app is not None:
-            self._app.extensions["sundown.engine"].dispose()
+            db.engine_of(self._app).dispose()
         self.engine.dispose()
 
 

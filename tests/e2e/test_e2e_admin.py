@@ -13,7 +13,7 @@ import re
 from playwright.sync_api import expect
 from sqlalchemy import func, select
 
-from app.models import Admin, AdminSession, Passkey
+from app.models import Admin, AdminLogin, Passkey
 from tests.e2e.conftest import Authenticator
 from tests.e2e.steps import (
     ADMIN_HOME,
@@ -215,7 +215,7 @@ def passkeys_table(page):
 
 def session_count(server, admin_name: str) -> int:
     """How many session rows the admin has."""
-    return _count(server, AdminSession, admin_name)
+    return _count(server, AdminLogin, admin_name)
 
 
 def passkey_count(server, admin_name: str) -> int:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from playwright.sync_api import expect
 from sqlalchemy import select
 
-from app.models import Submission
+from app.models import Inquiry
 
 
 def test_visitor_without_javascript_fixes_errors_and_reaches_thanks(
@@ -50,6 +50,6 @@ def stored_messages(server) -> list[tuple[str, str, str]]:
     """The inquiries in the server's database, oldest first."""
     with server.engine.connect() as conn:
         rows = conn.execute(
-            select(Submission.name, Submission.email, Submission.message).order_by(Submission.id)
+            select(Inquiry.name, Inquiry.email, Inquiry.message).order_by(Inquiry.id)
         )
         return [tuple(row) for row in rows]

@@ -13,11 +13,11 @@ from datetime import datetime, timedelta, timezone
 from playwright.sync_api import expect
 from sqlalchemy import insert, select
 
-from app.models import Submission
+from app.models import Inquiry
 from tests.e2e.steps import enroll, row_with, submit_inquiry
 
-SERVER_ENV = {"SUNDOWN_PRUNE_INTERVAL": "1"}
-SUBMISSIONS_DELETED = re.compile(r"\bsubmissions: (\d+)")
+SERVER_ENV = {"SUNDOWN_CLEANUP_INTERVAL": "1"}
+INQUIRIES_DELETED = re.compile(r"\binquiries: (\d+)")
 
 
 def test_shorter_retention_is_previewed_confirmed_and_pruned_after_a_request(
@@ -62,8 +62,8 @@ def wait_for_cleanup_that_deleted_submissions(page, attempts: int = 20) -> list[
     interval had not passed yet at the trigger, visiting the inbox triggers again.
     """
     for _ in range(attempts):
-        page.goto("/admin/status")
-        counts = [int(n) for n in SUBMISSIONS_DELETED.findall(recent_cleanups_text(page))]
+        page.goto("/admin/cleanup")
+        counts = [int(n) for n in INQUIRIES_DELETED.findall(recent_cleanups_text(page))]
         if any(counts):
             return [n for n in counts if n]
         time.sleep(0.25)
@@ -89,10 +89,10 @@ def add_inquiries(server, days_old: int, names: list[str], legal_hold: bool = Fa
         for name in names
     ]
     with server.engine.begin() as conn:
-        conn.execute(insert(Submission), rows)
+        conn.execute(insert(Inquiry), rows)
 
 
 def stored_names(server) -> list[str]:
     """The names of every stored inquiry, sorted."""
     with server.engine.connect() as conn:
-        return sorted(conn.scalars(select(Submission.name)))
+        return sorted(conn.scalars(select(Inquiry.name)))

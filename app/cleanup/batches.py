@@ -1,4 +1,4 @@
-"""The pruner's targets and the one batch delete.
+"""The batch delete: every target's expired rows, oldest first, in short transactions.
 
 A target names a table, the predicate of its expired rows at a run's
 ``Moment``, and the indexed column its batches follow, oldest first. The
@@ -8,7 +8,7 @@ Each batch is its own short transaction, so live writes keep flowing. On
 SQLite that is not enough: its busy handler is not fair, and a loop that
 starts its next write right after a commit keeps winning the lock while a
 waiting request sleeps. So after each batch the loop pauses for a fraction
-(``PRUNE_YIELD``) of the batch's own duration: a writer that arrived during
+(``CLEANUP_YIELD``) of the batch's own duration: a writer that arrived during
 the batch retries within that pause and gets in.
 """
 
@@ -23,7 +23,8 @@ from datetime import datetime
 from sqlalchemy import ColumnElement, Connection, and_, delete, func, select
 from sqlalchemy.orm import InstrumentedAttribute, Session
 
-from app import db, dialect
+from app import db
+from app.cleanup import plans
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +39,7 @@ class Moment:
 
 @dataclass(frozen=True)
 class Target:
-    """A table the pruner cleans: rows matching ``where(moment)``, oldest ``age`` first."""
+    """A table the cleanup empties of expired rows: rows matching ``where(moment)``, oldest ``age`` first."""
 
     name: str
     model: type
@@ -61,11 +62,11 @@ def delete_batch(
     condition = target.where(moment)
     if start is not None:
         condition = and_(condition, target.age >= start)
-    chosen = dialect.oldest_rows(connection, target.model, condition, target.age, size)
+    chosen = plans.oldest_rows(connection, target.model, condition, target.age, size)
     deleted = connection.execute(delete(target.model).where(chosen)).rowcount
     if deleted < size:
         return deleted, False, None
-    if not dialect.batches_resume(connection):
+    if not plans.batches_resume(connection):
         return deleted, True, None
     following = connection.scalar(select(func.min(target.age)).where(condition))
     return deleted, following is not None, following
@@ -117,7 +118,7 @@ def delete_all(targets: list[Target], moment: Moment, limits: Limits) -> Progres
                 _delete_target(connection, target, moment, limits, progress, deadline)
             except Exception as exc:  # noqa: BLE001 - recorded in the ledger, logged with the run
                 progress.error = f"{type(exc).__name__} while deleting from {target.name}"
-                log.exception("prune batch failed on %s", target.name)
+                log.exception("cleanup batch failed on %s", target.name)
                 return progress
             if time.monotonic() >= deadline:
                 return progress

@@ -1,18 +1,18 @@
-"""The claim: one atomic conditional write decides which request prunes.
+"""The claim: one atomic conditional write decides which request cleans up.
 
 The ``settings`` row ``last_cleanup_at`` holds epoch milliseconds:
 
 * ``+T``: the last run claimed at ``T`` and has finished; the interval counts
   from ``T``. (After a partial run, ``T`` is moved so that the claim falls due
-  ``PRUNE_BACKLOG_RETRY`` seconds after the run ended.)
+  ``CLEANUP_BACKLOG_RETRY`` seconds after the run ended.)
 * ``-T``: a run claimed at ``T`` and is still running. Nobody may claim, not
-  even ``--force``, until it finishes or its lease (``PRUNE_LEASE`` seconds)
+  even ``--force``, until it finishes or its lease (``CLEANUP_LEASE`` seconds)
   runs out; a run outlives its lease only if its process died (SIGKILL, OOM).
 
 The claim is an upsert whose ``DO UPDATE`` carries a ``WHERE``: only a
 statement that changed a row (rowcount 1) won. A missing row is inserted by
 the first caller, which wins too. The database is the only authority; each
-process merely remembers when the claim can next be due (see ``pruning``).
+process merely remembers when the claim can next be due (see ``app.cleanup.runs``).
 """
 
 from __future__ import annotations

@@ -1,56 +1,50 @@
-"""The admin's account pages under /admin/account: sessions, passkeys, invites."""
+"""The admin's account page, /admin/account: logged-in browsers, passkeys, invites."""
 
 from __future__ import annotations
 
-from flask import Blueprint, flash, redirect, render_template, request, url_for
-from flask_login import current_user, login_required
+from flask import flash, redirect, render_template, request, url_for
+from flask_login import current_user
 from sqlalchemy import delete, select
 
 from app import clock, db
-from app.auth import invites, passkeys, sessions
-from app.models import AdminSession
+from app.admin import bp
+from app.auth import invites, logins, passkeys
+from app.models import AdminLogin
 
-bp = Blueprint("account", __name__, url_prefix="/admin/account")
 
-
-@bp.get("")
-@login_required
-def overview():
-    """This admin's live sessions and passkeys, with revoke, rename, remove and invite."""
+@bp.get("/account")
+def account():
+    """This admin's live logins and passkeys, with revoke, rename, remove and invite."""
     session = db.get_session()
     rows = session.scalars(
-        select(AdminSession)
-        .where(AdminSession.admin_id == current_user.id, sessions.live_session_clause(clock.now()))
-        .order_by(AdminSession.last_seen_at.desc(), AdminSession.id.desc())
+        select(AdminLogin)
+        .where(AdminLogin.admin_id == current_user.id, logins.live_login_clause(clock.now()))
+        .order_by(AdminLogin.last_seen_at.desc(), AdminLogin.id.desc())
     )
     return render_template(
-        "auth/account.html",
-        sessions=list(rows),
-        current_session_id=sessions.current_session().id,
+        "admin/account.html",
+        logins=list(rows),
+        current_login_id=logins.current_login().id,
         passkeys=passkeys.of_admin(session, current_user.id),
     )
 
 
-@bp.post("/sessions/<int:session_id>/revoke")
-@login_required
-def revoke_session(session_id: int):
+@bp.post("/account/sessions/<int:login_id>/revoke")
+def revoke_login(login_id: int):
     """Log out one of this admin's browsers; revoking this one logs out here."""
     with db.transaction() as session:
         session.execute(
-            delete(AdminSession).where(
-                AdminSession.id == session_id, AdminSession.admin_id == current_user.id
-            )
+            delete(AdminLogin).where(AdminLogin.id == login_id, AdminLogin.admin_id == current_user.id)
         )
-    if session_id == sessions.current_session().id:
+    if login_id == logins.current_login().id:
         response = redirect(url_for("auth.login"), 303)
-        sessions.clear_cookie(response)
+        logins.clear_cookie(response)
         return response
     flash("The session was revoked.")
-    return redirect(url_for("account.overview"), 303)
+    return redirect(url_for("admin.account"), 303)
 
 
-@bp.post("/passkeys/<int:passkey_id>/rename")
-@login_required
+@bp.post("/account/passkeys/<int:passkey_id>/rename")
 def rename_passkey(passkey_id: int):
     """Give one of this admin's passkeys a new name."""
     name = request.form.get("name", "")
@@ -60,8 +54,7 @@ def rename_passkey(passkey_id: int):
     )
 
 
-@bp.post("/passkeys/<int:passkey_id>/remove")
-@login_required
+@bp.post("/account/passkeys/<int:passkey_id>/remove")
 def remove_passkey(passkey_id: int):
     """Remove a passkey and log out the browsers it logged in; never the last one."""
     return _change_passkey(
@@ -70,8 +63,7 @@ def remove_passkey(passkey_id: int):
     )
 
 
-@bp.post("/invite")
-@login_required
+@bp.post("/account/invite")
 def invite():
     """Create a one-time enrollment link for a new admin and show it once."""
     session = db.get_session()
@@ -79,10 +71,10 @@ def invite():
         url = invites.create(session, request.form.get("name", ""))
     except invites.InviteError as error:
         flash(str(error), "error")
-        return redirect(url_for("account.overview"), 303)
+        return redirect(url_for("admin.account"), 303)
     session.commit()
     name = " ".join(request.form.get("name", "").split())
-    return render_template("auth/invite_link.html", url=url, name=name)
+    return render_template("admin/invite_link.html", url=url, name=name)
 
 
 def _change_passkey(change, done: str):
@@ -92,7 +84,7 @@ def _change_passkey(change, done: str):
     except passkeys.PasskeyError as error:
         session.rollback()
         flash(str(error), "error")
-        return redirect(url_for("account.overview"), 303)
+        return redirect(url_for("admin.account"), 303)
     session.commit()
     flash(done)
-    return redirect(url_for("account.overview"), 303)
+    return redirect(url_for("admin.account"), 303)

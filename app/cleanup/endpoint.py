@@ -1,6 +1,6 @@
-"""The external prune trigger, for sites with no traffic: ``POST /internal/prune``.
+"""The external cleanup trigger, for sites with no traffic: ``POST /internal/cleanup``.
 
-Disabled (404) unless ``SUNDOWN_PRUNE_TOKEN`` is set; callers send
+Disabled (404) unless ``SUNDOWN_CLEANUP_TOKEN`` is set; callers send
 ``Authorization: Bearer <token>``. It goes through the same claim as every
 other trigger, so hammering it cannot multiply work.
 """
@@ -13,33 +13,34 @@ from flask import Blueprint, current_app, jsonify, request
 from werkzeug.datastructures import WWWAuthenticate
 from werkzeug.exceptions import Forbidden, NotFound, Unauthorized
 
-from app import db, pruning
+from app import db
+from app.cleanup import ledger, runs
 from app.security import csrf
 
 bp = Blueprint("internal", __name__, url_prefix="/internal")
 
 
-@bp.post("/prune")
+@bp.post("/cleanup")
 @csrf.exempt
-def prune():
-    """Run a prune if one is due; return the run as JSON (``ran: false`` when not due)."""
+def cleanup():
+    """Run a cleanup if one is due; return the run as JSON (``ran: false`` when not due)."""
     _check_token()
-    run = pruning.run_if_due("internal")
-    if run is None:
-        due = pruning.next_due_at(db.get_session())
+    row = runs.run_if_due("internal")
+    if row is None:
+        due = runs.next_due_at(db.get_session())
         return jsonify(ran=False, next_due_at=due.isoformat() if due else None)
-    return jsonify(ran=True, run=pruning.as_dict(run))
+    return jsonify(ran=True, run=ledger.as_dict(row))
 
 
 def _check_token() -> None:
-    expected = current_app.config.get("PRUNE_TOKEN")
+    expected = current_app.config.get("CLEANUP_TOKEN")
     if not expected:
         raise NotFound()
     scheme, _, supplied = request.headers.get("Authorization", "").partition(" ")
     if scheme.lower() != "bearer" or not supplied:
         raise Unauthorized(
-            "Send Authorization: Bearer <SUNDOWN_PRUNE_TOKEN>.",
-            www_authenticate=WWWAuthenticate("bearer", {"realm": "prune"}),
+            "Send Authorization: Bearer <SUNDOWN_CLEANUP_TOKEN>.",
+            www_authenticate=WWWAuthenticate("bearer", {"realm": "cleanup"}),
         )
     if not hmac.compare_digest(supplied.strip().encode(), str(expected).encode()):
-        raise Forbidden("The prune token is wrong.")
+        raise Forbidden("The cleanup token is wrong.")

@@ -10,7 +10,7 @@ from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session
 
 from app import clock, db
-from app.models import Admin, AdminSession
+from app.models import Admin, AdminLogin
 
 TOKEN_BYTES = 32
 LAST_SEEN_RESOLUTION = timedelta(minutes=1)
@@ -27,16 +27,16 @@ def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def start_session(
+def start_login(
     admin_id: int, passkey_id: int | None, browser: str, session: Session | None = None
-) -> tuple[str, AdminSession]:
+) -> tuple[str, AdminLogin]:
     """Add a new session row to ``session`` (default: the request's) and return its token.
 
     The caller commits.
     """
     token = clock.random_bytes(TOKEN_BYTES).hex()
     moment = clock.now()
-    row = AdminSession(
+    row = AdminLogin(
         token_hash=hash_token(token),
         admin_id=admin_id,
         passkey_id=passkey_id,
@@ -73,10 +73,10 @@ def clear_cookie(response) -> None:
     )
 
 
-def live_session_clause(moment):
+def live_login_clause(moment):
     """Sessions that are accepted at ``moment``: neither expired nor idle too long."""
     idle = timedelta(seconds=current_app.config["SESSION_IDLE_TIMEOUT"])
-    return (AdminSession.expires_at > moment) & (AdminSession.last_seen_at > moment - idle)
+    return (AdminLogin.expires_at > moment) & (AdminLogin.last_seen_at > moment - idle)
 
 
 def load_admin_from_request(_request=None) -> Admin | None:
@@ -89,8 +89,8 @@ def load_admin_from_request(_request=None) -> Admin | None:
     # read here and wrote later would hold a stale snapshot and fail to write.
     with db.transaction() as session:
         row = session.scalar(
-            select(AdminSession).where(
-                AdminSession.token_hash == hash_token(token), live_session_clause(moment)
+            select(AdminLogin).where(
+                AdminLogin.token_hash == hash_token(token), live_login_clause(moment)
             )
         )
         admin = session.get(Admin, row.admin_id) if row is not None else None
@@ -98,7 +98,7 @@ def load_admin_from_request(_request=None) -> Admin | None:
         return None
     if moment - row.last_seen_at >= LAST_SEEN_RESOLUTION:
         _touch(row.id, moment)
-    g.admin_session = row
+    g.admin_login = row
     return admin
 
 
@@ -106,16 +106,16 @@ def _touch(session_id: int, moment) -> None:
     # Its own short transaction, so a read-only request holds no write lock.
     with db.transaction() as session:
         session.execute(
-            update(AdminSession).where(AdminSession.id == session_id).values(last_seen_at=moment)
+            update(AdminLogin).where(AdminLogin.id == session_id).values(last_seen_at=moment)
         )
 
 
-def current_session() -> AdminSession | None:
+def current_login() -> AdminLogin | None:
     """The session row of the request's logged-in admin, if any."""
-    return g.get("admin_session")
+    return g.get("admin_login")
 
 
-def end_session(session_id: int) -> None:
+def end_login(session_id: int) -> None:
     """Delete one session row (logout or revoke)."""
     with db.transaction() as session:
-        session.execute(delete(AdminSession).where(AdminSession.id == session_id))
+        session.execute(delete(AdminLogin).where(AdminLogin.id == session_id))

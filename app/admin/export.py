@@ -21,14 +21,15 @@ import csv
 import io
 from collections.abc import Iterator
 from datetime import date, datetime, time, timedelta, timezone
-from zoneinfo import ZoneInfo
 
 from flask import Flask, Response, current_app, request
 from sqlalchemy import ColumnElement, Integer, Select, String, and_, bindparam, select, tuple_, type_coerce
 from werkzeug.exceptions import BadRequest
 
-from app import clock, db, pruning
-from app.models import Submission
+from app import clock, db, retention
+from app.admin import bp
+from app.admin.display import local_zone
+from app.models import Inquiry
 
 PAGE_SIZE = 200
 BOM = "\ufeff"
@@ -39,20 +40,21 @@ FORMULA_TRIGGER_SET = frozenset(FORMULA_TRIGGERS)
 # ``created_at`` is read as the driver returns it (SQLite: naive UTC text,
 # PostgreSQL: an aware datetime) instead of through the column type: parsing
 # and reformatting every timestamp would cost more than the query itself.
-RAW_CREATED_AT = type_coerce(Submission.created_at, String).label("created_at")
+RAW_CREATED_AT = type_coerce(Inquiry.created_at, String).label("created_at")
 COLUMNS = (
-    Submission.id,
+    Inquiry.id,
     RAW_CREATED_AT,
-    Submission.name,
-    Submission.email,
-    Submission.message,
-    Submission.legal_hold,
-    Submission.hold_reason,
-    Submission.hold_by,
+    Inquiry.name,
+    Inquiry.email,
+    Inquiry.message,
+    Inquiry.legal_hold,
+    Inquiry.hold_reason,
+    Inquiry.hold_by,
 )
 
 
-def download():
+@bp.get("/export.csv")
+def export():
     """``GET /admin/export.csv[?since=YYYY-MM-DD][&until=YYYY-MM-DD]``: the CSV, streamed."""
     condition = _export_condition(db.get_session())
     filename = f"sundown-inquiries-{clock.now().astimezone(local_zone()):%Y-%m-%d}.csv"
@@ -99,12 +101,12 @@ def page_statements(condition: ColumnElement[bool]) -> tuple[Select, Select]:
     first = (
         select(*COLUMNS)
         .where(condition)
-        .order_by(Submission.created_at, Submission.id)
+        .order_by(Inquiry.created_at, Inquiry.id)
         .limit(PAGE_SIZE)
     )
-    key = tuple_(Submission.created_at, Submission.id)
+    key = tuple_(Inquiry.created_at, Inquiry.id)
     after = tuple_(
-        bindparam("after_at", type_=Submission.created_at.type), bindparam("after_id", type_=Integer)
+        bindparam("after_at", type_=Inquiry.created_at.type), bindparam("after_id", type_=Integer)
     )
     return first, first.where(key > after)
 
@@ -172,11 +174,11 @@ def _export_condition(session) -> ColumnElement[bool]:
     since, until = _date_arg("since"), _date_arg("until")
     if since and until and since > until:
         raise BadRequest("'since' must not be after 'until'.")
-    parts = [pruning.visible(pruning.current_cutoff(session))]
+    parts = [retention.visible_now(session)]
     if since:
-        parts.append(Submission.created_at >= _start_of(since))
+        parts.append(Inquiry.created_at >= _start_of(since))
     if until:
-        parts.append(Submission.created_at < _start_of(until + timedelta(days=1)))
+        parts.append(Inquiry.created_at < _start_of(until + timedelta(days=1)))
     return and_(*parts)
 
 
@@ -196,8 +198,3 @@ def _date_arg(name: str) -> date | None:
 def _start_of(day: date) -> datetime:
     """Midnight of ``day`` in the display time zone, the day boundary admins mean."""
     return datetime.combine(day, time(), tzinfo=local_zone())
-
-
-def local_zone() -> ZoneInfo:
-    """The configured display time zone (``TIME_ZONE``)."""
-    return ZoneInfo(current_app.config["TIME_ZONE"])

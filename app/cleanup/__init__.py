@@ -1,0 +1,40 @@
+"""The cleanup: after ordinary requests, one atomic claim, bounded batch deletes, a ledger.
+
+Each module does one thing:
+
+* ``hook``: views call ``cleanup.trigger(name)``; after the response, a run.
+* ``claim``: the one conditional write that decides who runs.
+* ``runs``: a run (claim, batches, ledger row, release); the dry-run.
+* ``batches`` and ``plans``: the batch delete and how each database plans it.
+* ``targets``: what is deleted, table by table.
+* ``ledger``: reading the ledger and the log line of a run.
+* ``state``: what this process remembers (targets, when the claim may be due).
+* ``endpoint``: ``POST /internal/cleanup``, for sites with no traffic.
+
+Callers outside use the names exported here: ``trigger``, ``run``,
+``run_if_due``, ``dry_run``, ``next_due_at``, ``as_dict``. What counts as
+expired is the retention rule's (``app.retention``).
+"""
+
+from __future__ import annotations
+
+from flask import Flask
+
+from app.cleanup import endpoint, hook, state
+from app.cleanup.hook import trigger
+from app.cleanup.ledger import as_dict
+from app.cleanup.runs import dry_run, next_due_at, run, run_if_due
+from app.config import ConfigurationError
+
+__all__ = ["as_dict", "dry_run", "init_app", "next_due_at", "run", "run_if_due", "trigger"]
+
+
+def init_app(app: Flask) -> None:
+    """Check the lease, give the app its cleanup state, hook and endpoint."""
+    if app.config["CLEANUP_LEASE"] <= app.config["CLEANUP_TIME_BUDGET"]:
+        raise ConfigurationError(
+            "SUNDOWN_CLEANUP_LEASE must be longer than SUNDOWN_CLEANUP_TIME_BUDGET."
+        )
+    state.install(app)
+    hook.init_app(app)
+    app.register_blueprint(endpoint.bp)

@@ -1,0 +1,153 @@
+"""A cleanup run: claim, delete in batches, record in the ledger, release the claim.
+
+``run`` is what every trigger ends in (after a response, ``flask prune``,
+``POST /internal/cleanup``, the admin's "Run cleanup now"). The claim and the
+opening ledger row commit together; the batches follow, with a cutoff fixed
+once per run; the closing ledger row and the claim's release commit together.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+
+from flask import current_app
+
+from app import clock, db, retention
+from app.cleanup import claim, ledger, plans, state
+from app.cleanup.batches import Limits, Moment, Progress, Target, count, count_and_oldest, delete_all
+from app.models import CleanupRun, CleanupStatus
+
+
+def run(trigger: str, force: bool = False) -> CleanupRun | None:
+    """Claim, then clean up now; None when another run holds the claim or none is due.
+
+    ``force`` ignores the interval but still takes the claim, so it never
+    overlaps a running cleanup. Errors while deleting end the run as ``error``.
+    """
+    moment = clock.now()
+    row = _claim_and_open_ledger(trigger, moment, force)
+    if row is None:
+        _learn_next_due(moment)
+        return None
+    times = Moment(now=moment, cutoff=row.cutoff)
+    progress = delete_all(state.current().targets, times, batch_limits())
+    _close_ledger(row, progress, times)
+    ledger.log_run(row)
+    return row
+
+
+def run_if_due(trigger: str) -> CleanupRun | None:
+    """Like ``run``, but without touching the database when this process knows none is due."""
+    return run(trigger) if is_due() else None
+
+
+def is_due() -> bool:
+    """Whether this process's memory allows that the claim is due (the database decides)."""
+    return clock.epoch_ms(clock.now()) >= state.current().next_due_ms
+
+
+def dry_run() -> dict[str, tuple[int, datetime | None]]:
+    """Per target: how many rows a run now would delete, and the oldest (by the target's age column).
+
+    Uses the very predicates of the delete, at the same cutoff a run would use.
+    """
+    moment = clock.now()
+    with db.transaction() as session:
+        times = Moment(now=moment, cutoff=retention.cutoff_for(moment, retention.retention_days(session)))
+        return {target.name: count_and_oldest(session, target, times) for target in state.current().targets}
+
+
+def next_due_at(session) -> datetime | None:
+    """When the claim next falls due; None before the first run (due at the next trigger)."""
+    stored = claim.stored(session)
+    if stored is None:
+        return None
+    due_ms = abs(stored) + _ms(current_app.config["CLEANUP_INTERVAL"])
+    return datetime.fromtimestamp(due_ms / 1000, timezone.utc)
+
+
+def _claim_and_open_ledger(trigger: str, moment: datetime, force: bool) -> CleanupRun | None:
+    """The claim and the ledger row commit together, or not at all."""
+    config = current_app.config
+    with db.transaction() as session:
+        won = claim.take(
+            session, clock.epoch_ms(moment), _ms(config["CLEANUP_INTERVAL"]), _ms(config["CLEANUP_LEASE"]), force
+        )
+        if not won:
+            return None
+        days = retention.retention_days(session)
+        row = CleanupRun(
+            trigger=trigger[:40], started_at=moment, cutoff=retention.cutoff_for(moment, days),
+            retention_days=days, deleted="{}", remaining=0, status=CleanupStatus.RUNNING,
+        )
+        session.add(row)
+    return row
+
+
+def _close_ledger(row: CleanupRun, progress: Progress, times: Moment) -> None:
+    """Record the outcome and release the claim, in one transaction."""
+    remaining = 0 if progress.error else _count_remaining(progress.unfinished, times)
+    # The transaction writes first: on SQLite, a read before the first write
+    # pins a snapshot that any concurrent commit makes unusable for writing.
+    with db.transaction() as session:
+        row.finished_at = clock.now()
+        row.deleted = json.dumps(progress.deleted)
+        row.remaining = remaining
+        row.error = progress.error
+        row.status = _status(progress, remaining)
+        session.add(row)
+        counted_from = _counted_from(row)
+        claim.release(session, clock.epoch_ms(row.started_at), counted_from)
+    state.current().next_due_ms = counted_from + _ms(current_app.config["CLEANUP_INTERVAL"])
+
+
+def _status(progress: Progress, remaining: int) -> CleanupStatus:
+    if progress.error:
+        return CleanupStatus.ERROR
+    return CleanupStatus.PARTIAL if remaining else CleanupStatus.OK
+
+
+def _count_remaining(unfinished: list[Target], times: Moment) -> int:
+    with db.transaction() as session:
+        return sum(count(session, target, times) for target in unfinished)
+
+
+def _counted_from(row: CleanupRun) -> int:
+    """Where the interval counts from: the claim, or, with a backlog, so it is due again soon."""
+    config = current_app.config
+    if row.status != CleanupStatus.PARTIAL:
+        return clock.epoch_ms(row.started_at)
+    retry = min(config["CLEANUP_BACKLOG_RETRY"], config["CLEANUP_INTERVAL"])
+    return clock.epoch_ms(row.finished_at) - _ms(config["CLEANUP_INTERVAL"]) + _ms(retry)
+
+
+def _learn_next_due(moment: datetime) -> None:
+    """After a lost claim, remember when the stored claim falls due."""
+    config = current_app.config
+    with db.transaction() as session:
+        stored = claim.stored(session)
+    now_ms = clock.epoch_ms(moment)
+    if stored is None:
+        next_due = now_ms
+    elif stored < 0:
+        # A run is in progress and may end with a backlog: look again soon.
+        next_due = now_ms + _ms(min(config["CLEANUP_BACKLOG_RETRY"], config["CLEANUP_INTERVAL"]))
+    else:
+        next_due = stored + _ms(config["CLEANUP_INTERVAL"])
+    state.current().next_due_ms = next_due
+
+
+def batch_limits() -> Limits:
+    """How much a run may do: batch size and pause (per-database defaults unless set), time budget."""
+    config = current_app.config
+    size, ratio, engine = config["CLEANUP_BATCH_SIZE"], config["CLEANUP_YIELD"], db.get_engine()
+    return Limits(
+        batch_size=plans.default_batch_size(engine) if size is None else int(size),
+        time_budget=float(config["CLEANUP_TIME_BUDGET"]),
+        yield_ratio=plans.default_yield(engine) if ratio is None else float(ratio),
+    )
+
+
+def _ms(seconds: float) -> int:
+    return int(seconds * 1000)
