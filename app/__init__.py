@@ -11,7 +11,7 @@ from typing import Any
 
 from flask import Flask
 
-from app import admin, auth, cleanup, cli, config, db, errors, public, security
+from app import admin, auth, background, cleanup, cli, config, db, errors, public, security
 
 
 def create_app(overrides: dict[str, Any] | None = None) -> Flask:
@@ -30,6 +30,7 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
     db.init_app(app)
     security.init_app(app)
     auth.init_app(app)
+    background.init_app(app)  # the runner for work after responses, off the connection
     cleanup.init_app(app)  # the after-response cleanup and POST /internal/cleanup
     app.register_blueprint(public.bp)  # /, /api/inquiries, /privacy, /healthz
     app.register_blueprint(auth.bp)  # /auth: passkey login, enrollment, logout

@@ -180,6 +180,7 @@ class CleanupStatus(StrEnum):
     OK = "ok"
     PARTIAL = "partial"
     ERROR = "error"
+    ABANDONED = "abandoned"  # its process died; closed by the next run that took the claim
 
 
 class CleanupRun(Base):

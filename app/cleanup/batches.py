@@ -96,49 +96,76 @@ class Limits:
 
 @dataclass
 class Progress:
-    """What a run has done so far: rows deleted per target, targets left, error."""
+    """What a run has done so far: rows deleted per target, targets left, error, whether told to stop."""
 
     deleted: dict[str, int]
     unfinished: list[Target]
     error: str | None = None
+    interrupted: bool = False
 
 
-def delete_all(targets: list[Target], moment: Moment, limits: Limits) -> Progress:
-    """Delete every target's expired rows in batches until done, out of time, or failing.
+# Called inside each batch's transaction with the counts as they will be once it commits.
+Recorder = Callable[[Connection, dict[str, int]], None]
 
-    At least one batch always runs; the budget is checked after each batch
-    (``time.monotonic``: a duration, not a date, so not the app clock). One
-    connection serves the whole run; each batch is its own transaction on it.
+
+def delete_all(
+    targets: list[Target],
+    moment: Moment,
+    limits: Limits,
+    record: Recorder,
+    should_stop: Callable[[], bool],
+) -> Progress:
+    """Delete every target's expired rows in batches until done, out of time, told to stop, or failing.
+
+    At least one batch always runs; the budget and ``should_stop`` are checked
+    after each batch (``time.monotonic``: a duration, not a date, so not the
+    app clock). One connection serves the whole run; each batch is its own
+    transaction on it, and ``record`` writes the running counts in that same
+    transaction, so a crash loses no committed batch's count.
     """
     progress = Progress({target.name: 0 for target in targets}, list(targets))
     deadline = time.monotonic() + limits.time_budget
+
+    def must_stop() -> bool:
+        if should_stop():
+            progress.interrupted = True
+            return True
+        return time.monotonic() >= deadline
+
     with db.get_engine().connect() as connection:
         for target in targets:
             try:
-                _delete_target(connection, target, moment, limits, progress, deadline)
+                _delete_target(connection, target, moment, limits, progress, record, must_stop)
             except Exception as exc:  # noqa: BLE001 - recorded in the ledger, logged with the run
                 progress.error = f"{type(exc).__name__} while deleting from {target.name}"
                 log.exception("cleanup batch failed on %s", target.name)
                 return progress
-            if time.monotonic() >= deadline:
+            if progress.unfinished and must_stop():
                 return progress
     return progress
 
 
 def _delete_target(
-    connection: Connection, target: Target, moment: Moment, limits: Limits, progress: Progress, deadline: float
+    connection: Connection,
+    target: Target,
+    moment: Moment,
+    limits: Limits,
+    progress: Progress,
+    record: Recorder,
+    must_stop: Callable[[], bool],
 ) -> None:
-    """Batches on one target until it has no expired rows left or the deadline passes."""
+    """Batches on one target until it has no expired rows left or the run must stop."""
     start = None
     while True:
         batch_started = time.monotonic()
         with connection.begin():
             deleted, more, start = delete_batch(connection, target, moment, limits.batch_size, start)
+            record(connection, {**progress.deleted, target.name: progress.deleted[target.name] + deleted})
         progress.deleted[target.name] += deleted
         # Pause in proportion to the batch so waiting writers get the lock.
         time.sleep((time.monotonic() - batch_started) * limits.yield_ratio)
         if not more:
             progress.unfinished.remove(target)
             return
-        if time.monotonic() >= deadline:
+        if must_stop():
             return

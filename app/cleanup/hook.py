@@ -1,8 +1,11 @@
-"""The after-response trigger: views ask for a cleanup, it runs once the response is out.
+"""The after-response trigger: views ask for a cleanup, the runner does it off the connection.
 
-Views call ``trigger(name)``. After the response has been handed to the
-server (``Response.call_on_close``), the run starts if this process's memory
-says the claim may be due; the claim in the database decides.
+Views call ``trigger(name)``. Once the response has been sent
+(``Response.call_on_close``), and only if this process's memory says the
+claim may be due, the run is handed to the background runner
+(``app.background``) and the close callback returns at once, so the next
+request on the same keep-alive connection never waits for it. The claim in
+the database decides who runs.
 """
 
 from __future__ import annotations
@@ -12,14 +15,17 @@ from functools import partial
 
 from flask import Flask, current_app, g
 
+from app import background
 from app.cleanup import runs
 
 log = logging.getLogger(__name__)
 
+JOB = "cleanup"
+
 
 def init_app(app: Flask) -> None:
     """Look for a requested cleanup after every request."""
-    app.after_request(_hand_off)
+    app.after_request(_hand_off_after_close)
 
 
 def trigger(name: str) -> None:
@@ -27,17 +33,19 @@ def trigger(name: str) -> None:
     g.cleanup_trigger = name
 
 
-def _hand_off(response):
+def _hand_off_after_close(response):
     name = g.pop("cleanup_trigger", None)
     if name is not None and runs.is_due():
-        response.call_on_close(partial(_run_quietly, current_app._get_current_object(), name))
+        app = current_app._get_current_object()
+        response.call_on_close(partial(background.submit, app, JOB, partial(_run_quietly, app, name)))
     return response
 
 
 def _run_quietly(app: Flask, name: str) -> None:
-    """Run in a fresh app context after the response; log failures, never raise."""
+    """Run in a fresh app context on the runner; log failures, never raise."""
+    stopping = background.runner_of(app).stopping
     with app.app_context():
         try:
-            runs.run_if_due(name)
-        except Exception:  # noqa: BLE001 - the response is already sent; log and move on
+            runs.run_if_due(name, should_stop=stopping.is_set)
+        except Exception:  # noqa: BLE001 - nobody is waiting for this run; log and move on
             log.exception("cleanup after %s failed", name)

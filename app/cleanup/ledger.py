@@ -54,8 +54,8 @@ class RunView:
 
     @property
     def failed(self) -> bool:
-        """Whether the run ended in an error."""
-        return self.run.status == CleanupStatus.ERROR or bool(self.run.error)
+        """Whether the run ended in an error or was abandoned by a process that died."""
+        return self.run.status in (CleanupStatus.ERROR, CleanupStatus.ABANDONED) or bool(self.run.error)
 
     @property
     def total(self) -> int:

@@ -9,21 +9,28 @@ once per run; the closing ledger row and the claim's release commit together.
 from __future__ import annotations
 
 import json
+import logging
+from collections.abc import Callable
 from datetime import datetime, timezone
 
 from flask import current_app
+from sqlalchemy import update
 
 from app import clock, db, retention
 from app.cleanup import claim, ledger, plans, state
 from app.cleanup.batches import Limits, Moment, Progress, Target, count, count_and_oldest, delete_all
 from app.models import CleanupRun, CleanupStatus
 
+log = logging.getLogger(__name__)
 
-def run(trigger: str, force: bool = False) -> CleanupRun | None:
+
+def run(trigger: str, force: bool = False, should_stop: Callable[[], bool] = lambda: False) -> CleanupRun | None:
     """Claim, then clean up now; None when another run holds the claim or none is due.
 
     ``force`` ignores the interval but still takes the claim, so it never
     overlaps a running cleanup. Errors while deleting end the run as ``error``.
+    When ``should_stop`` turns true (the process is shutting down) the run
+    ends after its current batch as ``partial`` and is due again at once.
     """
     moment = clock.now()
     row = _claim_and_open_ledger(trigger, moment, force)
@@ -31,15 +38,15 @@ def run(trigger: str, force: bool = False) -> CleanupRun | None:
         _learn_next_due(moment)
         return None
     times = Moment(now=moment, cutoff=row.cutoff)
-    progress = delete_all(state.current().targets, times, batch_limits())
+    progress = delete_all(state.current().targets, times, batch_limits(), _recorder(row), should_stop)
     _close_ledger(row, progress, times)
     ledger.log_run(row)
     return row
 
 
-def run_if_due(trigger: str) -> CleanupRun | None:
+def run_if_due(trigger: str, should_stop: Callable[[], bool] = lambda: False) -> CleanupRun | None:
     """Like ``run``, but without touching the database when this process knows none is due."""
-    return run(trigger) if is_due() else None
+    return run(trigger, should_stop=should_stop) if is_due() else None
 
 
 def is_due() -> bool:
@@ -76,6 +83,7 @@ def _claim_and_open_ledger(trigger: str, moment: datetime, force: bool) -> Clean
         )
         if not won:
             return None
+        _close_abandoned(session, moment)
         days = retention.retention_days(session)
         row = CleanupRun(
             trigger=trigger[:40], started_at=moment, cutoff=retention.cutoff_for(moment, days),
@@ -83,6 +91,26 @@ def _claim_and_open_ledger(trigger: str, moment: datetime, force: bool) -> Clean
         )
         session.add(row)
     return row
+
+
+def _close_abandoned(session, moment: datetime) -> None:
+    """Close the rows of runs whose process died: a won claim means no other run is alive."""
+    stale = session.execute(
+        update(CleanupRun)
+        .where(CleanupRun.status == CleanupStatus.RUNNING)
+        .values(status=CleanupStatus.ABANDONED, finished_at=moment, error="its process ended mid-run")
+        .returning(CleanupRun.id)
+    ).scalars().all()
+    for run_id in stale:
+        log.warning("cleanup run %s was abandoned (its process ended mid-run); its lease expired", run_id)
+
+
+def _recorder(row: CleanupRun):
+    """Writes a run's counts so far into its ledger row, inside each batch's transaction."""
+    def record(connection, counts: dict[str, int]) -> None:
+        connection.execute(update(CleanupRun).where(CleanupRun.id == row.id).values(deleted=json.dumps(counts)))
+
+    return record
 
 
 def _close_ledger(row: CleanupRun, progress: Progress, times: Moment) -> None:
@@ -97,7 +125,7 @@ def _close_ledger(row: CleanupRun, progress: Progress, times: Moment) -> None:
         row.error = progress.error
         row.status = _status(progress, remaining)
         session.add(row)
-        counted_from = _counted_from(row)
+        counted_from = _counted_from(row, progress.interrupted)
         claim.release(session, clock.epoch_ms(row.started_at), counted_from)
     state.current().next_due_ms = counted_from + _ms(current_app.config["CLEANUP_INTERVAL"])
 
@@ -113,12 +141,12 @@ def _count_remaining(unfinished: list[Target], times: Moment) -> int:
         return sum(count(session, target, times) for target in unfinished)
 
 
-def _counted_from(row: CleanupRun) -> int:
-    """Where the interval counts from: the claim, or, with a backlog, so it is due again soon."""
+def _counted_from(row: CleanupRun, interrupted: bool) -> int:
+    """Where the interval counts from: the claim; with a backlog, so it is due again soon (at once if interrupted)."""
     config = current_app.config
     if row.status != CleanupStatus.PARTIAL:
         return clock.epoch_ms(row.started_at)
-    retry = min(config["CLEANUP_BACKLOG_RETRY"], config["CLEANUP_INTERVAL"])
+    retry = 0 if interrupted else min(config["CLEANUP_BACKLOG_RETRY"], config["CLEANUP_INTERVAL"])
     return clock.epoch_ms(row.finished_at) - _ms(config["CLEANUP_INTERVAL"]) + _ms(retry)
 
 

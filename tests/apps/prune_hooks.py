@@ -1,7 +1,8 @@
 """A WSGI app whose pruner first hits a test target: a barrier on a file, or an error.
 
 ``CLEANUP_TEST_MODE``: ``barrier`` (touch ``blocked`` in ``CLEANUP_TEST_DIR``,
-then wait until ``release`` exists there) or ``raise``. The target deletes
+then wait until ``release`` exists there, or the process is stopping: then
+touch ``stopping``) or ``raise``. The target deletes
 nothing; the production code is unchanged: the target is added to this app's
 registered targets here.
 """
@@ -14,7 +15,7 @@ from pathlib import Path
 
 from sqlalchemy import false
 
-from app import create_app
+from app import background, create_app
 from app.models import Inquiry
 from app.cleanup import state
 from app.cleanup.batches import Target
@@ -28,6 +29,9 @@ def held_on_barrier(_moment):
     (DIRECTORY / "blocked").touch()
     deadline = time.monotonic() + BARRIER_TIMEOUT
     while not (DIRECTORY / "release").exists() and time.monotonic() < deadline:
+        if background.runner_of(app).stopping.is_set():
+            (DIRECTORY / "stopping").touch()
+            break
         time.sleep(0.02)
     return false()
 

@@ -1,0 +1,125 @@
+"""Work after the response, off the connection: one worker thread per process.
+
+``submit(app, name, job)`` hands ``job`` to this app's runner and returns at
+once, so the WSGI server can reuse the connection for the next request
+(gunicorn serves a keep-alive connection again only after the response's
+close callbacks return). At most one job per name is pending or running in a
+process: further handoffs of that name are dropped, since the database (the
+cleanup's claim, the outbox's leases) decides across processes anyway.
+
+The thread starts on the first handoff, in the process that serves (after a
+fork, never in a gunicorn master under ``--preload``), and ends when it has
+nothing left to do; the next handoff starts it again. At interpreter exit
+(gunicorn's graceful stop, ``--max-requests``, reload) ``stopping`` is set,
+jobs finish their current step and the thread is joined for at most
+``STOP_TIMEOUT`` seconds.
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import os
+import threading
+import weakref
+from collections.abc import Callable
+
+from flask import Flask
+
+log = logging.getLogger(__name__)
+
+EXTENSION = "sundown.background"
+STOP_TIMEOUT = 20.0  # below gunicorn's default graceful timeout (30 s)
+
+
+_RUNNERS: weakref.WeakSet[Runner] = weakref.WeakSet()  # every runner of this process, for fork and exit
+
+
+class Runner:
+    """A one-thread runner with a single slot per job name."""
+
+    def __init__(self) -> None:
+        self.stopping = threading.Event()
+        self._lock = threading.Lock()
+        self._idle = threading.Condition(self._lock)
+        self._queue: dict[str, Callable[[], None]] = {}
+        self._running: str | None = None
+        self._thread: threading.Thread | None = None
+        _RUNNERS.add(self)
+
+    def submit(self, name: str, job: Callable[[], None]) -> bool:
+        """Queue ``job`` under ``name``; False when one of that name is already pending or running."""
+        with self._lock:
+            if self.stopping.is_set() or name in self._queue or name == self._running:
+                return False
+            self._queue[name] = job
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._work, name="sundown-background", daemon=True)
+                self._thread.start()
+        return True
+
+    def wait_idle(self, timeout: float | None = None) -> bool:
+        """Block until nothing is pending or running; False if ``timeout`` passed first."""
+        with self._idle:
+            return self._idle.wait_for(lambda: self._thread is None, timeout)
+
+    def stop(self, timeout: float = STOP_TIMEOUT) -> bool:
+        """Ask jobs to stop after their current step, drop pending ones, and wait for the thread."""
+        self.stopping.set()
+        with self._lock:
+            self._queue.clear()
+        return self.wait_idle(timeout)
+
+    def _work(self) -> None:
+        while True:
+            with self._lock:
+                if not self._queue or self.stopping.is_set():
+                    self._queue.clear()
+                    self._running, self._thread = None, None
+                    self._idle.notify_all()
+                    return
+                name = next(iter(self._queue))
+                job = self._queue.pop(name)
+                self._running = name
+            try:
+                job()
+            except Exception:  # noqa: BLE001 - a job's failure must not end the runner
+                log.exception("background job %s failed", name)
+            with self._lock:
+                self._running = None
+
+    def forget_parent_process(self) -> None:
+        """In a forked child: start afresh, since the parent's thread (and any lock it held) stayed behind."""
+        self._lock = threading.Lock()
+        self._idle = threading.Condition(self._lock)
+        self._queue, self._running, self._thread = {}, None, None
+
+
+def init_app(app: Flask) -> None:
+    """Give ``app`` its runner."""
+    app.extensions[EXTENSION] = Runner()
+
+
+def runner_of(app: Flask) -> Runner:
+    """The runner of ``app``."""
+    return app.extensions[EXTENSION]
+
+
+def submit(app: Flask, name: str, job: Callable[[], None]) -> bool:
+    """Hand ``job`` to the runner of ``app`` (see ``Runner.submit``)."""
+    return runner_of(app).submit(name, job)
+
+
+def _after_fork_in_child() -> None:
+    for runner in list(_RUNNERS):
+        runner.forget_parent_process()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+@atexit.register
+def _stop_all() -> None:
+    for runner in list(_RUNNERS):
+        if not runner.stop():
+            log.warning("background work still running at exit")

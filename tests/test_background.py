@@ -1,0 +1,108 @@
+"""The background runner: hands work off at once, one slot per job name, stops on request."""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+
+import pytest
+
+from app.background import Runner
+
+WAIT = 30  # seconds before a wait gives up (a failure, never a timing assertion)
+
+
+@pytest.fixture
+def runner():
+    runner = Runner()
+    yield runner
+    runner.stop()
+
+
+def blocked_job(started: threading.Event, release: threading.Event, done: list):
+    def job():
+        started.set()
+        assert release.wait(WAIT)
+        done.append("blocked")
+
+    return job
+
+
+def test_submit_returns_while_the_job_is_still_running(runner):
+    started, release, done = threading.Event(), threading.Event(), []
+    assert runner.submit("cleanup", blocked_job(started, release, done))
+    assert started.wait(WAIT)
+    assert done == []  # submit came back; the job is still held
+    release.set()
+    assert runner.wait_idle(WAIT) and done == ["blocked"]
+
+
+def test_a_second_handoff_of_the_same_name_is_dropped_while_one_is_pending_or_running(runner):
+    started, release, done = threading.Event(), threading.Event(), []
+    assert runner.submit("cleanup", blocked_job(started, release, done))
+    assert started.wait(WAIT)
+    assert not runner.submit("cleanup", lambda: done.append("dropped"))  # running
+    assert runner.submit("deliveries", lambda: done.append("deliveries"))
+    assert not runner.submit("deliveries", lambda: done.append("dropped"))  # pending
+    release.set()
+    assert runner.wait_idle(WAIT)
+    assert done == ["blocked", "deliveries"]
+    assert runner.submit("cleanup", lambda: done.append("again"))  # the slot is free again
+    assert runner.wait_idle(WAIT) and done[-1] == "again"
+
+
+def test_the_thread_ends_when_idle_and_starts_again_on_the_next_handoff(runner):
+    names = []
+    runner.submit("a", lambda: names.append(threading.current_thread().name))
+    assert runner.wait_idle(WAIT)
+    assert "sundown-background" not in [thread.name for thread in threading.enumerate()]
+    runner.submit("a", lambda: names.append(threading.current_thread().name))
+    assert runner.wait_idle(WAIT)
+    assert names == ["sundown-background", "sundown-background"]
+
+
+def test_a_failing_job_is_logged_and_the_runner_goes_on(runner, caplog):
+    done = []
+
+    def failing():
+        raise RuntimeError("job failure injected by the test")
+
+    with caplog.at_level(logging.ERROR, logger="app.background"):
+        runner.submit("failing", failing)
+        runner.submit("next", lambda: done.append("next"))
+        assert runner.wait_idle(WAIT)
+    assert done == ["next"]
+    assert "background job failing failed" in caplog.text
+
+
+def test_stop_tells_the_running_job_drops_pending_ones_and_refuses_new_ones(runner):
+    started, seen_stop, done = threading.Event(), threading.Event(), []
+
+    def until_stopped():
+        started.set()
+        if runner.stopping.wait(WAIT):
+            seen_stop.set()
+
+    runner.submit("cleanup", until_stopped)
+    runner.submit("deliveries", lambda: done.append("pending"))
+    assert started.wait(WAIT)
+    assert runner.stop(WAIT)
+    assert seen_stop.is_set() and done == []
+    assert not runner.submit("cleanup", lambda: done.append("late"))
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork is POSIX only")
+def test_a_forked_child_runs_its_own_thread(runner):
+    started, release, done = threading.Event(), threading.Event(), []
+    runner.submit("cleanup", blocked_job(started, release, done))
+    assert started.wait(WAIT)
+    pid = os.fork()
+    if pid == 0:  # the child: the parent's thread did not come along
+        ran = []
+        ok = runner.submit("cleanup", lambda: ran.append(1)) and runner.wait_idle(WAIT) and ran == [1]
+        os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    release.set()
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert runner.wait_idle(WAIT) and done == ["blocked"]
