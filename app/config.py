@@ -5,14 +5,25 @@ Every setting is listed once, with its meaning, in README.md.
 
 from __future__ import annotations
 
+import math
 import os
 import secrets
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
+from zoneinfo import ZoneInfo
 
 from flask import Flask
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
+
+# None of these imports this module (no cycle): ratelimit and retention need only
+# app.clock, app.db, app.dialect and app.models.
+from app import db
+from app.ratelimit import parse_limits
+from app.retention import MAX_DAYS, MIN_DAYS
 
 DEFAULTS: dict[str, Any] = {
     "ENV": "production",
@@ -21,13 +32,13 @@ DEFAULTS: dict[str, Any] = {
     "TIME_ZONE": "UTC",
     "PROXY_FIX": 0,
     "DEFAULT_RETENTION_DAYS": 180,
-    "PRUNE_INTERVAL": 3600,
-    "PRUNE_BATCH_SIZE": None,
-    "PRUNE_TIME_BUDGET": 10.0,
-    "PRUNE_BACKLOG_RETRY": 60,
-    "PRUNE_YIELD": None,
-    "PRUNE_LEASE": 300,
-    "PRUNE_TOKEN": None,
+    "CLEANUP_INTERVAL": 3600,
+    "CLEANUP_BATCH_SIZE": None,
+    "CLEANUP_TIME_BUDGET": 10.0,
+    "CLEANUP_BACKLOG_RETRY": 60,
+    "CLEANUP_YIELD": None,
+    "CLEANUP_LEASE": 300,
+    "CLEANUP_TOKEN": None,
     "SUBMIT_RATE_LIMITS": "5/60,50/86400",
     "AUTH_RATE_LIMIT_PER_CLIENT": "10/600",
     "AUTH_RATE_LIMIT_GLOBAL": "100/600",
@@ -36,6 +47,8 @@ DEFAULTS: dict[str, Any] = {
     "SESSION_LIFETIME": 12 * 3600,
     "SESSION_IDLE_TIMEOUT": 2 * 3600,
     "DB_POOL_SIZE": 5,
+    "DB_CONNECT_TIMEOUT": db.CONNECT_TIMEOUT,
+    "DB_STATEMENT_TIMEOUT": db.STATEMENT_TIMEOUT,
     "WTF_CSRF_TIME_LIMIT": None,
     "WTF_CSRF_SSL_STRICT": True,
     "CLOCK": lambda: datetime.now(timezone.utc),
@@ -49,11 +62,116 @@ class ConfigurationError(RuntimeError):
     """A setting with no safe default is missing or wrong; the message says which."""
 
 
+# Values arrive JSON-decoded from the environment ("3600" as 3600, "1.5" as
+# 1.5, "abc" as "abc") or as Python values from overrides, so a number may be
+# an int, a float or a numeric string. A converter returns the proper type or
+# raises; its rule then checks the range.
+
+
+def _float(value: Any) -> float:
+    # bool is an int subclass ("true" must not pass as 1); json.loads accepts NaN and Infinity.
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)) or not math.isfinite(float(value)):
+        raise ValueError(value)
+    return float(value)
+
+
+def _integer(value: Any) -> int:
+    number = value if isinstance(value, int) and not isinstance(value, bool) else _float(value)
+    if number != int(number):
+        raise ValueError(value)
+    return int(number)
+
+
+def _string(value: Any) -> str:
+    if not isinstance(value, str):
+        raise TypeError(value)
+    return value
+
+
+def _as_is(value: Any) -> Any:
+    return value
+
+
+def _rule(convert: Callable[[Any], Any], ok: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """A checker: ``convert`` the value, then require ``ok`` of the result to be true."""
+    def check(value: Any) -> Any:
+        if not ok(converted := convert(value)):
+            raise ValueError(value)
+        return converted
+    return check
+
+
+def _optional(checker: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    return lambda value: None if value is None else checker(value)
+
+
+def _limits_ok(spec: str) -> bool:
+    # The parser the views use at request time, so what starts also works.
+    return all(limit.count > 0 and limit.seconds > 0 for limit in parse_limits(spec))
+
+
+def _rp_id_fits(rp_id: str, host: str) -> bool:
+    # WebAuthn: the RP ID is the origin's host or a registrable domain the host
+    # ends with. The dot rules out a bare top-level domain ("org"); an IP
+    # address (digits and dots, or a colon) has no parent domains.
+    is_ip = host.replace(".", "").isdigit() or ":" in host
+    return rp_id == host or (not is_ip and "." in rp_id and host.endswith("." + rp_id))
+
+
+POSITIVE = _rule(_integer, lambda n: n > 0)
+LIMITS = _rule(_string, _limits_ok)
+SECONDS = "a positive whole number of seconds"
+TEXT = "a non-empty string (quote one that reads as JSON, e.g. '\"2024\"')"
+LIMITS_TEXT = "comma-separated count/seconds pairs of positive whole numbers, e.g. 5/60,50/86400"
+SQL_BACKENDS = ("sqlite", "postgresql", "postgres")  # app.db maps postgres:// too
+UNSHOWN = {"SECRET_KEY", "CLEANUP_TOKEN", "DATABASE_URL"}  # may hold secrets: never logged
+
+# Every setting but ENV (checked first), ORIGIN (_origins) and RP_ID (needs
+# ORIGIN). CLOCK and RANDOM_BYTES are injected by tests and left alone;
+# "CLEANUP_LEASE longer than CLEANUP_TIME_BUDGET" is checked in app.cleanup.
+# A rule may also raise (ZoneInfo, make_url, parse_limits do on bad input).
+SETTINGS: list[tuple[str, Callable[[Any], Any], str]] = [
+    ("SECRET_KEY", _rule(_string, bool), TEXT),
+    ("RP_NAME", _rule(_string, bool), TEXT),
+    ("DATABASE_URL", _rule(_as_is, lambda url: make_url(url).get_backend_name() in SQL_BACKENDS),
+     "a sqlite:///path or postgresql://user:pass@host/db URL"),
+    ("TIME_ZONE", _rule(_string, ZoneInfo), "an IANA time zone name such as UTC or Europe/Paris"),
+    ("PROXY_FIX", _rule(_integer, lambda n: 0 <= n <= 10), "a whole number of trusted proxies from 0 to 10"),
+    ("MAX_CONTENT_LENGTH", _rule(_integer, lambda n: n >= 1024), "a whole number of bytes, at least 1024"),
+    ("DEFAULT_RETENTION_DAYS", _rule(_integer, lambda n: MIN_DAYS <= n <= MAX_DAYS),
+     f"a whole number of days from {MIN_DAYS} to {MAX_DAYS}"),
+    ("SUBMIT_RATE_LIMITS", LIMITS, LIMITS_TEXT),
+    ("AUTH_RATE_LIMIT_PER_CLIENT", LIMITS, LIMITS_TEXT),
+    ("AUTH_RATE_LIMIT_GLOBAL", LIMITS, LIMITS_TEXT),
+    ("CHALLENGE_TTL", POSITIVE, SECONDS),
+    ("INVITE_TTL", POSITIVE, SECONDS),
+    ("SESSION_LIFETIME", POSITIVE, SECONDS),
+    ("SESSION_IDLE_TIMEOUT", POSITIVE, SECONDS),
+    ("CLEANUP_INTERVAL", POSITIVE, SECONDS),
+    ("CLEANUP_BATCH_SIZE", _optional(POSITIVE), "a positive whole number of rows, or null for the database's default"),
+    # 0 is allowed: at least one batch always runs, so it means one batch a run.
+    ("CLEANUP_TIME_BUDGET", _rule(_float, lambda n: n >= 0), "a number of seconds, 0 or more"),
+    ("CLEANUP_BACKLOG_RETRY", POSITIVE, SECONDS),
+    ("CLEANUP_YIELD", _optional(_rule(_float, lambda n: n >= 0)), "a number of at least 0, or null for the database's default"),
+    ("CLEANUP_LEASE", POSITIVE, SECONDS),
+    ("CLEANUP_TOKEN", _optional(_rule(_string, lambda s: len(s) >= 16)), "unset or a string of at least 16 characters"),
+    ("DB_POOL_SIZE", POSITIVE, "a positive whole number of connections"),
+    ("DB_CONNECT_TIMEOUT", _rule(_integer, lambda n: n >= 2), "a whole number of seconds, at least 2 (PostgreSQL's minimum)"),
+    ("DB_STATEMENT_TIMEOUT", _rule(_float, lambda n: n > 0), "a positive number of seconds"),
+    ("WTF_CSRF_TIME_LIMIT", _optional(POSITIVE), f"{SECONDS}, or null for the session's lifetime"),
+    ("WTF_CSRF_SSL_STRICT", _rule(_as_is, lambda v: isinstance(v, bool)), "true or false"),
+]
+
+
 def load(app: Flask, overrides: dict[str, Any]) -> None:
-    """Fill ``app.config`` and check it, failing fast on an unsafe production setup."""
+    """Fill ``app.config`` and check every setting, failing fast with one clear line."""
     app.config.from_mapping(DEFAULTS)
     app.config.from_prefixed_env("SUNDOWN")
     app.config.update(overrides)
+    _refuse_renamed()
+    # ENV first: it decides which settings get defaults below.
+    _check(app, "ENV", _rule(_string, lambda s: s in ("production", "development")),
+           "production or development")
     if app.config["ENV"] == "development":
         for key, value in DEVELOPMENT_DEFAULTS.items():
             app.config.setdefault(key, value)
@@ -67,7 +185,30 @@ def load(app: Flask, overrides: dict[str, Any]) -> None:
     _require(app, "RP_ID", "the WebAuthn relying party ID, the origin's host, e.g. inbox.example.org")
     app.config["ORIGINS"] = _origins(app.config["ORIGIN"])
     app.config["ORIGIN"] = app.config["ORIGINS"][0]
+    for key, checker, expected in SETTINGS:
+        _check(app, key, checker, expected)
+    host = urlsplit(app.config["ORIGIN"]).hostname or ""
+    _check(app, "RP_ID", _rule(_string, lambda rp_id: _rp_id_fits(rp_id, host)),
+           f"{host} (the host of SUNDOWN_ORIGIN) or a registrable domain it ends with")
     _configure_cookies(app)
+
+
+def _check(app: Flask, key: str, checker: Callable[[Any], Any], expected: str) -> None:
+    """Replace ``app.config[key]`` by its checked, normalised value, or raise."""
+    value = app.config[key]
+    try:
+        app.config[key] = checker(value)
+    except (ValueError, TypeError, LookupError, ArithmeticError, ArgumentError):
+        # Secrets and database URLs (passwords) are never echoed to the log.
+        shown = "" if key in UNSHOWN else f", not {value!r}"
+        raise ConfigurationError(f"SUNDOWN_{key} must be {expected}{shown}.") from None
+
+
+def _refuse_renamed() -> None:
+    """Stop on a ``SUNDOWN_PRUNE_*`` variable, which would otherwise be silently ignored."""
+    for name in sorted(name for name in os.environ if name.startswith("SUNDOWN_PRUNE_")):
+        new = name.replace("SUNDOWN_PRUNE_", "SUNDOWN_CLEANUP_", 1)
+        raise ConfigurationError(f"{name} was renamed {new}: rename it in the environment.")
 
 
 def _require(app: Flask, key: str, what: str) -> None:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from flask import Flask
 
-from app import create_app
+from app import config, create_app
 from app.config import ConfigurationError
 
 BASE = {"ENV": "production", "SECRET_KEY": "k", "ORIGIN": "https://inbox.example.org",
@@ -20,17 +21,17 @@ def test_production_refuses_to_start_without_required_setting(missing, monkeypat
 
 
 def test_environment_settings_are_read_with_prefix(monkeypatch):
-    monkeypatch.setenv("SUNDOWN_PRUNE_INTERVAL", "120")
+    monkeypatch.setenv("SUNDOWN_CLEANUP_INTERVAL", "120")
     monkeypatch.setenv("SUNDOWN_ORIGIN", "https://a.example.org, https://b.example.org")
-    app = create_app({k: v for k, v in BASE.items() if k != "ORIGIN"})
-    assert app.config["PRUNE_INTERVAL"] == 120
+    app = create_app({**{k: v for k, v in BASE.items() if k != "ORIGIN"}, "RP_ID": "example.org"})
+    assert app.config["CLEANUP_INTERVAL"] == 120
     assert app.config["ORIGINS"] == ["https://a.example.org", "https://b.example.org"]
     assert app.config["ORIGIN"] == "https://a.example.org"
 
 
 def test_overrides_win_over_environment(monkeypatch):
-    monkeypatch.setenv("SUNDOWN_PRUNE_INTERVAL", "120")
-    assert create_app({**BASE, "PRUNE_INTERVAL": 7}).config["PRUNE_INTERVAL"] == 7
+    monkeypatch.setenv("SUNDOWN_CLEANUP_INTERVAL", "120")
+    assert create_app({**BASE, "CLEANUP_INTERVAL": 7}).config["CLEANUP_INTERVAL"] == 7
 
 
 def test_malformed_origin_is_refused():
@@ -64,3 +65,159 @@ def test_https_origin_adds_strict_transport_security():
     app = create_app(BASE)
     response = app.test_client().get("/nope")
     assert response.headers["Strict-Transport-Security"].startswith("max-age=")
+
+
+def load_from_env(monkeypatch, **environ: str):
+    """``config.load`` on a bare app (no database) with ``SUNDOWN_<KEY>=value`` set."""
+    for key, value in environ.items():
+        monkeypatch.setenv(f"SUNDOWN_{key}", value)
+    app = Flask(__name__)
+    config.load(app, {k: v for k, v in BASE.items() if k not in environ})
+    return app.config
+
+
+BAD = [
+    ("ENV", "staging"),
+    ("SECRET_KEY", "12345"),
+    ("RP_NAME", ""),
+    ("DATABASE_URL", "mysql://sundown@db/sundown"),
+    ("DATABASE_URL", "not a url"),
+    ("ORIGIN", "inbox.example.org"),
+    ("RP_ID", "other.org"),
+    ("RP_ID", "org"),
+    ("RP_ID", "xinbox.example.org"),
+    ("TIME_ZONE", "Mars/Olympus_Mons"),
+    ("TIME_ZONE", "../../etc/passwd"),
+    ("PROXY_FIX", "-1"),
+    ("PROXY_FIX", "11"),
+    ("PROXY_FIX", "true"),
+    ("MAX_CONTENT_LENGTH", "1023"),
+    ("DEFAULT_RETENTION_DAYS", "0"),
+    ("DEFAULT_RETENTION_DAYS", "3651"),
+    ("SUBMIT_RATE_LIMITS", "five per minute"),
+    ("SUBMIT_RATE_LIMITS", "5"),
+    ("SUBMIT_RATE_LIMITS", "5/60,"),
+    ("SUBMIT_RATE_LIMITS", "0/60"),
+    ("AUTH_RATE_LIMIT_PER_CLIENT", "10/0"),
+    ("AUTH_RATE_LIMIT_GLOBAL", "100/-600"),
+    ("CHALLENGE_TTL", "0"),
+    ("INVITE_TTL", "-3600"),
+    ("SESSION_LIFETIME", "1.5"),
+    ("SESSION_IDLE_TIMEOUT", "soon"),
+    ("CLEANUP_INTERVAL", "false"),
+    ("CLEANUP_BATCH_SIZE", "0"),
+    ("CLEANUP_TIME_BUDGET", "-1"),
+    ("CLEANUP_TIME_BUDGET", "NaN"),
+    ("CLEANUP_TIME_BUDGET", "Infinity"),
+    ("CLEANUP_BACKLOG_RETRY", "[60]"),
+    ("CLEANUP_YIELD", "-0.5"),
+    ("CLEANUP_LEASE", "five minutes"),
+    ("CLEANUP_TOKEN", "too-short"),
+    ("CLEANUP_TOKEN", "12345678901234567890"),
+    ("DB_POOL_SIZE", "0"),
+    ("DB_CONNECT_TIMEOUT", "1"),
+    ("DB_STATEMENT_TIMEOUT", "0"),
+    ("WTF_CSRF_TIME_LIMIT", "0"),
+    ("WTF_CSRF_SSL_STRICT", "yes"),
+]
+
+
+@pytest.mark.parametrize(("key", "value"), BAD)
+def test_bad_setting_stops_the_app_naming_the_variable(key, value, monkeypatch):
+    with pytest.raises(ConfigurationError, match=f"^SUNDOWN_{key} ") as error:
+        load_from_env(monkeypatch, **{key: value})
+    assert "\n" not in str(error.value)
+
+
+GOOD = [
+    ("ENV", "development", "development"),
+    ("SECRET_KEY", "a-long-random-string", "a-long-random-string"),
+    ("RP_NAME", "Acme inbox", "Acme inbox"),
+    ("DATABASE_URL", "postgresql://sundown:secret@db/sundown", "postgresql://sundown:secret@db/sundown"),
+    ("DATABASE_URL", "sqlite:///instance/sundown.db", "sqlite:///instance/sundown.db"),
+    ("ORIGIN", "https://inbox.example.org:8443", "https://inbox.example.org:8443"),
+    ("RP_ID", "inbox.example.org", "inbox.example.org"),
+    ("RP_ID", "example.org", "example.org"),
+    ("TIME_ZONE", "Europe/Paris", "Europe/Paris"),
+    ("PROXY_FIX", "2", 2),
+    ("PROXY_FIX", "0", 0),
+    ("MAX_CONTENT_LENGTH", "1024", 1024),
+    ("DEFAULT_RETENTION_DAYS", "1", 1),
+    ("DEFAULT_RETENTION_DAYS", "3650", 3650),
+    ("SUBMIT_RATE_LIMITS", "3/60, 20/3600", "3/60, 20/3600"),
+    ("AUTH_RATE_LIMIT_PER_CLIENT", "20/600", "20/600"),
+    ("AUTH_RATE_LIMIT_GLOBAL", "1000/60", "1000/60"),
+    ("CHALLENGE_TTL", "60", 60),
+    ("INVITE_TTL", "86400", 86400),
+    ("SESSION_LIFETIME", "3600.0", 3600),
+    ("SESSION_IDLE_TIMEOUT", "900", 900),
+    ("CLEANUP_INTERVAL", "120", 120),
+    ("CLEANUP_BATCH_SIZE", "500", 500),
+    ("CLEANUP_BATCH_SIZE", "null", None),
+    ("CLEANUP_TIME_BUDGET", "2", 2.0),
+    ("CLEANUP_TIME_BUDGET", "0.5", 0.5),
+    ("CLEANUP_TIME_BUDGET", "0", 0.0),
+    ("CLEANUP_BACKLOG_RETRY", "30", 30),
+    ("CLEANUP_YIELD", "0", 0.0),
+    ("CLEANUP_YIELD", "null", None),
+    ("CLEANUP_LEASE", "600", 600),
+    ("CLEANUP_TOKEN", "s3cret-token-of-24-chars", "s3cret-token-of-24-chars"),
+    ("DB_POOL_SIZE", "20", 20),
+    ("DB_CONNECT_TIMEOUT", "10", 10),
+    ("DB_STATEMENT_TIMEOUT", "0.25", 0.25),
+    ("WTF_CSRF_TIME_LIMIT", "3600", 3600),
+    ("WTF_CSRF_TIME_LIMIT", "null", None),
+    ("WTF_CSRF_SSL_STRICT", "false", False),
+]
+
+
+@pytest.mark.parametrize(("key", "value", "loaded"), GOOD)
+def test_good_setting_is_accepted_in_its_python_type(key, value, loaded, monkeypatch):
+    result = load_from_env(monkeypatch, **{key: value})[key]
+    assert result == loaded
+    assert type(result) is type(loaded)
+
+
+@pytest.mark.parametrize("value", ["120", 120.0])
+def test_overrides_are_normalised_too(value):
+    app = Flask(__name__)
+    config.load(app, {**BASE, "CLEANUP_INTERVAL": value})
+    assert app.config["CLEANUP_INTERVAL"] == 120 and type(app.config["CLEANUP_INTERVAL"]) is int
+
+
+def test_bool_is_not_a_number():
+    with pytest.raises(ConfigurationError, match="SUNDOWN_PROXY_FIX must be a whole number"):
+        config.load(Flask(__name__), {**BASE, "PROXY_FIX": True})
+
+
+def test_ip_address_origin_allows_only_itself_as_rp_id():
+    origin = {"ORIGIN": "https://192.168.0.10"}
+    config.load(Flask(__name__), {**BASE, **origin, "RP_ID": "192.168.0.10"})
+    with pytest.raises(ConfigurationError, match="SUNDOWN_RP_ID"):
+        config.load(Flask(__name__), {**BASE, **origin, "RP_ID": "168.0.10"})
+
+
+def test_secrets_are_not_echoed_in_the_error(monkeypatch):
+    with pytest.raises(ConfigurationError) as error:
+        load_from_env(monkeypatch, CLEANUP_TOKEN="hunter2-short")
+    assert "hunter2" not in str(error.value)
+
+
+def test_renamed_prune_variable_names_its_new_name(monkeypatch):
+    monkeypatch.setenv("SUNDOWN_PRUNE_INTERVAL", "60")
+    with pytest.raises(
+        ConfigurationError, match="SUNDOWN_PRUNE_INTERVAL was renamed SUNDOWN_CLEANUP_INTERVAL"
+    ):
+        create_app(BASE)
+
+
+def test_bad_rate_limit_stops_create_app_before_any_request(monkeypatch):
+    monkeypatch.setenv("SUNDOWN_SUBMIT_RATE_LIMITS", "five per minute")
+    with pytest.raises(ConfigurationError, match="SUNDOWN_SUBMIT_RATE_LIMITS must be"):
+        create_app(BASE)
+
+
+def test_invalid_env_is_reported_before_missing_secrets(monkeypatch):
+    monkeypatch.delenv("SUNDOWN_SECRET_KEY", raising=False)
+    with pytest.raises(ConfigurationError, match="SUNDOWN_ENV must be production or development"):
+        create_app({"ENV": "dev", "DATABASE_URL": "sqlite://"})

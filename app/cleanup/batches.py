@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import ColumnElement, Connection, and_, delete, func, select
 from sqlalchemy.orm import InstrumentedAttribute, Session
@@ -27,6 +28,8 @@ from app import db
 from app.cleanup import plans
 
 log = logging.getLogger(__name__)
+
+MIN_BATCH, MAX_BATCH = 100, 50_000
 
 
 @dataclass(frozen=True)
@@ -48,27 +51,26 @@ class Target:
 
 
 def delete_batch(
-    connection: Connection, target: Target, moment: Moment, size: int, start: datetime | None = None
-) -> tuple[int, bool, datetime | None]:
+    connection: Connection, target: Target, moment: Moment, size: int, start: Any = None
+) -> tuple[int, bool, Any]:
     """Delete up to ``size`` of the oldest expired rows of ``target``, none older than ``start``.
 
     Returns how many were deleted, whether more may remain, and where the
-    next batch may start. On PostgreSQL deleted rows stay in the index until
-    vacuumed, and batches that scanned them all again from the beginning
-    would make a long run quadratic, so the next batch starts at the oldest
-    row left. Call it inside a transaction: it writes before it reads, so
-    that on SQLite no concurrent commit can invalidate its snapshot.
+    next batch starts: at the oldest expired row left, so no batch scans
+    again what earlier batches skipped (rows on legal hold; on PostgreSQL
+    also deleted rows that stay in the index until vacuumed, which would make
+    a long run quadratic). Call it inside a transaction: it writes before it
+    reads, so that on SQLite no concurrent commit can invalidate its snapshot.
     """
+    key = plans.batch_key(connection, target.age)
     condition = target.where(moment)
     if start is not None:
-        condition = and_(condition, target.age >= start)
+        condition = and_(condition, key >= start)
     chosen = plans.oldest_rows(connection, target.model, condition, target.age, size)
     deleted = connection.execute(delete(target.model).where(chosen)).rowcount
     if deleted < size:
         return deleted, False, None
-    if not plans.batches_resume(connection):
-        return deleted, True, None
-    following = connection.scalar(select(func.min(target.age)).where(condition))
+    following = connection.scalar(select(func.min(key)).where(condition))
     return deleted, following is not None, following
 
 
@@ -87,11 +89,23 @@ def count(session: Session, target: Target, moment: Moment) -> int:
 
 @dataclass(frozen=True)
 class Limits:
-    """How much one run may do: rows per batch, seconds in all, pause per batch."""
+    """How much one run may do: rows per batch, seconds in all, pause per batch.
+
+    With ``batch_seconds`` set, ``batch_size`` is only the first batch's size:
+    each next batch is sized so that it holds its transaction about that long.
+    """
 
     batch_size: int
     time_budget: float
     yield_ratio: float
+    batch_seconds: float | None = None
+
+    def next_size(self, size: int, rows: int, seconds: float) -> int:
+        """The size of the batch after one of ``size`` that deleted ``rows`` in ``seconds``."""
+        if self.batch_seconds is None or rows < size or seconds <= 0:
+            return size
+        scaled = int(size * self.batch_seconds / seconds)
+        return max(MIN_BATCH, min(MAX_BATCH, scaled, size * 2))
 
 
 @dataclass
@@ -155,15 +169,17 @@ def _delete_target(
     must_stop: Callable[[], bool],
 ) -> None:
     """Batches on one target until it has no expired rows left or the run must stop."""
-    start = None
+    start, size = None, limits.batch_size
     while True:
         batch_started = time.monotonic()
         with connection.begin():
-            deleted, more, start = delete_batch(connection, target, moment, limits.batch_size, start)
+            deleted, more, start = delete_batch(connection, target, moment, size, start)
             record(connection, {**progress.deleted, target.name: progress.deleted[target.name] + deleted})
         progress.deleted[target.name] += deleted
+        took = time.monotonic() - batch_started
+        size = limits.next_size(size, deleted, took)
         # Pause in proportion to the batch so waiting writers get the lock.
-        time.sleep((time.monotonic() - batch_started) * limits.yield_ratio)
+        time.sleep(took * limits.yield_ratio)
         if not more:
             progress.unfinished.remove(target)
             return

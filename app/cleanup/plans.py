@@ -11,10 +11,11 @@ p99 unchanged; see docs/benchmarks.md).
 
 from __future__ import annotations
 
-from sqlalchemy import ColumnElement, Connection, Engine, any_, func, literal_column, select
+from sqlalchemy import ColumnElement, Connection, Engine, String, any_, func, literal_column, select, type_coerce
 
 _BATCH_SIZE = {"sqlite": 1000, "postgresql": 50_000}
 _YIELD = {"sqlite": 1.0, "postgresql": 0.0}
+_BATCH_SECONDS = {"sqlite": 0.02}
 
 
 def default_batch_size(engine: Engine) -> int:
@@ -27,14 +28,25 @@ def default_yield(engine: Engine) -> float:
     return _YIELD.get(engine.dialect.name, 1.0)
 
 
-def batches_resume(connection: Connection) -> bool:
-    """Whether each batch should start where the previous one ended.
+def default_batch_seconds(engine: Engine) -> float | None:
+    """How long a batch should hold its transaction; None to keep a fixed row count.
 
-    Yes on PostgreSQL, whose deleted rows linger in the index until vacuumed.
-    No on SQLite: deleted rows leave the index at once, and a resume point
-    compared as text would skip rows stored in another timestamp format.
+    SQLite: about 20 ms, whatever the rows weigh (a 1000-row batch of long
+    messages is a several-megabyte write transaction, of short ones a
+    fraction of that). PostgreSQL: fixed batches, since no insert waits.
     """
-    return connection.dialect.name == "postgresql"
+    return _BATCH_SECONDS.get(engine.dialect.name)
+
+
+def batch_key(connection: Connection, age):
+    """``age`` as batches compare it to resume where the previous one ended.
+
+    SQLite stores timestamps as text and orders the index by that text: the
+    resume point is compared as the stored text itself, so a row written in
+    another timestamp format (no microseconds, say) is neither skipped nor
+    repeated. PostgreSQL compares the typed column.
+    """
+    return type_coerce(age, String) if connection.dialect.name == "sqlite" else age
 
 
 def oldest_rows(connection: Connection, model, condition, age, size: int) -> ColumnElement[bool]:

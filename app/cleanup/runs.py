@@ -174,6 +174,8 @@ def batch_limits() -> Limits:
         batch_size=plans.default_batch_size(engine) if size is None else int(size),
         time_budget=float(config["CLEANUP_TIME_BUDGET"]),
         yield_ratio=plans.default_yield(engine) if ratio is None else float(ratio),
+        # A batch size that is set is kept; the default adapts to the rows' weight.
+        batch_seconds=plans.default_batch_seconds(engine) if size is None else None,
     )
 
 
