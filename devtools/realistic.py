@@ -42,11 +42,24 @@ class Rows:
         self.corpus = " ".join(self.random.choice(WORDS) for _ in range(400_000))
 
     def message(self) -> str:
-        """200–5000 characters of plausible text, with line breaks."""
+        """200–5000 characters of plausible text, with line breaks, starting at a word.
+
+        Only the first letter is raised (``str.capitalize`` would lower the
+        whole text and cost more than the rest of the row together).
+        """
         length = self.random.randint(MIN_MESSAGE, MAX_MESSAGE)
-        start = self.random.randrange(len(self.corpus) - length)
-        text = self.corpus[start:start + length]
-        return text.replace(" please ", "\nPlease ").capitalize()
+        start = self.corpus.find(" ", self.random.randrange(len(self.corpus) - length - 20)) + 1
+        text = self.corpus[start:start + length].replace(" please ", "\nPlease ")
+        return text[0].upper() + text[1:]
+
+    def agent(self) -> str:
+        """A browser's user-agent string."""
+        return self.random.choice(AGENTS)
+
+    def submission(self) -> dict[str, str]:
+        """What a visitor sends: a name, an e-mail address and a message (the API's JSON fields)."""
+        name, email = self.person()
+        return {"name": name, "email": email, "message": self.message()}
 
     def person(self) -> tuple[str, str]:
         """A name and a matching e-mail address."""
@@ -66,7 +79,7 @@ class Rows:
             name, email = self.person()
             yield {
                 "name": name, "email": email, "message": self.message(),
-                "user_agent": self.random.choice(AGENTS), "created_at": created,
+                "user_agent": self.agent(), "created_at": created,
                 "legal_hold": holds and self.random.random() < HOLD_SHARE,
                 "hold_reason": None, "hold_by": None, "held_at": None,
             }

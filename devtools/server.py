@@ -1,6 +1,6 @@
 """A real gunicorn server in a subprocess on 127.0.0.1, for tests and benchmarks.
 
-``app_module`` may name a module under ``tests/`` that builds the app with
+``app_module`` may name a module (``tests/apps/``) that builds the app with
 overrides (a barrier, a slow target); production code stays unchanged.
 """
 
@@ -16,7 +16,7 @@ import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
 
-from tests.pgcluster import free_port
+from devtools.pgcluster import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 

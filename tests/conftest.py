@@ -3,6 +3,10 @@
 The schema is made by Alembic once per database kind into a template; each
 test gets a fresh copy (a file copy for SQLite, ``CREATE DATABASE ...
 TEMPLATE`` for PostgreSQL).
+
+Besides ``app``, ``client`` and ``runner``: ``db_session`` arranges rows
+(built by ``tests/factories.py``), ``query`` reads them back as committed,
+``login`` and ``admin_client`` give a logged-in admin.
 """
 
 from __future__ import annotations
@@ -15,11 +19,12 @@ from datetime import datetime, timedelta, timezone
 import pytest
 import sqlalchemy as sa
 
-from app import db
+from app import background, db
 from app import create_app
-from app.db import make_engine
+from app.db import get_session, make_engine
 from app.migrate import upgrade
-from tests.pgcluster import Cluster, find_bindir
+from devtools import admins
+from devtools.pgcluster import Cluster, find_bindir
 
 IN_CI = os.environ.get("CI", "").lower() == "true"
 _counter = itertools.count()
@@ -132,7 +137,10 @@ def app_config(database_url, clock, tmp_path) -> dict:
         "ORIGIN": "http://localhost",
         "RP_ID": "localhost",
         "CLOCK": clock,
+        # Generous rate limits: test_public and test_auth_throttle set tight ones to test them.
         "SUBMIT_RATE_LIMITS": "1000/60,10000/86400",
+        "AUTH_RATE_LIMIT_PER_CLIENT": "100000/600",
+        "AUTH_RATE_LIMIT_GLOBAL": "100000/600",
     }
 
 
@@ -147,6 +155,7 @@ def make_app():
 
     yield build
     for application in apps:
+        background.runner_of(application).stop()
         db.engine_of(application).dispose()
 
 
@@ -172,9 +181,46 @@ def runner(app):
 def db_session(app):
     """A SQLAlchemy session on the app's database, for arranging and checking rows."""
     with app.app_context():
-        from app.db import get_session
-
         yield get_session()
+
+
+class Query:
+    """Reads the database as it is now, each time in a fresh session of ``app``.
+
+    ``query(statement)`` gives the first column of every row (``scalars``),
+    ``query.rows(statement)`` whole rows, ``query.scalar(statement)`` one value,
+    ``query.count(Model)`` the number of rows, ``query.using(function)`` what
+    ``function(session)`` returns.
+    """
+
+    def __init__(self, app):
+        self.app = app
+
+    def using(self, function):
+        """``function(session)`` in a fresh session of the app."""
+        with self.app.app_context():
+            return function(get_session())
+
+    def __call__(self, statement) -> list:
+        return self.using(lambda session: list(session.scalars(statement)))
+
+    def rows(self, statement) -> list[tuple]:
+        """Every row ``statement`` selects, as tuples."""
+        return self.using(lambda session: [tuple(row) for row in session.execute(statement)])
+
+    def scalar(self, statement):
+        """The first column of the first row ``statement`` selects, or None."""
+        return self.using(lambda session: session.scalar(statement))
+
+    def count(self, model) -> int:
+        """How many rows ``model``'s table holds."""
+        return self.scalar(sa.select(sa.func.count()).select_from(model))
+
+
+@pytest.fixture
+def query(app) -> Query:
+    """Read rows back as they are committed now (see ``Query``)."""
+    return Query(app)
 
 
 @pytest.fixture
@@ -182,22 +228,21 @@ def login(app, client):
     """``login(name)`` makes an admin with a real session row and gives ``client`` its cookie.
 
     For tests of pages behind the login; the passkey ceremonies themselves are
-    tested in ``test_auth*``. Pass ``as_client=`` to log in another client.
+    tested in ``test_auth*``. Pass ``as_client=`` to log in another client,
+    ``admin=`` (what an earlier call returned) to log the same admin in again,
+    ``browser=`` to name the browser the session shows.
     """
-    from app.auth import logins
-    from app.db import get_session
-    from app.models import Admin
 
-    def log_in(name: str = "Ada", as_client=None):
-        with app.test_request_context():
-            session = get_session()
-            admin = Admin(name=name, user_handle=os.urandom(64))
-            session.add(admin)
-            session.flush()
-            token, _row = logins.start_login(admin.id, None, "Chrome 156 on Linux")
-            session.commit()
-            cookie = logins.cookie_name()
-        (as_client or client).set_cookie(cookie, token)
-        return admin
+    def log_in(name: str = "Ada", as_client=None, admin=None, browser: str = "Chrome 156 on Linux"):
+        made = admins.log_in(app, name, admin=admin, browser=browser)
+        (as_client or client).set_cookie(made.cookie, made.token)
+        return made.admin
 
     return log_in
+
+
+@pytest.fixture
+def admin_client(client, login):
+    """``client``, logged in as the admin Ada."""
+    login("Ada")
+    return client

@@ -1,4 +1,4 @@
-"""The account page's passkeys and invites, with real ceremonies."""
+"""The account page (app/admin/account.py): passkeys and invites, with real ceremonies."""
 
 from __future__ import annotations
 
@@ -11,11 +11,8 @@ from app.models import AdminLogin, Passkey
 from tests.helpers import csrf_token
 from tests.softauthn import PasskeyBrowser, invite
 
-
-@pytest.fixture
-def app_config(app_config):
-    """Generous rate limits: test_auth_ratelimit checks the limits themselves."""
-    return {**app_config, "AUTH_RATE_LIMIT_PER_CLIENT": "1000/600", "AUTH_RATE_LIMIT_GLOBAL": "1000/600"}
+PASSKEYS = select(Passkey).order_by(Passkey.id)
+LOGINS = select(AdminLogin).order_by(AdminLogin.id)
 
 
 @pytest.fixture
@@ -26,29 +23,15 @@ def laptop(app, client) -> PasskeyBrowser:
     return browser
 
 
-def passkeys(app) -> list[Passkey]:
-    with app.app_context():
-        from app.db import get_session
-
-        return list(get_session().scalars(select(Passkey).order_by(Passkey.id)))
-
-
-def sessions(app) -> list[AdminLogin]:
-    with app.app_context():
-        from app.db import get_session
-
-        return list(get_session().scalars(select(AdminLogin).order_by(AdminLogin.id)))
-
-
 def post_form(browser: PasskeyBrowser, path: str, **data):
     token = csrf_token(browser.client, "/admin/account")
     return browser.client.post(path, data={"csrf_token": token, **data})
 
 
-def test_adding_a_passkey_lets_it_log_in(app, laptop):
+def test_adding_a_passkey_lets_it_log_in(laptop, query):
     response = laptop.add_passkey()
     assert response.status_code == 200, response.get_json()
-    assert len(passkeys(app)) == 2
+    assert len(query(PASSKEYS)) == 2
     laptop.logout()
     assert laptop.login(credential=laptop.authenticator.credentials[1]).status_code == 200
     assert laptop.login(credential=laptop.authenticator.credentials[0]).status_code == 200
@@ -60,58 +43,58 @@ def test_add_passkey_options_exclude_existing_passkeys(laptop):
     assert options["user"]["name"] == "Ada"
 
 
-def test_registering_needs_a_session(app, client):
+def test_registering_needs_a_session(client):
     response = client.post("/auth/register/options", json={}, headers={"Accept": "application/json"})
     assert response.status_code in (400, 401)  # CSRF or login: either way no options
 
 
-def test_rename_a_passkey(app, laptop):
-    passkey = passkeys(app)[0]
+def test_rename_a_passkey(laptop, query):
+    passkey = query(PASSKEYS)[0]
     response = post_form(laptop, f"/admin/account/passkeys/{passkey.id}/rename", name="  Work   laptop ")
     assert response.status_code == 303
-    assert passkeys(app)[0].name == "Work laptop"
+    assert query(PASSKEYS)[0].name == "Work laptop"
     assert "Work laptop" in laptop.client.get("/admin/account").get_data(as_text=True)
 
 
-def test_rename_refuses_an_empty_name(app, laptop):
-    passkey = passkeys(app)[0]
+def test_rename_refuses_an_empty_name(laptop, query):
+    passkey = query(PASSKEYS)[0]
     post_form(laptop, f"/admin/account/passkeys/{passkey.id}/rename", name="   ")
-    assert passkeys(app)[0].name == passkey.name
+    assert query(PASSKEYS)[0].name == passkey.name
 
 
-def test_the_last_passkey_cannot_be_removed(app, laptop):
-    passkey = passkeys(app)[0]
+def test_the_last_passkey_cannot_be_removed(laptop, query):
+    passkey = query(PASSKEYS)[0]
     response = post_form(laptop, f"/admin/account/passkeys/{passkey.id}/remove")
     assert response.status_code == 303
-    assert len(passkeys(app)) == 1
+    assert len(query(PASSKEYS)) == 1
     page = laptop.client.get("/admin/account").get_data(as_text=True)
     assert "cannot remove your last passkey" in page
 
 
-def test_removing_a_passkey_revokes_the_sessions_it_created(app, laptop):
+def test_removing_a_passkey_revokes_the_sessions_it_created(app, laptop, query):
     laptop.add_passkey()
-    first, second = passkeys(app)
+    first, second = query(PASSKEYS)
     phone = PasskeyBrowser(app, app.test_client(), laptop.authenticator)
     assert phone.login(credential=laptop.authenticator.credentials[1]).status_code == 200
-    assert [s.passkey_id for s in sessions(app)] == [first.id, second.id]
+    assert [s.passkey_id for s in query(LOGINS)] == [first.id, second.id]
     response = post_form(laptop, f"/admin/account/passkeys/{second.id}/remove")
     assert response.status_code == 303
-    assert [p.id for p in passkeys(app)] == [first.id]
-    assert [s.passkey_id for s in sessions(app)] == [first.id]
+    assert [p.id for p in query(PASSKEYS)] == [first.id]
+    assert [s.passkey_id for s in query(LOGINS)] == [first.id]
     assert phone.client.get("/admin/account").status_code == 302
     assert laptop.client.get("/admin/account").status_code == 200
     phone.logout()
     assert phone.login(credential=laptop.authenticator.credentials[1]).status_code == 400
 
 
-def test_an_admin_cannot_touch_another_admins_passkeys(app, laptop):
+def test_an_admin_cannot_touch_another_admins_passkeys(app, laptop, query):
     laptop.add_passkey()
-    target = passkeys(app)[0]
+    target = query(PASSKEYS)[0]
     bob = PasskeyBrowser(app, app.test_client())
     assert bob.enroll(invite(app, "Bob")).status_code == 200
     post_form(bob, f"/admin/account/passkeys/{target.id}/remove")
     post_form(bob, f"/admin/account/passkeys/{target.id}/rename", name="pwned")
-    assert passkeys(app)[0].id == target.id and passkeys(app)[0].name == target.name
+    assert query(PASSKEYS)[0].id == target.id and query(PASSKEYS)[0].name == target.name
 
 
 def test_invite_from_the_account_page_shows_a_working_one_time_link(app, laptop):
@@ -123,7 +106,7 @@ def test_invite_from_the_account_page_shows_a_working_one_time_link(app, laptop)
     assert grace.client.get("/admin/account").status_code == 200
 
 
-def test_invite_refuses_an_existing_name(app, laptop):
+def test_invite_refuses_an_existing_name(laptop):
     response = post_form(laptop, "/admin/account/invite", name="Ada")
     assert response.status_code == 303
     assert "exists" in laptop.client.get("/admin/account").get_data(as_text=True)

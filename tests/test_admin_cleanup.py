@@ -1,4 +1,4 @@
-"""The cleanup status page: last run, ledger, failed runs, "Run cleanup now"."""
+"""The cleanup page: last run, ledger, failed runs, "Run cleanup now"."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from datetime import timedelta
 from sqlalchemy import select
 
 from app.models import CleanupRun, Inquiry
+from tests.factories import add_inquiries, inquiry
 from tests.helpers import csrf_token
-from tests.test_admin_inbox import add_inquiries, inquiry
 
 
 def add_run(db_session, clock, minutes_ago: int, **values) -> CleanupRun:
@@ -23,18 +23,16 @@ def add_run(db_session, clock, minutes_ago: int, **values) -> CleanupRun:
     return row
 
 
-def test_status_without_runs_says_none_yet(client, login):
-    login("Ada")
-    page = client.get("/admin/cleanup").get_data(as_text=True)
+def test_the_cleanup_page_without_runs_says_none_yet(admin_client):
+    page = admin_client.get("/admin/cleanup").get_data(as_text=True)
     assert "No cleanup has run yet." in page
     assert "Run cleanup now" in page
 
 
-def test_status_shows_last_run_and_highlights_failed_ones(client, login, db_session, clock):
-    login("Ada")
+def test_the_cleanup_page_shows_the_last_run_and_highlights_failed_ones(admin_client, db_session, clock):
     add_run(db_session, clock, 120)
     add_run(db_session, clock, 5, status="error", error="OperationalError: database is locked")
-    page = client.get("/admin/cleanup").get_data(as_text=True)
+    page = admin_client.get("/admin/cleanup").get_data(as_text=True)
     assert "inquiries: 7, rate_limits: 2" in page
     assert "2.5 s" in page
     assert page.count('class="failed"') == 1
@@ -42,14 +40,13 @@ def test_status_shows_last_run_and_highlights_failed_ones(client, login, db_sess
     assert "inquiry_form" in page
 
 
-def test_run_cleanup_now_prunes_and_reports(client, login, db_session, clock):
-    login("Ada")
+def test_run_cleanup_now_deletes_expired_rows_and_reports(admin_client, db_session, clock):
     fresh, old, held = add_inquiries(db_session, [
         inquiry(clock, days_old=1), inquiry(clock, days_old=200), inquiry(clock, days_old=200, legal_hold=True),
     ])
-    response = client.post("/admin/cleanup/run", data={"csrf_token": csrf_token(client, "/admin/cleanup")})
+    response = admin_client.post("/admin/cleanup/run", data={"csrf_token": csrf_token(admin_client, "/admin/cleanup")})
     assert response.status_code == 303
-    page = client.get("/admin/cleanup").get_data(as_text=True)
+    page = admin_client.get("/admin/cleanup").get_data(as_text=True)
     assert "Cleanup finished: deleted" in page
     assert "admin_manual" in page
     db_session.commit()
@@ -58,7 +55,6 @@ def test_run_cleanup_now_prunes_and_reports(client, login, db_session, clock):
     assert json.loads(run.deleted)["inquiries"] == 1
 
 
-def test_run_cleanup_now_needs_post_and_csrf(client, login):
-    login("Ada")
-    assert client.get("/admin/cleanup/run").status_code == 405
-    assert client.post("/admin/cleanup/run").status_code == 400
+def test_run_cleanup_now_needs_post_and_csrf(admin_client):
+    assert admin_client.get("/admin/cleanup/run").status_code == 405
+    assert admin_client.post("/admin/cleanup/run").status_code == 400

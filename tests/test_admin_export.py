@@ -9,27 +9,14 @@ from contextlib import contextmanager
 from datetime import timedelta
 
 import pytest
-from sqlalchemy import delete, event, insert
+from sqlalchemy import delete, event
 
 from app import db
 from app.admin.export import HEADER, neutralise
 from app.models import Inquiry
+from tests.factories import add_inquiries, inquiry, numbered_inquiries
 
 BOM = "\ufeff"
-
-
-def add_rows(db_session, clock, count: int, **values) -> None:
-    """Insert ``count`` inquiries in one executemany, one second apart, oldest first."""
-    if not count:
-        return
-    start = clock() - timedelta(days=1)
-    rows = [
-        {"name": f"Name {i}", "email": f"p{i}@example.com", "message": f"Message {i}\nline two",
-         "legal_hold": False, "created_at": start + timedelta(seconds=i), **values}
-        for i in range(count)
-    ]
-    db_session.execute(insert(Inquiry.__table__), rows)
-    db_session.commit()
 
 
 def parse(body: bytes) -> list[list[str]]:
@@ -60,9 +47,8 @@ def test_export_requires_login(client):
     assert client.get("/admin/export.csv").status_code == 302
 
 
-def test_export_headers_filename_and_bom(client, login):
-    login("Ada")
-    response = client.get("/admin/export.csv")
+def test_export_headers_filename_and_bom(admin_client):
+    response = admin_client.get("/admin/export.csv")
     assert response.status_code == 200
     assert response.mimetype == "text/csv"
     assert response.headers["Content-Disposition"] == 'attachment; filename="sundown-inquiries-2026-06-01.csv"'
@@ -72,11 +58,10 @@ def test_export_headers_filename_and_bom(client, login):
 
 
 @pytest.mark.parametrize("count", [0, 1, 199, 200, 201])
-def test_export_has_every_row_in_ceil_n_over_200_plus_one_queries(client, login, db_session, clock, app, count):
-    login("Ada")
-    add_rows(db_session, clock, count)
+def test_export_has_every_row_in_ceil_n_over_200_plus_one_queries(admin_client, db_session, clock, app, count):
+    add_inquiries(db_session, numbered_inquiries(clock, count))
     with counted_submission_selects(app) as statements:
-        body = client.get("/admin/export.csv").data
+        body = admin_client.get("/admin/export.csv").data
     rows = parse(body)
     assert rows[0] == list(HEADER)
     assert [row[2] for row in rows[1:]] == [f"Name {i}" for i in range(count)]
@@ -85,11 +70,10 @@ def test_export_has_every_row_in_ceil_n_over_200_plus_one_queries(client, login,
     assert all("ORDER BY" in statement and "LIMIT" in statement for statement in statements)
 
 
-def test_export_of_10000_rows(client, login, db_session, clock, app):
-    login("Ada")
-    add_rows(db_session, clock, 10_000)
+def test_export_of_10000_rows(admin_client, db_session, clock, app):
+    add_inquiries(db_session, numbered_inquiries(clock, 10_000))
     with counted_submission_selects(app) as statements:
-        rows = parse(client.get("/admin/export.csv").data)
+        rows = parse(admin_client.get("/admin/export.csv").data)
     assert len(rows) == 10_001
     assert len(statements) == 51
     ids = [int(row[0]) for row in rows[1:]]
@@ -97,17 +81,15 @@ def test_export_of_10000_rows(client, login, db_session, clock, app):
     assert rows[-1][2:5] == ["Name 9999", "p9999@example.com", "Message 9999\nline two"]
 
 
-def test_export_pages_across_identical_timestamps(client, login, db_session, clock):
-    login("Ada")
-    add_rows(db_session, clock, 450, created_at=clock() - timedelta(hours=3))
-    ids = [int(row[0]) for row in parse(client.get("/admin/export.csv").data)[1:]]
+def test_export_pages_across_identical_timestamps(admin_client, db_session, clock):
+    add_inquiries(db_session, numbered_inquiries(clock, 450, created_at=clock() - timedelta(hours=3)))
+    ids = [int(row[0]) for row in parse(admin_client.get("/admin/export.csv").data)[1:]]
     assert len(ids) == 450 and ids == sorted(set(ids))
 
 
-def test_export_row_content(client, login, db_session, clock):
-    login("Ada")
-    add_rows(db_session, clock, 1, legal_hold=True, hold_reason="Case 7", hold_by="Ada")
-    (row,) = parse(client.get("/admin/export.csv").data)[1:]
+def test_export_row_content(admin_client, db_session, clock):
+    add_inquiries(db_session, numbered_inquiries(clock, 1, legal_hold=True, hold_reason="Case 7", hold_by="Ada"))
+    (row,) = parse(admin_client.get("/admin/export.csv").data)[1:]
     received = (clock() - timedelta(days=1)).strftime("%Y-%m-%d %H:%M:%S")
     assert row[1:] == [received, "Name 0", "p0@example.com", "Message 0\nline two", "yes", "Case 7", "Ada"]
 
@@ -124,14 +106,14 @@ INJECTIONS = {
 }
 
 
-def test_formula_injection_is_neutralised_in_every_free_text_cell(client, login, db_session, clock):
-    login("Ada")
+def test_formula_injection_is_neutralised_in_every_free_text_cell(admin_client, db_session, clock):
     payloads = list(INJECTIONS)
-    rows = [{"name": p, "email": p, "message": p, "hold_reason": p, "hold_by": p, "legal_hold": True,
-             "created_at": clock() - timedelta(hours=len(payloads) - i)} for i, p in enumerate(payloads)]
-    db_session.execute(insert(Inquiry.__table__), rows)
-    db_session.commit()
-    exported = parse(client.get("/admin/export.csv").data)[1:]
+    add_inquiries(db_session, [
+        inquiry(clock, name=p, email=p, message=p, hold_reason=p, hold_by=p, legal_hold=True,
+                created_at=clock() - timedelta(hours=len(payloads) - i))
+        for i, p in enumerate(payloads)
+    ])
+    exported = parse(admin_client.get("/admin/export.csv").data)[1:]
     for payload, row in zip(payloads, exported, strict=True):
         expected = INJECTIONS[payload]
         assert [row[2], row[3], row[4], row[6], row[7]] == [expected] * 5
@@ -145,43 +127,45 @@ def test_neutralise_leaves_safe_text_alone():
     assert neutralise("a=b") == "a=b"
 
 
-def test_expired_rows_are_absent_and_held_expired_rows_present(client, login, db_session, clock):
-    login("Ada")
-    add_rows(db_session, clock, 1, name="fresh")
-    add_rows(db_session, clock, 1, name="expired", created_at=clock() - timedelta(days=181))
-    add_rows(db_session, clock, 1, name="held", legal_hold=True, created_at=clock() - timedelta(days=181))
-    names = [row[2] for row in parse(client.get("/admin/export.csv").data)[1:]]
+def test_expired_rows_are_absent_and_held_expired_rows_present(admin_client, db_session, clock):
+    add_inquiries(db_session, [
+        inquiry(clock, name="fresh"),
+        inquiry(clock, days_old=181, name="expired"),
+        inquiry(clock, days_old=181, name="held", legal_hold=True),
+    ])
+    names = [row[2] for row in parse(admin_client.get("/admin/export.csv").data)[1:]]
     assert names == ["held", "fresh"]
 
 
-def test_since_and_until_filter_by_day_inclusive(client, login, db_session, clock):
-    login("Ada")
-    for day in (1, 2, 3, 4):
-        add_rows(db_session, clock, 1, name=f"May {day}", created_at=clock().replace(month=5, day=day, hour=23, minute=59))
-    def names(query):
-        return [row[2] for row in parse(client.get(f"/admin/export.csv?{query}").data)[1:]]
+def test_since_and_until_filter_by_day_inclusive(admin_client, db_session, clock):
+    add_inquiries(db_session, [
+        inquiry(clock, name=f"May {day}", created_at=clock().replace(month=5, day=day, hour=23, minute=59))
+        for day in (1, 2, 3, 4)
+    ])
+
+    def names(dates):
+        return [row[2] for row in parse(admin_client.get(f"/admin/export.csv?{dates}").data)[1:]]
+
     assert names("since=2026-05-02&until=2026-05-03") == ["May 2", "May 3"]
     assert names("since=2026-05-04") == ["May 4"]
     assert names("until=2026-05-01") == ["May 1"]
     assert names("since=&until=") == ["May 1", "May 2", "May 3", "May 4"]
 
 
-@pytest.mark.parametrize("query", ["since=yesterday", "until=2026-13-01", "since=2026-5-1",
+@pytest.mark.parametrize("dates", ["since=yesterday", "until=2026-13-01", "since=2026-5-1",
                                    "since=20260501", "since=2026-05-03&until=2026-05-01", "until=9999-12-31"])
-def test_bad_dates_are_refused_with_a_message(client, login, query):
-    login("Ada")
-    response = client.get(f"/admin/export.csv?{query}")
+def test_bad_dates_are_refused_with_a_message(admin_client, dates):
+    response = admin_client.get(f"/admin/export.csv?{dates}")
     assert response.status_code == 400
     assert "date like 2026-01-31" in response.get_data(as_text=True) or "after" in response.get_data(as_text=True)
 
 
-def test_delete_during_a_running_export_does_not_break_it(client, login, db_session, clock, app):
-    login("Ada")
-    add_rows(db_session, clock, 650)
-    ids = [int(row[0]) for row in parse(client.get("/admin/export.csv").data)[1:]]
+def test_delete_during_a_running_export_does_not_break_it(admin_client, db_session, clock, app):
+    add_inquiries(db_session, numbered_inquiries(clock, 650))
+    ids = [int(row[0]) for row in parse(admin_client.get("/admin/export.csv").data)[1:]]
     engine = db.engine_of(app)
 
-    response = client.get("/admin/export.csv", buffered=False)
+    response = admin_client.get("/admin/export.csv", buffered=False)
     chunks = iter(response.response)
     received = [next(chunks), next(chunks), next(chunks)]  # header, rows 0-199, rows 200-399
     # Between pages the export holds no connection, so nothing it holds can block a writer.

@@ -3,23 +3,22 @@
 from __future__ import annotations
 
 import csv
-import hashlib
 import io
-import os
 import socket
 import sqlite3
 import struct
 import time
 import urllib.request
-from datetime import datetime, timedelta, timezone
 
 import pytest
 import sqlalchemy as sa
+from sqlalchemy.orm import Session
 
 from app.db import make_engine
-from app.models import Admin, AdminLogin, Inquiry
-from tests.pgcluster import free_port
-from tests.server import running_server
+from devtools.admins import log_in_to
+from devtools.pgcluster import free_port
+from devtools.server import running_server
+from tests.factories import add_inquiries, numbered_inquiries, wall_clock
 
 ROWS = 40_000
 MESSAGE = "A long enough message to make the export far larger than every socket buffer. " * 6
@@ -28,32 +27,13 @@ READ_BEFORE_STALL = 256 * 1024
 pytestmark = pytest.mark.slow
 
 
-def arrange(engine) -> str:
-    """Insert the inquiries and a logged-in admin; return the session cookie's token."""
-    now = datetime.now(timezone.utc)
-    rows = [{"name": f"Name {i}", "email": f"p{i}@example.com", "message": MESSAGE, "legal_hold": False,
-             "created_at": now - timedelta(hours=1, seconds=-i / 100)} for i in range(ROWS)]
-    token = os.urandom(32).hex()
-    with engine.begin() as conn:
-        conn.execute(sa.insert(Inquiry.__table__), rows)
-        admin_id = conn.execute(
-            sa.insert(Admin.__table__).values(name="Ada", user_handle=os.urandom(64), created_at=now)
-            .returning(Admin.__table__.c.id)
-        ).scalar_one()
-        conn.execute(sa.insert(AdminLogin.__table__).values(
-            token_hash=hashlib.sha256(token.encode()).hexdigest(), admin_id=admin_id, browser="test",
-            created_at=now, last_seen_at=now, expires_at=now + timedelta(hours=1),
-        ))
-    return token
-
-
-def open_export(port: int, token: str) -> socket.socket:
+def open_export(port: int, cookie: str) -> socket.socket:
     """Start an export on a raw socket with a small receive buffer; return the socket."""
     sock = socket.socket()
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
     sock.connect(("127.0.0.1", port))
     sock.sendall((f"GET /admin/export.csv HTTP/1.1\r\nHost: localhost:{port}\r\n"
-                  f"Cookie: sundown_admin={token}\r\nConnection: close\r\n\r\n").encode())
+                  f"Cookie: {cookie}\r\nConnection: close\r\n\r\n").encode())
     return sock
 
 
@@ -72,8 +52,8 @@ def hang_up(sock: socket.socket) -> None:
     sock.close()
 
 
-def full_export(base_url: str, token: str) -> list[list[str]]:
-    request = urllib.request.Request(f"{base_url}/admin/export.csv", headers={"Cookie": f"sundown_admin={token}"})
+def full_export(base_url: str, cookie: str) -> list[list[str]]:
+    request = urllib.request.Request(f"{base_url}/admin/export.csv", headers={"Cookie": cookie})
     with urllib.request.urlopen(request, timeout=60) as response:
         text = response.read().decode("utf-8-sig")
     return list(csv.reader(io.StringIO(text, newline="")))
@@ -116,15 +96,17 @@ def settled_open_transactions(engine, db_kind: str) -> int:
 
 def test_stalled_and_vanished_client_leaks_no_transaction(db_kind, database_url, tmp_path):
     engine = make_engine(database_url)
-    token = arrange(engine)
     port = free_port()
     env = {
         "SUNDOWN_DATABASE_URL": database_url, "SUNDOWN_SECRET_KEY": "test-secret-key",
         "SUNDOWN_ORIGIN": f"http://localhost:{port}", "SUNDOWN_RP_ID": "localhost",
     }
+    with Session(engine) as session:
+        add_inquiries(session, numbered_inquiries(wall_clock, ROWS, message=MESSAGE))
+    cookie = log_in_to(env).cookie_header
     try:
         with running_server(env, tmp_path / "server.log", port=port) as (base_url, _process):
-            sock = open_export(port, token)
+            sock = open_export(port, cookie)
             try:
                 head = read_at_least(sock, READ_BEFORE_STALL)
                 assert head.startswith(b"HTTP/1.1 200") and b"\xef\xbb\xbfid,received_utc" in head
@@ -135,7 +117,7 @@ def test_stalled_and_vanished_client_leaks_no_transaction(db_kind, database_url,
 
             with urllib.request.urlopen(f"{base_url}/healthz", timeout=10) as health:
                 assert health.status == 200
-            rows = full_export(base_url, token)
+            rows = full_export(base_url, cookie)
             assert len(rows) == ROWS + 1
             assert settled_open_transactions(engine, db_kind) == 0
         assert "Traceback" not in (tmp_path / "server.log").read_text()

@@ -6,27 +6,15 @@ import re
 from datetime import timedelta
 
 import pytest
-from sqlalchemy import insert, select
+from sqlalchemy import select
 
 from app.models import CleanupRun, Inquiry
+from tests.factories import add_inquiries, inquiry
+from tests.helpers import settle
 
 ROW_LINK = re.compile(r'href="/admin/inquiries/(\d+)"')
 NEXT_LINK = re.compile(r'rel="next" href="([^"]+)"')
 PREV_LINK = re.compile(r'rel="prev" href="([^"]+)"')
-
-
-def add_inquiries(db_session, rows: list[dict]) -> list[int]:
-    """Insert ``rows`` (column values) in one statement; return their ids in order."""
-    result = db_session.execute(insert(Inquiry).returning(Inquiry.id, sort_by_parameter_order=True), rows)
-    ids = list(result.scalars())
-    db_session.commit()
-    return ids
-
-
-def inquiry(clock, days_old: float = 1, **values) -> dict:
-    row = {"name": "Ada", "email": "ada@example.com", "message": "Hello", "legal_hold": False,
-           "created_at": clock() - timedelta(days=days_old)}
-    return {**row, **values}
 
 
 def listed_ids(page: str) -> list[int]:
@@ -43,16 +31,14 @@ def test_inbox_requires_login(client):
     assert "/auth/login" in response.headers["Location"]
 
 
-def test_empty_inbox_says_so_and_is_not_cached(client, login):
-    login("Ada")
-    response = client.get("/admin/")
+def test_empty_inbox_says_so_and_is_not_cached(admin_client):
+    response = admin_client.get("/admin/")
     assert response.status_code == 200
     assert "No inquiries yet" in response.get_data(as_text=True)
     assert response.headers["Cache-Control"] == "no-store"
 
 
-def test_pages_walk_every_row_once_across_identical_timestamps(client, login, db_session, clock):
-    login("Ada")
+def test_pages_walk_every_row_once_across_identical_timestamps(admin_client, db_session, clock):
     same = clock() - timedelta(hours=1)
     ids = add_inquiries(db_session, [inquiry(clock, created_at=same, name=f"n{i}") for i in range(120)])
     newer = add_inquiries(db_session, [inquiry(clock, days_old=0, name="newest")])
@@ -60,7 +46,7 @@ def test_pages_walk_every_row_once_across_identical_timestamps(client, login, db
 
     seen, pages, url = [], [], "/admin/"
     while url:
-        page = html(client.get(url))
+        page = html(admin_client.get(url))
         pages.append(listed_ids(page))
         seen += pages[-1]
         found = NEXT_LINK.search(page)
@@ -70,21 +56,20 @@ def test_pages_walk_every_row_once_across_identical_timestamps(client, login, db
 
     # Walking back with "Newer" gives the same pages in reverse.
     back = []
-    page = html(client.get(NEXT_LINK.search(html(client.get("/admin/"))).group(1)))
-    page = html(client.get(NEXT_LINK.search(page).group(1)))
+    page = html(admin_client.get(NEXT_LINK.search(html(admin_client.get("/admin/"))).group(1)))
+    page = html(admin_client.get(NEXT_LINK.search(page).group(1)))
     while True:
         found = PREV_LINK.search(page)
         if not found:
             break
-        page = html(client.get(found.group(1)))
+        page = html(admin_client.get(found.group(1)))
         back.append(listed_ids(page))
     assert back == [pages[1], pages[0]]
 
 
-def test_first_page_has_no_newer_link_and_last_no_older(client, login, db_session, clock):
-    login("Ada")
+def test_first_page_has_no_newer_link_and_last_no_older(admin_client, db_session, clock):
     add_inquiries(db_session, [inquiry(clock) for _ in range(3)])
-    page = html(client.get("/admin/"))
+    page = html(admin_client.get("/admin/"))
     assert len(listed_ids(page)) == 3
     assert not NEXT_LINK.search(page) and not PREV_LINK.search(page)
 
@@ -95,30 +80,27 @@ def paris(app_config):
     app_config["TIME_ZONE"] = "Europe/Paris"
 
 
-def test_rows_show_local_time_first_line_and_hold_badge(paris, client, login, db_session, clock):
-    login("Ada")
+def test_rows_show_local_time_first_line_and_hold_badge(paris, admin_client, db_session, clock):
     add_inquiries(db_session, [inquiry(clock, days_old=0, message="\n  First line\nsecond line", legal_hold=True)])
-    page = client.get("/admin/").get_data(as_text=True)
+    page = admin_client.get("/admin/").get_data(as_text=True)
     assert "2026-06-01 14:00 CEST" in page
     assert "First line" in page and "second line" not in page
     assert '<span class="badge">Hold</span>' in page
 
 
-def test_search_matches_name_or_email_substring_case_insensitively(client, login, db_session, clock):
-    login("Ada")
+def test_search_matches_name_or_email_substring_case_insensitively(admin_client, db_session, clock):
     ids = add_inquiries(db_session, [
         inquiry(clock, name="Grace Hopper", email="grace@navy.example"),
         inquiry(clock, name="Alan", email="alan@turing.example"),
         inquiry(clock, name="Edsger", email="ed@HOPPER.example"),
     ])
-    page = html(client.get("/admin/?q=hopper"))
+    page = html(admin_client.get("/admin/?q=hopper"))
     assert sorted(listed_ids(page)) == [ids[0], ids[2]]
-    assert listed_ids(html(client.get("/admin/?q=nobody"))) == []
-    assert "No inquiries match" in html(client.get("/admin/?q=nobody"))
+    assert listed_ids(html(admin_client.get("/admin/?q=nobody"))) == []
+    assert "No inquiries match" in html(admin_client.get("/admin/?q=nobody"))
 
 
-def test_search_treats_like_wildcards_literally(client, login, db_session, clock):
-    login("Ada")
+def test_search_treats_like_wildcards_literally(admin_client, db_session, clock):
     ids = add_inquiries(db_session, [
         inquiry(clock, name="100% real"),
         inquiry(clock, name="1000 real"),
@@ -126,57 +108,52 @@ def test_search_treats_like_wildcards_literally(client, login, db_session, clock
         inquiry(clock, name="axb"),
         inquiry(clock, name="back\\slash"),
     ])
-    assert listed_ids(html(client.get("/admin/?q=0%25"))) == [ids[0]]
-    assert listed_ids(html(client.get("/admin/?q=a_b"))) == [ids[2]]
-    assert listed_ids(html(client.get("/admin/?q=k%5Cs"))) == [ids[4]]
+    assert listed_ids(html(admin_client.get("/admin/?q=0%25"))) == [ids[0]]
+    assert listed_ids(html(admin_client.get("/admin/?q=a_b"))) == [ids[2]]
+    assert listed_ids(html(admin_client.get("/admin/?q=k%5Cs"))) == [ids[4]]
 
 
-def test_search_is_kept_across_pages(client, login, db_session, clock):
-    login("Ada")
+def test_search_is_kept_across_pages(admin_client, db_session, clock):
     add_inquiries(db_session, [inquiry(clock, name=f"match{i}") for i in range(55)])
     add_inquiries(db_session, [inquiry(clock, name="other", days_old=2) for _ in range(10)])
-    page = html(client.get("/admin/?q=match"))
-    second = html(client.get(NEXT_LINK.search(page).group(1)))
+    page = html(admin_client.get("/admin/?q=match"))
+    second = html(admin_client.get(NEXT_LINK.search(page).group(1)))
     assert len(listed_ids(second)) == 5
 
 
-def test_expired_rows_are_hidden_unless_held(client, login, db_session, clock):
-    login("Ada")
+def test_expired_rows_are_hidden_unless_held(admin_client, db_session, clock):
     fresh, old, held = add_inquiries(db_session, [
         inquiry(clock, days_old=10), inquiry(clock, days_old=181), inquiry(clock, days_old=181, legal_hold=True),
     ])
-    assert sorted(listed_ids(html(client.get("/admin/")))) == sorted([fresh, held])
-    assert client.get(f"/admin/inquiries/{old}").status_code == 404
-    assert client.get(f"/admin/inquiries/{held}").status_code == 200
+    assert sorted(listed_ids(html(admin_client.get("/admin/")))) == sorted([fresh, held])
+    assert admin_client.get(f"/admin/inquiries/{old}").status_code == 404
+    assert admin_client.get(f"/admin/inquiries/{held}").status_code == 200
 
 
-def test_detail_shows_whole_message_escaped_with_line_breaks(client, login, db_session, clock):
-    login("Ada")
+def test_detail_shows_whole_message_escaped_with_line_breaks(admin_client, db_session, clock):
     message = "Line one\nLine two <script>alert(1)</script>\n\n  indented"
     (row,) = add_inquiries(db_session, [inquiry(clock, message=message)])
-    page = client.get(f"/admin/inquiries/{row}").get_data(as_text=True)
+    page = admin_client.get(f"/admin/inquiries/{row}").get_data(as_text=True)
     assert '<div class="message-body">Line one\nLine two &lt;script&gt;alert(1)&lt;/script&gt;\n\n  indented</div>' in page
     assert "<script>alert" not in page
 
 
-def test_unknown_inquiry_is_404_and_bad_cursor_is_400(client, login):
-    login("Ada")
-    assert client.get("/admin/inquiries/999999").status_code == 404
-    assert client.get("/admin/?after=not-a-cursor").status_code == 400
-    assert client.get("/admin/?before=1.2.3").status_code == 400
+def test_unknown_inquiry_is_404_and_bad_cursor_is_400(admin_client):
+    assert admin_client.get("/admin/inquiries/999999").status_code == 404
+    assert admin_client.get("/admin/?after=not-a-cursor").status_code == 400
+    assert admin_client.get("/admin/?before=1.2.3").status_code == 400
 
 
 @pytest.mark.parametrize("path", ["/admin/", "/admin/settings", "/admin/cleanup"])
-def test_admin_pages_have_no_inline_scripts_or_styles(client, login, path):
-    login("Ada")
-    page = client.get(path).get_data(as_text=True)
+def test_admin_pages_have_no_inline_scripts_or_styles(admin_client, path):
+    page = admin_client.get(path).get_data(as_text=True)
     assert "<script>" not in page and "style=" not in page and "<style" not in page
 
 
-def test_opening_the_inbox_triggers_a_cleanup_after_the_response(client, login, db_session, clock):
-    login("Ada")
+def test_opening_the_inbox_triggers_a_cleanup_after_the_response(admin_client, db_session, clock):
     (old,) = add_inquiries(db_session, [inquiry(clock, days_old=200)])
-    client.get("/admin/").close()  # the cleanup runs when the response is closed
+    admin_client.get("/admin/").close()  # the cleanup is handed to the runner when the response is closed
+    settle(admin_client.application)
     db_session.commit()
     assert db_session.scalars(select(CleanupRun.trigger)).all() == ["admin_inbox"]
     assert db_session.get(Inquiry, old) is None

@@ -7,8 +7,8 @@ from sqlalchemy import select
 
 from app import cleanup, retention
 from app.models import AuditEntry, Setting, Inquiry
+from tests.factories import add_inquiries, inquiry
 from tests.helpers import csrf_token
-from tests.test_admin_inbox import add_inquiries, inquiry
 
 
 def stored_retention(db_session) -> str | None:
@@ -20,17 +20,15 @@ def post(client, data):
     return client.post("/admin/settings", data={**data, "csrf_token": csrf_token(client, "/admin/settings")})
 
 
-def test_settings_page_shows_current_retention(client, login):
-    login("Ada")
-    page = client.get("/admin/settings").get_data(as_text=True)
+def test_settings_page_shows_current_retention(admin_client):
+    page = admin_client.get("/admin/settings").get_data(as_text=True)
     assert "deleted 180 days after" in page
     assert 'value="180"' in page
 
 
 @pytest.mark.parametrize("value", ["", "0", "3651", "-5", "12.5", "abc", "1e3", "٣٠", "9" * 5000])
-def test_invalid_retention_is_refused_and_nothing_saved(client, login, db_session, value):
-    login("Ada")
-    response = post(client, {"retention_days": value})
+def test_invalid_retention_is_refused_and_nothing_saved(admin_client, db_session, value):
+    response = post(admin_client, {"retention_days": value})
     assert response.status_code == 422
     assert "Enter a whole number of days from 1 to 3650." in response.get_data(as_text=True)
     assert stored_retention(db_session) is None
@@ -38,22 +36,20 @@ def test_invalid_retention_is_refused_and_nothing_saved(client, login, db_sessio
 
 
 @pytest.mark.parametrize("value", ["1", "3650", " 365 "])
-def test_longer_or_boundary_retention_saves_at_once(client, login, db_session, value):
-    login("Ada")
+def test_longer_or_boundary_retention_saves_at_once(admin_client, db_session, value):
     if value == "1":
-        post(client, {"retention_days": "1", "confirm": "1"})
+        post(admin_client, {"retention_days": "1", "confirm": "1"})
     else:
-        assert post(client, {"retention_days": value}).status_code == 303
+        assert post(admin_client, {"retention_days": value}).status_code == 303
     assert stored_retention(db_session) == value.strip()
 
 
-def test_shorter_retention_previews_then_needs_confirmation(client, login, db_session, clock):
-    login("Ada")
+def test_shorter_retention_previews_then_needs_confirmation(admin_client, db_session, clock):
     add_inquiries(db_session, [
         inquiry(clock, days_old=10), inquiry(clock, days_old=45), inquiry(clock, days_old=40),
         inquiry(clock, days_old=90, legal_hold=True),
     ])
-    page = post(client, {"retention_days": "30"})
+    page = post(admin_client, {"retention_days": "30"})
     text = page.get_data(as_text=True)
     assert page.status_code == 200
     assert "permanently delete <strong>2</strong>" in text
@@ -61,35 +57,32 @@ def test_shorter_retention_previews_then_needs_confirmation(client, login, db_se
     assert 'name="confirm" value="1"' in text
     assert stored_retention(db_session) is None
 
-    assert post(client, {"retention_days": "30", "confirm": "1"}).status_code == 303
+    assert post(admin_client, {"retention_days": "30", "confirm": "1"}).status_code == 303
     assert stored_retention(db_session) == "30"
     entry = db_session.scalars(select(AuditEntry)).one()
     assert (entry.admin_name, entry.action, entry.detail) == ("Ada", "retention_changed", "180 → 30 days")
 
 
-def test_second_change_updates_the_same_setting(client, login, db_session):
-    login("Ada")
-    post(client, {"retention_days": "200"})
-    post(client, {"retention_days": "400"})
+def test_second_change_updates_the_same_setting(admin_client, db_session):
+    post(admin_client, {"retention_days": "200"})
+    post(admin_client, {"retention_days": "400"})
     assert stored_retention(db_session) == "400"
     assert len(db_session.scalars(select(Setting).where(Setting.key == "retention_days")).all()) == 1
 
 
-def test_settings_change_needs_csrf(client, login, db_session):
-    login("Ada")
-    assert client.post("/admin/settings", data={"retention_days": "90", "confirm": "1"}).status_code == 400
+def test_settings_change_needs_csrf(admin_client, db_session):
+    assert admin_client.post("/admin/settings", data={"retention_days": "90", "confirm": "1"}).status_code == 400
     assert stored_retention(db_session) is None
 
 
-def test_preview_equals_what_the_next_prune_deletes(client, login, db_session, clock):
-    login("Ada")
+def test_preview_equals_what_the_next_cleanup_deletes(admin_client, db_session, clock):
     add_inquiries(db_session, [inquiry(clock, days_old=days, legal_hold=days == 70) for days in range(0, 100, 5)])
-    with client.application.test_request_context():
+    with admin_client.application.test_request_context():
         shown = retention.preview(db_session, 30)
-    post(client, {"retention_days": "30", "confirm": "1"})
+    post(admin_client, {"retention_days": "30", "confirm": "1"})
     before = set(db_session.scalars(select(Inquiry.id)))
-    with client.application.app_context():
+    with admin_client.application.app_context():
         cleanup.run("test", force=True)
-    db_session.commit()  # end the snapshot taken before the prune
+    db_session.commit()  # end the snapshot taken before the cleanup
     deleted = before - set(db_session.scalars(select(Inquiry.id)))
     assert shown.count == len(deleted) == 12

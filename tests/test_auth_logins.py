@@ -1,18 +1,16 @@
-"""Server-side sessions: absolute and idle expiry with the injected clock, revoke, listing."""
+"""Admin logins (server-side sessions): absolute and idle expiry with the injected clock, revoke, listing."""
 
 from __future__ import annotations
 
 import pytest
+from flask import make_response
 from sqlalchemy import select
 
+from app.auth import logins
 from app.models import AdminLogin
 from tests.helpers import csrf_token
 
-def rows(app) -> list[AdminLogin]:
-    with app.app_context():
-        from app.db import get_session
-
-        return list(get_session().scalars(select(AdminLogin).order_by(AdminLogin.id)))
+LOGINS = select(AdminLogin).order_by(AdminLogin.id)
 
 
 def test_a_session_dies_at_its_absolute_lifetime_even_when_active(app, client, login, clock):
@@ -37,28 +35,28 @@ def test_a_session_dies_after_the_idle_timeout(app, client, login, clock):
     assert client.get("/admin/account").status_code == 302
 
 
-def test_an_expired_row_is_refused_before_the_pruner_deletes_it(app, client, login, clock):
+def test_an_expired_row_is_refused_before_the_cleanup_deletes_it(app, client, login, clock, query):
     login()
     clock.advance(seconds=app.config["SESSION_LIFETIME"] + 1)
     assert client.get("/admin/account", headers={"Accept": "application/json"}).status_code == 401
-    assert len(rows(app)) == 1
+    assert len(query(LOGINS)) == 1
 
 
-def test_last_seen_is_written_at_most_once_a_minute(app, client, login, clock):
+def test_last_seen_is_written_at_most_once_a_minute(client, login, clock, query):
     login()
-    start = rows(app)[0].last_seen_at
+    start = query(LOGINS)[0].last_seen_at
     clock.advance(seconds=59)
     client.get("/admin/account")
-    assert rows(app)[0].last_seen_at == start
+    assert query(LOGINS)[0].last_seen_at == start
     clock.advance(seconds=1)
     client.get("/admin/account")
-    assert rows(app)[0].last_seen_at == clock()
+    assert query(LOGINS)[0].last_seen_at == clock()
 
 
 def test_account_page_lists_sessions_and_marks_this_browser(app, client, login):
     admin = login("Ada")
     phone = app.test_client()
-    login_as_same_admin(app, admin, phone)
+    login(admin=admin, as_client=phone, browser="Safari 18 on iOS")
     token = phone.get_cookie("sundown_admin").value
     page = client.get("/admin/account").get_data(as_text=True)
     assert "Chrome 156 on Linux" in page and "Safari 18 on iOS" in page
@@ -66,68 +64,54 @@ def test_account_page_lists_sessions_and_marks_this_browser(app, client, login):
     assert token not in page
 
 
-def test_revoking_another_session_logs_that_browser_out(app, client, login):
+def test_revoking_another_session_logs_that_browser_out(app, client, login, query):
     admin = login("Ada")
     phone = app.test_client()
-    login_as_same_admin(app, admin, phone)
-    phone_row = rows(app)[1]
+    login(admin=admin, as_client=phone, browser="Safari 18 on iOS")
+    phone_row = query(LOGINS)[1]
     response = client.post(
         f"/admin/account/sessions/{phone_row.id}/revoke", data={"csrf_token": csrf_token(client, "/admin/account")}
     )
     assert response.status_code == 303
-    assert [row.id for row in rows(app)] != [] and phone_row.id not in [row.id for row in rows(app)]
+    assert [row.id for row in query(LOGINS)] != [] and phone_row.id not in [row.id for row in query(LOGINS)]
     assert phone.get("/admin/account").status_code == 302
     assert client.get("/admin/account").status_code == 200
 
 
-def test_revoking_this_session_logs_out_here(app, client, login):
+def test_revoking_this_session_logs_out_here(client, login, query):
     login("Ada")
-    own = rows(app)[0]
+    own = query(LOGINS)[0]
     response = client.post(
         f"/admin/account/sessions/{own.id}/revoke", data={"csrf_token": csrf_token(client, "/admin/account")}
     )
     assert response.headers["Location"].endswith("/auth/login")
-    assert rows(app) == []
+    assert query(LOGINS) == []
     assert client.get("/admin/account").status_code == 302
 
 
-def test_an_admin_cannot_revoke_someone_elses_session(app, client, login):
+def test_an_admin_cannot_revoke_someone_elses_session(app, client, login, query):
     login("Ada")
     mallory = app.test_client()
     login("Mallory", as_client=mallory)
-    ada_row = rows(app)[0]
+    ada_row = query(LOGINS)[0]
     mallory.post(
         f"/admin/account/sessions/{ada_row.id}/revoke",
         data={"csrf_token": csrf_token(mallory, "/admin/account")},
     )
-    assert len(rows(app)) == 2
+    assert len(query(LOGINS)) == 2
     assert client.get("/admin/account").status_code == 200
 
 
-def test_a_forged_cookie_is_not_a_session(app, client, login):
+def test_a_forged_cookie_is_not_a_session(client, login):
     login()
     client.set_cookie("sundown_admin", "0" * 64)
     assert client.get("/admin/account").status_code == 302
-
-
-def login_as_same_admin(app, admin, other_client) -> None:
-    with app.test_request_context():
-        from app.auth import logins
-        from app.db import get_session
-
-        token, _row = logins.start_login(admin.id, None, "Safari 18 on iOS")
-        get_session().commit()
-        other_client.set_cookie(logins.cookie_name(), token)
 
 
 @pytest.mark.parametrize("origin, name", [("http://localhost", "sundown_admin"), ("https://inbox.example.org", "__Host-sundown_admin")])
 def test_session_cookie_flags(make_app, app_config, origin, name):
     application = make_app({**app_config, "ORIGIN": origin, "RP_ID": origin.split("//")[1]})
     with application.test_request_context():
-        from flask import make_response
-
-        from app.auth import logins
-
         response = make_response("")
         logins.set_cookie(response, "t" * 64)
     header = response.headers["Set-Cookie"]

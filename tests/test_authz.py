@@ -1,4 +1,5 @@
-"""Every /admin route, present and future, needs a live session and, for writes, a CSRF token.
+"""Every /admin route, present and future, needs a live session and, for writes, a CSRF token,
+and no admin response may be cached.
 
 The routes come from the app's URL map at run time, so a route added later
 is checked without editing this file.
@@ -11,12 +12,15 @@ import re
 import pytest
 
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
+EVERY_METHOD = None
 SAMPLE = {"int": "1", "float": "1.0", "uuid": "00000000-0000-0000-0000-000000000000"}
+# Ids that no row has: a logged-in request must not revoke its own session on the way.
+UNKNOWN = {**SAMPLE, "int": "999999"}
 EXPECTED_AT_LEAST = {("GET", "/admin/account"), ("POST", "/admin/account/invite")}
 
 
-def admin_routes(app) -> list[tuple[str, str]]:
-    """(method, concrete URL) for every rule under /admin."""
+def admin_routes(app, methods=METHODS, sample=SAMPLE) -> list[tuple[str, str]]:
+    """(method, concrete URL) for every rule under /admin; ``methods=EVERY_METHOD`` adds HEAD and OPTIONS."""
     routes = []
     for rule in app.url_map.iter_rules():
         if not (rule.rule == "/admin" or rule.rule.startswith("/admin/")):
@@ -24,8 +28,10 @@ def admin_routes(app) -> list[tuple[str, str]]:
         url = rule.rule
         for converter, name in re.findall(r"<(?:(\w+)(?:\([^)]*\))?:)?(\w+)>", rule.rule):
             pattern = re.compile(r"<[^>]*\b" + name + ">")
-            url = pattern.sub(SAMPLE.get(converter, "x"), url)
-        routes.extend((method, url) for method in sorted(rule.methods) if method in METHODS)
+            url = pattern.sub(sample.get(converter, "x"), url)
+        routes.extend(
+            (method, url) for method in sorted(rule.methods) if methods is EVERY_METHOD or method in methods
+        )
     return routes
 
 
@@ -52,6 +58,24 @@ def test_without_a_session_json_requests_get_401(app, client):
         response = client.open(url, method=method, headers={**headers, "Accept": "application/json"})
         assert response.status_code == 401, (method, url, response.status_code)
         assert response.get_json()["ok"] is False
+
+
+def test_every_admin_response_says_no_store_and_an_anonymous_request_is_refused(app, client, login):
+    routes = admin_routes(app, methods=EVERY_METHOD, sample=UNKNOWN)
+    assert {"HEAD", "OPTIONS"} <= {method for method, _url in routes}
+    anonymous = app.test_client()
+    headers = csrf_header(client)  # before login: the login page sends a logged-in admin on
+    login()
+    for method, url in routes:
+        response = client.open(url, method=method, headers=headers)
+        assert response.headers.get("Cache-Control") == "no-store", (method, url)
+        assert response.status_code != 401, (method, url)
+        assert not response.headers.get("Location", "").startswith("/auth/login"), (method, url)
+        for accept in ("text/html", "application/json"):
+            refused = anonymous.open(url, method=method, headers={"Accept": accept})
+            assert refused.status_code in (302, 400, 401), (method, url, accept, refused.status_code)
+            if refused.status_code == 302:
+                assert refused.headers["Location"].startswith("/auth/login"), (method, url, accept)
 
 
 def test_an_expired_session_is_no_session(app, client, login, clock):

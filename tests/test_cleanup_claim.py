@@ -1,4 +1,4 @@
-"""The claim: one conditional upsert decides who prunes, on both databases, under races."""
+"""The claim: one conditional upsert decides who runs the cleanup, on both databases, under races."""
 
 from __future__ import annotations
 

@@ -3,17 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import select
 
-from app.models import Inquiry
+from app import db
+from app.models import Inquiry, RateLimit, Setting
 from tests.helpers import VALID, csrf_token
-
-
-def count_submissions(app) -> int:
-    with app.app_context():
-        from app.db import get_session
-
-        return get_session().scalar(select(func.count()).select_from(Inquiry))
 
 
 def test_form_page_has_labelled_fields(client):
@@ -23,15 +17,15 @@ def test_form_page_has_labelled_fields(client):
         assert f'id="{field}"' in page
 
 
-def test_valid_form_is_saved_and_redirects_to_thanks(client, app):
+def test_valid_form_is_saved_and_redirects_to_thanks(client, query):
     response = client.post("/", data={**VALID, "csrf_token": csrf_token(client)})
     assert response.status_code == 303
     assert response.headers["Location"].endswith("/thanks")
-    assert count_submissions(app) == 1
+    assert query.count(Inquiry) == 1
     assert "Thank you" in client.get("/thanks").get_data(as_text=True)
 
 
-def test_form_keeps_input_and_shows_errors(client, app):
+def test_form_keeps_input_and_shows_errors(client, query):
     data = {"name": "Grace", "email": "not-an-email", "message": "", "csrf_token": csrf_token(client)}
     response = client.post("/", data=data)
     page = response.get_data(as_text=True)
@@ -40,31 +34,28 @@ def test_form_keeps_input_and_shows_errors(client, app):
     assert 'value="not-an-email"' in page
     assert 'id="email-error"' in page and 'id="message-error"' in page
     assert 'id="name-error"' not in page
-    assert count_submissions(app) == 0
+    assert query.count(Inquiry) == 0
 
 
-def test_form_without_csrf_token_is_refused(client, app):
+def test_form_without_csrf_token_is_refused(client, query):
     response = client.post("/", data=VALID)
     assert response.status_code == 400
     assert "expired" in response.get_data(as_text=True)
-    assert count_submissions(app) == 0
+    assert query.count(Inquiry) == 0
 
 
-def test_stored_values_are_trimmed_and_email_normalised(client, app):
+def test_stored_values_are_trimmed_and_email_normalised(client, query):
     client.post("/api/inquiries", json={"name": "  Ada  ", "email": " Ada@Example.COM ", "message": " hi\r\nthere "})
-    with app.app_context():
-        from app.db import get_session
-
-        row = get_session().scalars(select(Inquiry)).one()
+    (row,) = query(select(Inquiry))
     assert (row.name, row.email, row.message) == ("Ada", "Ada@example.com", "hi\nthere")
     assert row.created_at.tzinfo is not None
 
 
-def test_json_valid_returns_201_without_id(client, app):
+def test_json_valid_returns_201_without_id(client, query):
     response = client.post("/api/inquiries", json=VALID)
     assert response.status_code == 201
     assert response.json == {"ok": True}
-    assert count_submissions(app) == 1
+    assert query.count(Inquiry) == 1
 
 
 @pytest.mark.parametrize(
@@ -81,15 +72,15 @@ def test_json_valid_returns_201_without_id(client, app):
         ({"name": "A", "email": "a@example.com"}, "message"),
     ],
 )
-def test_json_invalid_returns_422_with_field_errors(client, app, body, field):
+def test_json_invalid_returns_422_with_field_errors(client, body, field, query):
     response = client.post("/api/inquiries", json=body)
     assert response.status_code == 422
     assert response.json["ok"] is False
     assert field in response.json["errors"]
-    assert count_submissions(app) == 0
+    assert query.count(Inquiry) == 0
 
 
-def test_limits_are_inclusive(client, app):
+def test_limits_are_inclusive(client):
     body = {"name": "n" * 100, "email": "ada@example.com", "message": "m" * 5000}
     assert client.post("/api/inquiries", json=body).status_code == 201
 
@@ -114,16 +105,16 @@ def test_json_array_is_422(client):
     assert client.post("/api/inquiries", json=[1, 2]).status_code == 422
 
 
-def test_body_over_64_kib_is_413(client, app):
+def test_body_over_64_kib_is_413(client, query):
     response = client.post("/api/inquiries", data="x" * (64 * 1024 + 1), content_type="application/json")
     assert response.status_code == 413
-    assert count_submissions(app) == 0
+    assert query.count(Inquiry) == 0
 
 
-def test_cross_origin_json_is_refused(client, app):
+def test_cross_origin_json_is_refused(client, query):
     response = client.post("/api/inquiries", json=VALID, headers={"Origin": "https://evil.example"})
     assert response.status_code == 403
-    assert count_submissions(app) == 0
+    assert query.count(Inquiry) == 0
 
 
 def test_same_origin_json_is_accepted(client):
@@ -131,11 +122,11 @@ def test_same_origin_json_is_accepted(client):
     assert response.status_code == 201
 
 
-def test_honeypot_answers_success_and_stores_nothing(client, app):
+def test_honeypot_answers_success_and_stores_nothing(client, query):
     assert client.post("/api/inquiries", json={**VALID, "website": "spam"}).status_code == 201
     form = {**VALID, "website": "spam", "csrf_token": csrf_token(client)}
     assert client.post("/", data=form).status_code == 303
-    assert count_submissions(app) == 0
+    assert query.count(Inquiry) == 0
 
 
 @pytest.fixture
@@ -144,7 +135,7 @@ def strict_limits(app_config):
     app_config["SUBMIT_RATE_LIMITS"] = "2/60,4/86400"
 
 
-def test_rate_limit_answers_429_with_retry_after(strict_limits, client, clock, app):
+def test_rate_limit_answers_429_with_retry_after(strict_limits, client, clock, query):
     assert client.post("/api/inquiries", json=VALID).status_code == 201
     assert client.post("/api/inquiries", json=VALID).status_code == 201
     refused = client.post("/api/inquiries", json=VALID)
@@ -157,7 +148,7 @@ def test_rate_limit_answers_429_with_retry_after(strict_limits, client, clock, a
     daily = client.post("/api/inquiries", json=VALID)
     assert daily.status_code == 429
     assert int(daily.headers["Retry-After"]) > 60
-    assert count_submissions(app) == 3
+    assert query.count(Inquiry) == 3
 
 
 def test_rate_limit_holds_across_app_instances(strict_limits, app_config, client, make_app):
@@ -177,26 +168,16 @@ def test_rate_limited_form_shows_a_page(strict_limits, client):
     assert "Too many requests" in response.get_data(as_text=True)
 
 
-def test_rate_limit_rows_store_no_client_address(strict_limits, client, app):
-    from app.models import RateLimit
-
+def test_rate_limit_rows_store_no_client_address(strict_limits, client, query):
     client.post("/api/inquiries", json=VALID, environ_base={"REMOTE_ADDR": "203.0.113.9"})
-    with app.app_context():
-        from app.db import get_session
-
-        keys = get_session().scalars(select(RateLimit.key)).all()
+    keys = query(select(RateLimit.key))
     assert keys and not any("203.0.113.9" in key for key in keys)
 
 
 def test_privacy_states_current_retention(client, app):
     assert "180 days" in client.get("/privacy").get_data(as_text=True)
-    with app.app_context():
-        from app.db import get_session
-        from app.models import Setting
-
-        session = get_session()
+    with app.app_context(), db.transaction() as session:
         session.add(Setting(key="retention_days", value="30"))
-        session.commit()
     assert "30 days" in client.get("/privacy").get_data(as_text=True)
 
 

@@ -11,21 +11,20 @@ after-response work still in flight has ended by then.
 from __future__ import annotations
 
 import http.client
-import os
-import secrets
 from contextlib import ExitStack, contextmanager
-from datetime import datetime, timedelta, timezone
+from datetime import timedelta
 
 import pytest
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
-from app.auth.logins import hash_token
 from app.db import make_engine
-from app.models import Admin, AdminLogin, CleanupRun, Setting, Inquiry
+from app.models import CleanupRun, Setting, Inquiry
 from bench.client import burst_submissions, port_of
+from devtools.admins import log_in_to
+from devtools.server import running_server
 from tests.conftest import new_database_url
-from tests.server import running_server
+from tests.factories import add_inquiries, inquiry, wall_clock
 
 pytestmark = pytest.mark.slow
 
@@ -34,7 +33,6 @@ EXTRA = 40
 # One window of about 30 years, so no window boundary falls inside the test.
 LIMIT = BURST + EXTRA // 2
 EXPIRED_ROWS = 30
-COOKIE = "sundown_admin"
 
 
 def _env(url: str) -> dict[str, str]:
@@ -48,32 +46,23 @@ def _env(url: str) -> dict[str, str]:
     }
 
 
-def _arrange(engine) -> str:
-    """Expired inquiries, a claim due since an hour, an admin with a live session; the token."""
-    now = datetime.now(timezone.utc)
-    token = secrets.token_hex(32)
-    with Session(engine) as session, session.begin():
-        session.add_all(
-            Inquiry(name="Old", email="old@example.com", message="old", created_at=now - timedelta(days=400))
-            for _ in range(EXPIRED_ROWS)
-        )
-        admin = Admin(name="Ada", user_handle=os.urandom(64))
-        session.add(admin)
-        session.flush()
-        session.add(AdminLogin(token_hash=hash_token(token), admin_id=admin.id, browser="test",
-                                 created_at=now, last_seen_at=now, expires_at=now + timedelta(hours=1)))
-    return token
+def _arrange(engine, url: str) -> str:
+    """Expired inquiries and an admin with a live session; the session's ``Cookie`` header."""
+    old = inquiry(wall_clock, days_old=400, name="Old", email="old@example.com", message="old")
+    with Session(engine) as session:
+        add_inquiries(session, [old] * EXPIRED_ROWS)
+    return log_in_to(_env(url)).cookie_header
 
 
 def _make_due(engine) -> None:
-    two_hours_ago = int((datetime.now(timezone.utc) - timedelta(hours=2)).timestamp() * 1000)
+    two_hours_ago = int((wall_clock() - timedelta(hours=2)).timestamp() * 1000)
     with Session(engine) as session, session.begin():
         session.merge(Setting(key="last_cleanup_at", value=str(two_hours_ago)))
 
 
 def _get(port: int, path: str, cookie: str | None = None) -> int:
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-    headers = {"Host": "localhost", **({"Cookie": f"{COOKIE}={cookie}"} if cookie else {})}
+    headers = {"Host": "localhost", **({"Cookie": cookie} if cookie else {})}
     connection.request("GET", path, headers=headers)
     status = connection.getresponse().status
     connection.close()
@@ -87,14 +76,14 @@ def scaled_out(request, tmp_path_factory):
     tmp = tmp_path_factory.mktemp(f"scaleout-{kind}")
     url = new_database_url(kind, request, tmp)
     engine = make_engine(url)
-    token = _arrange(engine)
+    cookie = _arrange(engine, url)
     servers = 2 if kind == "postgresql" else 1
     results = {"kind": kind}
     with _servers(url, tmp, servers) as ports:
         _make_due(engine)
         results["burst"] = burst_submissions(ports, BURST)
         results["extra"] = [burst_submissions([ports[i % len(ports)]], 1)[0] for i in range(EXTRA)]
-        results["with_cookie"] = [_get(port, "/admin/settings", token) for port in ports for _ in range(6)]
+        results["with_cookie"] = [_get(port, "/admin/settings", cookie) for port in ports for _ in range(6)]
         results["without_cookie"] = [_get(port, "/admin/settings") for port in ports]
     with Session(engine) as session:
         results["runs"] = session.scalars(sa.select(CleanupRun)).all()
@@ -117,7 +106,7 @@ def _servers(url: str, tmp, count: int):
         ]
 
 
-def test_concurrent_requests_at_the_due_moment_start_exactly_one_prune_run(scaled_out):
+def test_concurrent_requests_at_the_due_moment_start_exactly_one_cleanup_run(scaled_out):
     runs = scaled_out["runs"]
     assert len(runs) == 1, [(r.trigger, r.status) for r in runs]
     assert runs[0].status == "ok"

@@ -26,12 +26,13 @@ import pytest
 import sqlalchemy as sa
 from flask import Flask
 
-from app import db
-from app import create_app
-from app.db import make_engine
+from app import create_app, db
+from app.auth import invites
+from app.db import get_session, make_engine
+from devtools.admins import site_settings
+from devtools.pgcluster import free_port
+from devtools.server import ROOT, running_server
 from tests.conftest import require
-from tests.pgcluster import free_port
-from tests.server import ROOT, running_server
 
 CHROMIUM = Path(os.environ.get("SUNDOWN_TEST_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_ARGS = [
@@ -107,9 +108,6 @@ class Server:
 
     def quick_invite_link(self, name: str) -> str:
         """The same link as ``invite_link``, made in this process: no CLI start-up per test."""
-        from app.auth import invites
-        from app.db import get_session
-
         with self.app().app_context():
             session = get_session()
             link = invites.create(session, name)
@@ -119,14 +117,7 @@ class Server:
     def app(self):
         """This server's app built in the test process (once), for arranging data."""
         if self._app is None:
-            self._app = create_app(
-                {
-                    key.removeprefix("SUNDOWN_"): value
-                    for key, value in self.env.items()
-                    if key in ("SUNDOWN_ENV", "SUNDOWN_DATABASE_URL", "SUNDOWN_SECRET_KEY",
-                               "SUNDOWN_ORIGIN", "SUNDOWN_RP_ID")
-                }
-            )
+            self._app = create_app(site_settings(self.env))
         return self._app
 
     def close(self) -> None:

@@ -1,6 +1,6 @@
 """Journey 5: a shorter retention, previewed and confirmed, is carried out after a request.
 
-The module has its own server and database; its prune interval is one second
+The module has its own server and database; its cleanup interval is one second
 so that a cleanup falls due again soon after the one the enrollment triggers.
 """
 
@@ -8,25 +8,26 @@ from __future__ import annotations
 
 import re
 import time
-from datetime import datetime, timedelta, timezone
 
 from playwright.sync_api import expect
-from sqlalchemy import insert, select
+from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from app.models import Inquiry
 from tests.e2e.steps import enroll, row_with, submit_inquiry
+from tests.factories import add_inquiries, inquiry, wall_clock
 
 SERVER_ENV = {"SUNDOWN_CLEANUP_INTERVAL": "1"}
 INQUIRIES_DELETED = re.compile(r"\binquiries: (\d+)")
 
 
-def test_shorter_retention_is_previewed_confirmed_and_pruned_after_a_request(
+def test_shorter_retention_is_previewed_confirmed_and_carried_out_after_a_request(
     server, page, authenticator, shot
 ):
     enroll(page, server.quick_invite_link("Rita Retention"))
-    add_inquiries(server, days_old=100, names=["Old Otto 1", "Old Otto 2", "Old Otto 3"])
-    add_inquiries(server, days_old=100, names=["Old Olga on hold"], legal_hold=True)
-    add_inquiries(server, days_old=10, names=["Recent Rosa"])
+    store_inquiries(server, days_old=100, names=["Old Otto 1", "Old Otto 2", "Old Otto 3"])
+    store_inquiries(server, days_old=100, names=["Old Olga on hold"], legal_hold=True)
+    store_inquiries(server, days_old=10, names=["Recent Rosa"])
     page.reload()
     expect(row_with(page, "Old Otto 3")).to_have_count(1)  # 100 days < 180 days: still kept
 
@@ -47,16 +48,16 @@ def test_shorter_retention_is_previewed_confirmed_and_pruned_after_a_request(
     expect(row_with(page, "Old Olga on hold")).to_have_count(1)
 
     submit_inquiry(page, "Trudy Trigger", "trudy@example.com", "Any request may start a cleanup.")
-    deleted = wait_for_cleanup_that_deleted_submissions(page)
-    shot(page, "status")
+    deleted = wait_for_cleanup_that_deleted_inquiries(page)
+    shot(page, "cleanup-page")
 
     assert deleted == [3]
     expect(page.get_by_text("180 → 30 days")).to_be_visible()  # the audit log
     assert stored_names(server) == ["Old Olga on hold", "Recent Rosa", "Trudy Trigger"]
 
 
-def wait_for_cleanup_that_deleted_submissions(page, attempts: int = 20) -> list[int]:
-    """Poll the status page until a run has deleted inquiries; every run's count of them.
+def wait_for_cleanup_that_deleted_inquiries(page, attempts: int = 20) -> list[int]:
+    """Poll the cleanup page until a run has deleted inquiries; every run's count of them.
 
     The cleanup runs after a response has been sent; if the one-second
     interval had not passed yet at the trigger, visiting the inbox triggers again.
@@ -77,19 +78,15 @@ def recent_cleanups_text(page) -> str:
     return table.inner_text() if table.count() else ""
 
 
-def add_inquiries(server, days_old: int, names: list[str], legal_hold: bool = False) -> None:
+def store_inquiries(server, days_old: int, names: list[str], legal_hold: bool = False) -> None:
     """Insert inquiries received ``days_old`` days ago straight into the database."""
-    received = datetime.now(timezone.utc) - timedelta(days=days_old)
     rows = [
-        {
-            "name": name, "email": "old@example.com", "message": "From long ago.",
-            "created_at": received, "legal_hold": legal_hold,
-            "hold_reason": "Open claim" if legal_hold else None,
-        }
+        inquiry(wall_clock, days_old, name=name, email="old@example.com", message="From long ago.",
+                legal_hold=legal_hold, hold_reason="Open claim" if legal_hold else None)
         for name in names
     ]
-    with server.engine.begin() as conn:
-        conn.execute(insert(Inquiry), rows)
+    with Session(server.engine) as session:
+        add_inquiries(session, rows)
 
 
 def stored_names(server) -> list[str]:

@@ -1,0 +1,56 @@
+"""Factories: the rows tests arrange, with sensible defaults, built in one place.
+
+``inquiry(clock, ...)`` gives the column values of one inquiry received some
+days before ``clock()``: the injected clock, or ``wall_clock`` for a real
+server; ``add_inquiries`` stores such values in one statement.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from datetime import datetime, timedelta, timezone
+
+from sqlalchemy import insert
+from sqlalchemy.orm import Session
+
+from app.models import Inquiry
+
+Clock = Callable[[], datetime]
+
+
+def wall_clock() -> datetime:
+    """The real time, which a real server runs on."""
+    return datetime.now(timezone.utc)
+
+
+def inquiry(clock: Clock, days_old: float = 1, **values) -> dict:
+    """One inquiry received ``days_old`` days before ``clock()``; ``values`` set any column."""
+    row = {"name": "Ada", "email": "ada@example.com", "message": "Hello", "legal_hold": False,
+           "created_at": clock() - timedelta(days=days_old)}
+    return {**row, **values}
+
+
+def aged_inquiries(clock: Clock, ages_in_days: Iterable[float], **values) -> list[dict]:
+    """One inquiry per age in ``ages_in_days``, in that order."""
+    return [inquiry(clock, days_old, **values) for days_old in ages_in_days]
+
+
+def numbered_inquiries(clock: Clock, count: int, **values) -> list[dict]:
+    """``count`` inquiries ``Name 0``, ``Name 1``... received a second apart from a day ago."""
+    start = clock() - timedelta(days=1)
+    return [
+        inquiry(clock, **{"name": f"Name {i}", "email": f"p{i}@example.com", "message": f"Message {i}\nline two",
+                          "created_at": start + timedelta(seconds=i), **values})
+        for i in range(count)
+    ]
+
+
+def add_inquiries(session: Session, rows: Iterable[dict]) -> list[int]:
+    """Insert ``rows`` (column values) in one statement and commit; their ids, in order."""
+    rows = list(rows)
+    if not rows:
+        return []
+    result = session.execute(insert(Inquiry).returning(Inquiry.id, sort_by_parameter_order=True), rows)
+    ids = list(result.scalars())
+    session.commit()
+    return ids
