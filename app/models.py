@@ -1,5 +1,8 @@
 """Typed SQLAlchemy models. Table names are part of the contract.
 
+One file on purpose (a little over 200 lines): each model is a short table
+definition, and reading them side by side shows the whole schema at once.
+
 Timestamps are timezone-aware UTC in Python on both databases; defaults are
 callables, never values computed at import.
 """
