@@ -58,3 +58,17 @@ def test_run_cleanup_now_deletes_expired_rows_and_reports(admin_client, db_sessi
 def test_run_cleanup_now_needs_post_and_csrf(admin_client):
     assert admin_client.get("/admin/cleanup/run").status_code == 405
     assert admin_client.post("/admin/cleanup/run").status_code == 400
+
+
+def test_a_running_cleanup_shows_its_progress_so_far(admin_client, db_session, clock):
+    add_run(db_session, clock, 1, status="running", finished_at=None, deleted=json.dumps({"inquiries": 4000}))
+    page = admin_client.get("/admin/cleanup").get_data(as_text=True)
+    assert "inquiries: 4000" in page  # counted batch by batch while it runs
+    assert '<span class="badge">running</span>' in page
+
+
+def test_an_abandoned_run_is_shown_as_failed_with_its_reason(admin_client, db_session, clock):
+    add_run(db_session, clock, 90, status="abandoned", error="its process ended mid-run")
+    page = admin_client.get("/admin/cleanup").get_data(as_text=True)
+    assert '<span class="badge error">abandoned</span>' in page
+    assert "its process ended mid-run" in page and page.count('class="failed"') == 1
