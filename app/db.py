@@ -1,49 +1,88 @@
 """The database: one engine per app, one session per request, short transactions.
 
 SQLite gets WAL, a busy timeout and foreign keys on every connection.
+
+Timeouts, so that a database that hangs costs a request a 503 in bounded
+time (app.errors), never a hung worker thread:
+
+* PostgreSQL: ``connect_timeout`` on every new connection, the same wait for
+  a free pooled connection, and ``statement_timeout`` in every session
+  transaction (the request's session and ``transaction()``); migrations and
+  the cleanup's batches use the engine directly and are not limited.
+* SQLite: the busy timeout, how long a write waits for the write lock (on
+  every connection, the cleanup's too).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import partial
 
 from flask import Flask, current_app, g
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
-SQLITE_BUSY_TIMEOUT_MS = 5000
+CONNECT_TIMEOUT = 5  # seconds (libpq counts whole seconds, at least 2)
+STATEMENT_TIMEOUT = 5.0  # seconds; SQLite's busy timeout too
 
 
 def init_app(app: Flask) -> None:
     """Create the app's engine and session factory and close sessions after requests."""
-    engine = make_engine(app.config["DATABASE_URL"], app.config["DB_POOL_SIZE"])
+    statement_timeout = app.config["DB_STATEMENT_TIMEOUT"]
+    engine = make_engine(
+        app.config["DATABASE_URL"], app.config["DB_POOL_SIZE"],
+        connect_timeout=app.config["DB_CONNECT_TIMEOUT"], busy_timeout=statement_timeout,
+    )
+    factory = sessionmaker(engine, expire_on_commit=False)
+    if engine.dialect.name == "postgresql":
+        event.listen(factory, "after_begin", partial(_limit_statements, _milliseconds(statement_timeout)))
     app.extensions["sundown.engine"] = engine
-    app.extensions["sundown.sessionmaker"] = sessionmaker(engine, expire_on_commit=False)
+    app.extensions["sundown.sessionmaker"] = factory
     app.teardown_appcontext(_close_request_session)
 
 
-def make_engine(url: str, pool_size: int = 5) -> Engine:
-    """An engine for ``url``: psycopg 3 for PostgreSQL, tuned connections for SQLite."""
+def make_engine(
+    url: str, pool_size: int = 5, *,
+    connect_timeout: int = CONNECT_TIMEOUT, busy_timeout: float = STATEMENT_TIMEOUT,
+) -> Engine:
+    """An engine for ``url``: psycopg 3 for PostgreSQL, tuned connections for SQLite.
+
+    ``connect_timeout`` (PostgreSQL) bounds a new connection and the wait for a
+    free pooled one; ``busy_timeout`` (SQLite) bounds the wait for the write lock.
+    """
     parsed = make_url(url)
     if parsed.drivername in ("postgresql", "postgres"):
         parsed = parsed.set(drivername="postgresql+psycopg")
     if parsed.get_backend_name() == "sqlite":
-        engine = create_engine(parsed, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000})
-        event.listen(engine, "connect", _tune_sqlite)
+        engine = create_engine(parsed, connect_args={"timeout": busy_timeout})
+        event.listen(engine, "connect", partial(_tune_sqlite, _milliseconds(busy_timeout)))
         # pysqlite's own BEGIN handling defers the write lock in a way that
         # breaks SAVEPOINT and lock upgrades; issue BEGIN ourselves.
         event.listen(engine, "begin", lambda conn: conn.exec_driver_sql("BEGIN"))
         return engine
-    return create_engine(parsed, pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True)
+    return create_engine(
+        parsed, pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True,
+        pool_timeout=connect_timeout, connect_args={"connect_timeout": connect_timeout},
+    )
 
 
-def _tune_sqlite(dbapi_connection, _record) -> None:
+def _milliseconds(seconds: float) -> int:
+    return max(1, round(seconds * 1000))
+
+
+def _limit_statements(milliseconds: int, _session, _transaction, connection) -> None:
+    # SET LOCAL ends with the transaction, so a pooled connection never
+    # carries the limit into a migration or a cleanup batch.
+    connection.exec_driver_sql(f"SET LOCAL statement_timeout = {milliseconds}")
+
+
+def _tune_sqlite(busy_timeout_ms: int, dbapi_connection, _record) -> None:
     dbapi_connection.isolation_level = None
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")
-    cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+    cursor.execute(f"PRAGMA busy_timeout={busy_timeout_ms}")
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.close()

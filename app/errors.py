@@ -6,10 +6,19 @@ import logging
 
 from flask import Flask, jsonify, render_template, request
 from flask_wtf.csrf import CSRFError
+from gunicorn.http.errors import ParseException
 from sqlalchemy.exc import DBAPIError
-from werkzeug.exceptions import HTTPException, InternalServerError, ServiceUnavailable
+from sqlalchemy.exc import TimeoutError as PoolTimeout
+from werkzeug.exceptions import BadRequest, HTTPException, InternalServerError, ServiceUnavailable
 
 log = logging.getLogger(__name__)
+
+# Public-facing messages, in one place (translations come later).
+BROKEN_BODY = "The request body could not be read: its chunked framing is malformed."
+CSRF_REFUSED = ("The form has expired or was not sent from this site ({reason}). "
+                "Go back, reload the page and try again.")
+DATABASE_UNAVAILABLE = "The database is unavailable right now. Please try again shortly."
+UNEXPECTED = "Something went wrong on our side."
 
 
 def init_app(app: Flask) -> None:
@@ -17,6 +26,10 @@ def init_app(app: Flask) -> None:
     app.register_error_handler(CSRFError, _csrf_error)
     app.register_error_handler(HTTPException, render_error)
     app.register_error_handler(DBAPIError, _database_error)
+    app.register_error_handler(PoolTimeout, _database_error)  # no free pooled connection in time
+    # gunicorn's chunked-framing errors reach views that let Werkzeug read the
+    # body (the public views receive it whole first: app.intake).
+    app.register_error_handler(ParseException, _unreadable_body)
     app.register_error_handler(Exception, _unexpected_error)
 
 
@@ -40,20 +53,26 @@ def render_error(error: HTTPException):
 
 
 def _csrf_error(error: CSRFError):
-    error.description = (
-        f"The form has expired or was not sent from this site ({error.description}). "
-        "Go back, reload the page and try again."
-    )
+    error.description = CSRF_REFUSED.format(reason=error.description)
     return render_error(error)
 
 
-def _database_error(error: DBAPIError):
-    log.error("database error: %s", type(error.orig).__name__, exc_info=error)
-    return render_error(
-        ServiceUnavailable("The database is unavailable right now. Please try again shortly.")
-    )
+def database_unavailable(error: DBAPIError | PoolTimeout) -> ServiceUnavailable:
+    """Log a database failure (a refused or timed-out connection or statement) as the 503 to answer."""
+    cause = getattr(error, "orig", None) or error
+    log.error("database error: %s", type(cause).__name__, exc_info=error)
+    return ServiceUnavailable(DATABASE_UNAVAILABLE)
+
+
+def _database_error(error: DBAPIError | PoolTimeout):
+    return render_error(database_unavailable(error))
+
+
+def _unreadable_body(error: ParseException):
+    log.info("unreadable request body: %s", type(error).__name__)
+    return render_error(BadRequest(BROKEN_BODY))
 
 
 def _unexpected_error(error: Exception):
     log.exception("unexpected error")
-    return render_error(InternalServerError("Something went wrong on our side."))
+    return render_error(InternalServerError(UNEXPECTED))

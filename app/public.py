@@ -1,4 +1,10 @@
-"""The public side: the inquiry form, the JSON API, privacy and health pages."""
+"""The public side: the inquiry form, the JSON API, privacy and health pages.
+
+Both submission views receive the body whole first (``app.intake``), so nothing
+is stored from a body that did not fully arrive. The form answers every
+refusal with the form again and a message in words, keeping the visitor's
+text whenever it was received.
+"""
 
 from __future__ import annotations
 
@@ -11,17 +17,34 @@ from flask import (
     request,
     url_for,
 )
+from flask_wtf.csrf import CSRFError
 from sqlalchemy import select
-from werkzeug.exceptions import BadRequest, Forbidden, UnsupportedMediaType
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
+from werkzeug.exceptions import Forbidden, HTTPException, TooManyRequests, UnsupportedMediaType
 
-from app import cleanup, clock, db, migrate, ratelimit, retention
+from app import cleanup, clock, db, errors, intake, migrate, ratelimit, retention
 from app.models import Inquiry
 from app.security import csrf
-from app.validation import validate_inquiry
+from app.validation import FIELDS, validate_inquiry
 
 bp = Blueprint("public", __name__)
 
 HONEYPOT = "website"
+
+# What the form says when it refuses a submission: whole sentences, for translation later.
+TOO_LARGE = ("Your inquiry is too large to send (the limit is {kib} KB), so nothing was saved, "
+             "and your text could not be kept: please shorten it and send it again.")
+NOT_RECEIVED = ("Your inquiry did not arrive complete (the connection may have broken off), so nothing "
+                "was saved, and your text could not be kept: please type it again and send it.")
+EXPIRED = ("The form had expired or was not sent from this site, so nothing was saved. "
+           "Your text is kept below: send it again.")
+RATE_LIMITED = "{refusal} Your text is kept below."
+UNAVAILABLE = ("The inbox cannot save inquiries right now, so nothing was saved. "
+               "Your text is kept below: please send it again in a minute.")
+NOT_JSON_TYPE = "Send the inquiry as JSON (Content-Type: application/json)."
+CROSS_ORIGIN = "Cross-origin requests are not accepted."
+NOT_AN_OBJECT = "Send a JSON object."
 
 
 @bp.get("/")
@@ -31,40 +54,51 @@ def inquiry_form():
 
 
 @bp.post("/")
+@csrf.exempt  # checked in the view, once the whole body has arrived
 def submit_form():
-    """Save a form inquiry and redirect to the thank-you page, or show the errors (422)."""
-    _limit_submissions()
-    if request.form.get(HONEYPOT):
-        return redirect(url_for("public.thanks"), 303)
-    clean, errors = validate_inquiry(request.form)
-    if errors:
-        values = {field: request.form.get(field, "") for field in ("name", "email", "message")}
-        return render_template("public/form.html", values=values, errors=errors), 422
-    _save(clean)
-    cleanup.trigger("inquiry_form")
-    return redirect(url_for("public.thanks"), 303)
+    """Save a form inquiry and redirect to the thank-you page, or show the form again.
+
+    422 shows the errors per field. 400 (expired form), 429 and 503 keep the
+    visitor's text; a body that was too large (413) or did not arrive whole
+    (400) cannot be kept, and the form says so.
+    """
+    try:
+        intake.receive()
+        values = {field: request.form.get(field, "") for field in FIELDS}
+    except HTTPException as refusal:
+        return _form_refused(refusal, {}, _lost_message(refusal))
+    try:
+        return _accept_form(values)
+    except CSRFError as refusal:
+        return _form_refused(refusal, values, EXPIRED)
+    except TooManyRequests as refusal:
+        return _form_refused(refusal, values, RATE_LIMITED.format(refusal=refusal.description))
+    except (DBAPIError, PoolTimeout) as error:
+        return _form_refused(errors.database_unavailable(error), values, UNAVAILABLE)
 
 
 @bp.post("/api/inquiries")
 @csrf.exempt
 def submit_json():
-    """Save a JSON inquiry: 201 ``{"ok": true}``, or 422 with an error per field."""
+    """Save a JSON inquiry: 201 ``{"ok": true}``, or 422 with an error per field.
+
+    A body that is not whole, too large or not JSON is refused (400, 413)
+    before anything is stored.
+    """
     if not request.is_json:
-        raise UnsupportedMediaType("Send the inquiry as JSON (Content-Type: application/json).")
+        raise UnsupportedMediaType(NOT_JSON_TYPE)
     origin = request.headers.get("Origin")
     if origin is not None and origin not in current_app.config["ORIGINS"]:
-        raise Forbidden("Cross-origin requests are not accepted.")
+        raise Forbidden(CROSS_ORIGIN)
     _limit_submissions()
-    data = request.get_json(silent=True)
-    if data is None:
-        raise BadRequest("The request body is not valid JSON.")
+    data = intake.json_body()
     if not isinstance(data, dict):
-        return jsonify(ok=False, errors={"_": "Send a JSON object."}), 422
+        return jsonify(ok=False, errors={"_": NOT_AN_OBJECT}), 422
     if data.get(HONEYPOT):
         return jsonify(ok=True), 201
-    clean, errors = validate_inquiry(data)
-    if errors:
-        return jsonify(ok=False, errors=errors), 422
+    clean, field_errors = validate_inquiry(data)
+    if field_errors:
+        return jsonify(ok=False, errors=field_errors), 422
     _save(clean)
     cleanup.trigger("inquiry_api")
     return jsonify(ok=True), 201
@@ -85,7 +119,11 @@ def privacy():
 
 @bp.get("/healthz")
 def healthz():
-    """200 when the database answers and is migrated to head; 503 otherwise."""
+    """200 when the database answers and is migrated to head; 503 otherwise.
+
+    A database that does not answer a new connection is reported within
+    ``DB_CONNECT_TIMEOUT`` seconds.
+    """
     checks = {"database": False, "migrations": False}
     try:
         with db.get_engine().connect() as connection:
@@ -98,6 +136,32 @@ def healthz():
     return jsonify(ok=healthy, **checks), 200 if healthy else 503
 
 
+def _accept_form(values: dict[str, str]):
+    csrf.protect()
+    _limit_submissions()
+    if request.form.get(HONEYPOT):
+        return redirect(url_for("public.thanks"), 303)
+    clean, field_errors = validate_inquiry(request.form)
+    if field_errors:
+        return render_template("public/form.html", values=values, errors=field_errors), 422
+    _save(clean)
+    cleanup.trigger("inquiry_form")
+    return redirect(url_for("public.thanks"), 303)
+
+
+def _lost_message(refusal: HTTPException) -> str:
+    if refusal.code == 413:
+        return TOO_LARGE.format(kib=current_app.config["MAX_CONTENT_LENGTH"] // 1024)
+    return NOT_RECEIVED
+
+
+def _form_refused(refusal: HTTPException, values: dict[str, str], notice: str):
+    """The form again with ``notice``, the refusal's status and headers (``Retry-After``)."""
+    headers = [(k, v) for k, v in refusal.get_headers() if k.lower() != "content-type"]
+    page = render_template("public/form.html", values=values, errors={}, notice=notice)
+    return page, refusal.code, headers
+
+
 def _limit_submissions() -> None:
     limits = ratelimit.parse_limits(current_app.config["SUBMIT_RATE_LIMITS"])
     ratelimit.enforce("submit", ratelimit.client_id(), limits)
@@ -108,4 +172,3 @@ def _save(clean: dict[str, str]) -> None:
     agent = request.user_agent.string[:300] or None
     session.add(Inquiry(**clean, user_agent=agent, created_at=clock.now()))
     session.commit()
-

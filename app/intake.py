@@ -1,0 +1,118 @@
+"""Receiving a request body whole, within the size limit, before anything parses it.
+
+Werkzeug parses what the server hands it. Under gunicorn (which sets
+``wsgi.input_terminated``) a chunked body is cut silently at
+``MAX_CONTENT_LENGTH``, a body shorter than its ``Content-Length`` just ends
+early, and a broken chunk framing raises gunicorn's own exceptions. So
+``receive()`` reads the body itself: 413 when it is over the limit (declared
+or not), 400 when it is shorter than declared or its framing is broken. Only
+then does Werkzeug get the bytes, as a stream of exactly that length, so
+``request.form`` and ``json_body()`` parse a complete body or nothing.
+
+``json_body()`` also refuses JSON nested deeper than ``MAX_JSON_DEPTH`` before
+parsing it, so the parser never recurses far (a 2 KB ``[[[[...]]]]`` used to
+raise RecursionError).
+"""
+
+from __future__ import annotations
+
+import io
+import itertools
+import json
+import re
+from typing import IO, Any
+
+from flask import current_app, request
+from gunicorn.http.errors import ParseException
+from werkzeug.exceptions import BadRequest, RequestEntityTooLarge
+from werkzeug.wsgi import get_content_length
+
+MAX_JSON_DEPTH = 32
+READ_SIZE = 64 * 1024
+RECEIVED = "sundown.intake.received"  # the environ key holding the received body
+
+# Messages for API clients; the form words its own (app.public).
+TOO_LARGE = "The request body is larger than the limit of {limit} bytes."
+CUT_SHORT = "The request body ended after {received} of its declared {declared} bytes."
+BROKEN = "The request body could not be read: its chunked framing is malformed."
+LOST = "The request body could not be read: the connection broke off before it ended."
+NOT_UTF8 = "The request body is not valid JSON: send it encoded as UTF-8."
+TOO_DEEP = "The JSON is nested too deeply: at most {depth} levels of arrays and objects."
+NOT_JSON = "The request body is not valid JSON."
+
+_STRING = re.compile(r'"(?:[^"\\]++|\\.)*+"?', re.S)  # a JSON string, or an unterminated one
+_NOT_BRACKET = re.compile(r"[^\[\]{}]++")
+_DEPTH_CHANGE = {"[": 1, "{": 1, "]": -1, "}": -1}
+
+
+def receive() -> bytes:
+    """Read the whole body (at most ``MAX_CONTENT_LENGTH``) and hand Werkzeug only those bytes.
+
+    Raises 413 (over the limit) or 400 (shorter than declared, broken framing,
+    lost connection). Call it before anything touches ``request.form``,
+    ``request.stream`` or ``request.get_data``; calling it again is free.
+    """
+    environ = request.environ
+    if RECEIVED in environ:
+        return environ[RECEIVED]
+    if "stream" in request.__dict__ or "form" in request.__dict__:
+        raise RuntimeError("intake.receive() must run before the body is read")
+    limit = current_app.config["MAX_CONTENT_LENGTH"]
+    declared = get_content_length(environ)  # None when chunked or not given
+    if declared is not None and declared > limit:
+        raise RequestEntityTooLarge(TOO_LARGE.format(limit=limit))
+    if declared is None and not environ.get("wsgi.input_terminated"):
+        body = b""  # no length and a server that does not end the stream: read nothing
+    else:
+        body = _read(environ["wsgi.input"], limit + 1 if declared is None else declared)
+    if len(body) > limit:
+        raise RequestEntityTooLarge(TOO_LARGE.format(limit=limit))
+    if declared is not None and len(body) < declared:
+        raise BadRequest(CUT_SHORT.format(received=len(body), declared=declared))
+    environ.update({"wsgi.input": io.BytesIO(body), "CONTENT_LENGTH": str(len(body)), RECEIVED: body})
+    environ.pop("HTTP_TRANSFER_ENCODING", None)
+    return body
+
+
+def json_body() -> Any:
+    """The request's JSON value, from a body received whole; 400 if it is not UTF-8 JSON or too deep."""
+    body = receive()
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        raise BadRequest(NOT_UTF8) from None
+    if nested_deeper_than(text, MAX_JSON_DEPTH):
+        raise BadRequest(TOO_DEEP.format(depth=MAX_JSON_DEPTH))
+    try:
+        return json.loads(text)
+    except ValueError:  # includes the too-many-digits integer limit
+        raise BadRequest(NOT_JSON) from None
+
+
+def nested_deeper_than(text: str, most: int) -> bool:
+    """Whether arrays and objects in ``text`` nest deeper than ``most`` (brackets in strings ignored).
+
+    Without recursion, in linear time (the string pattern never backtracks;
+    an unterminated string runs to the end); for malformed JSON the answer
+    may be either, and the parser refuses it anyway.
+    """
+    brackets = _NOT_BRACKET.sub("", _STRING.sub("", text))
+    return max(itertools.accumulate(map(_DEPTH_CHANGE.__getitem__, brackets)), default=0) > most
+
+
+def _read(stream: IO[bytes], most: int) -> bytes:
+    """Read up to ``most`` bytes, until the server's stream ends; 400 if the server cannot frame it."""
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        while size < most:
+            chunk = stream.read(min(READ_SIZE, most - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    except ParseException:  # gunicorn: bad chunk size, terminator, extension or trailer
+        raise BadRequest(BROKEN) from None
+    except (OSError, ValueError):  # gunicorn's NoMoreData, a reset, Werkzeug's dechunker
+        raise BadRequest(LOST) from None
+    return b"".join(chunks)
