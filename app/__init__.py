@@ -11,7 +11,7 @@ from typing import Any
 
 from flask import Flask
 
-from app import admin, auth, background, cleanup, cli, config, db, errors, public, security
+from app import admin, auth, background, cleanup, cli, config, db, errors, intake, public, security
 
 
 def create_app(overrides: dict[str, Any] | None = None) -> Flask:
@@ -28,6 +28,7 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
     )
     config.load(app, overrides or {})
     db.init_app(app)
+    intake.init_app(app)  # every body received whole and bounded, before anything parses it
     security.init_app(app)
     auth.init_app(app)
     background.init_app(app)  # the runner for work after responses, off the connection

@@ -22,7 +22,7 @@ import json
 import re
 from typing import IO, Any
 
-from flask import current_app, request
+from flask import Flask, current_app, request
 from gunicorn.http.errors import ParseException
 from werkzeug.exceptions import BadRequest, RequestEntityTooLarge
 from werkzeug.wsgi import get_content_length
@@ -43,6 +43,25 @@ NOT_JSON = "The request body is not valid JSON."
 _STRING = re.compile(r'"(?:[^"\\]++|\\.)*+"?', re.S)  # a JSON string, or an unterminated one
 _NOT_BRACKET = re.compile(r"[^\[\]{}]++")
 _DEPTH_CHANGE = {"[": 1, "{": 1, "]": -1, "}": -1}
+
+
+def init_app(app: Flask) -> None:
+    """Receive every request's body whole before any handler (CSRF included) reads it."""
+    app.before_request(_receive_any_body)
+
+
+def receives_itself(view):
+    """Mark a view that calls ``receive()`` itself, to answer a refusal in its own words."""
+    view.receives_body_itself = True
+    return view
+
+
+def _receive_any_body() -> None:
+    view = current_app.view_functions.get(request.endpoint)
+    if getattr(view, "receives_body_itself", False):
+        return
+    if request.content_length is not None or "chunked" in request.headers.get("Transfer-Encoding", "").lower():
+        receive()
 
 
 def receive() -> bytes:

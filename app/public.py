@@ -55,6 +55,7 @@ def inquiry_form():
 
 @bp.post("/")
 @csrf.exempt  # checked in the view, once the whole body has arrived
+@intake.receives_itself
 def submit_form():
     """Save a form inquiry and redirect to the thank-you page, or show the form again.
 

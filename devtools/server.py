@@ -62,6 +62,7 @@ def running_server(
         "--threads", str(threads),
         "--timeout", "120",
         "--graceful-timeout", "5",
+        "--no-control-socket",  # gunicorn 27 otherwise shares ~/.gunicorn/gunicorn.ctl between servers
         *extra_args,
     ]
     full_env = {**os.environ, "PYTHONPATH": str(ROOT), **env}

@@ -338,3 +338,11 @@ def test_broken_framing_on_another_form_is_400_not_500(client):
     response = client.post("/auth/logout", content_type=FORM, environ_overrides=framed(stream=stream))
     assert response.status_code == 400
     assert "framing is malformed" in response.get_data(as_text=True)
+
+
+@pytest.mark.parametrize("path", ["/auth/logout", "/admin/settings", "/auth/login/verify"])
+def test_every_other_body_is_received_whole_before_anything_reads_it(client, path):
+    cut_short = client.post(path, content_type=FORM, environ_overrides=framed(b"csrf_token=abc", declared=500))
+    assert cut_short.status_code == 400 and "ended after 14 of its declared 500 bytes" in cut_short.get_data(as_text=True)
+    too_large = client.post(path, content_type=FORM, environ_overrides=framed(b"x" * (64 * 1024 + 1)))
+    assert too_large.status_code == 413  # chunked and over the limit: refused, never cut silently

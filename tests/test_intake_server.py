@@ -148,7 +148,7 @@ def server(db_kind, request, tmp_path_factory):
         "SUNDOWN_DB_STATEMENT_TIMEOUT": str(STATEMENT_TIMEOUT),
     }
     log = directory / "server.log"
-    with running_server(env, log, workers=2, port=port, extra_args=("--no-control-socket",)):
+    with running_server(env, log, workers=2, port=port):
         engine = make_engine(url)
         site = Server(port, db_kind, url, log, engine)
         page = site.send(site.head("GET", "/", None, ""))
@@ -362,8 +362,6 @@ def test_request_level_errors_are_4xx_never_500(server, case):
     assert server.stored() == before
 
 
-@pytest.mark.xfail(strict=True, reason="app/auth/web.py json_body() uses request.get_json(): "
-                                       "call app.intake.json_body() there (issue 18 follow-up)")
 def test_deeply_nested_json_to_the_passkey_login_is_4xx(server):
     page = server.send(server.head("GET", "/auth/login", None, ""))
     token = re.search(r'name="csrf-token" content="([^"]+)"', page.text).group(1)

@@ -167,8 +167,7 @@ def test_a_database_that_stops_answering_is_503_in_time_then_recovers(request, t
         "SUNDOWN_DB_CONNECT_TIMEOUT": str(timeout), "SUNDOWN_SUBMIT_RATE_LIMITS": "1000/60,10000/86400",
     }
     try:
-        with running_server(env, tmp_path / "server.log", workers=2,
-                            extra_args=("--no-control-socket",)) as (base_url, _process):
+        with running_server(env, tmp_path / "server.log", workers=2) as (base_url, _process):
             site = Site(base_url)
             assert site.post_json(VALID)[0] == 201
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from flask import Response, jsonify, request, session as browser_session
+from flask import Response, jsonify, session as browser_session
 from werkzeug.exceptions import BadRequest
 
+from app import intake
 from app.auth import logins
 
 DEFAULT_AFTER_LOGIN = "/admin/"
@@ -14,7 +15,7 @@ DEFAULT_AFTER_LOGIN = "/admin/"
 
 def json_body() -> dict:
     """The request's JSON object, or 400 with a readable message."""
-    body = request.get_json(silent=True)
+    body = intake.json_body()
     if not isinstance(body, dict):
         raise BadRequest("Send the passkey response as a JSON object.")
     return body
