@@ -15,6 +15,8 @@ time (app.errors), never a hung worker thread:
 
 from __future__ import annotations
 
+import sqlite3
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import partial
@@ -24,6 +26,8 @@ from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
+WRITE_OPTION = "sundown_write"  # execution option: this transaction will write
+WRITE_POLL = 0.001  # seconds between tries for SQLite's write lock
 CONNECT_TIMEOUT = 5  # seconds (libpq counts whole seconds, at least 2)
 STATEMENT_TIMEOUT = 5.0  # seconds; SQLite's busy timeout too
 
@@ -60,7 +64,7 @@ def make_engine(
         event.listen(engine, "connect", partial(_tune_sqlite, _milliseconds(busy_timeout)))
         # pysqlite's own BEGIN handling defers the write lock in a way that
         # breaks SAVEPOINT and lock upgrades; issue BEGIN ourselves.
-        event.listen(engine, "begin", lambda conn: conn.exec_driver_sql("BEGIN"))
+        event.listen(engine, "begin", partial(_begin_sqlite, busy_timeout))
         return engine
     return create_engine(
         parsed, pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True,
@@ -88,6 +92,36 @@ def _tune_sqlite(busy_timeout_ms: int, dbapi_connection, _record) -> None:
     cursor.close()
 
 
+def _begin_sqlite(busy_timeout: float, connection) -> None:
+    """``BEGIN``, or for a writer (``transaction(write=True)``) the write lock up front, polled finely.
+
+    SQLite's own busy handler sleeps 1, 2, 5, 10 ... 100 ms between tries, so
+    a writer that misses one short gap sleeps longer each time; behind the
+    cleanup's batches live writers would starve. A writer that polls every
+    millisecond instead gets in at the first pause between two batches,
+    while the cleanup's batches keep the stock handler: live traffic goes
+    first.
+    """
+    if not connection.get_execution_options().get(WRITE_OPTION):
+        connection.exec_driver_sql("BEGIN")
+        return
+    cursor = connection.connection.dbapi_connection.cursor()
+    deadline = time.monotonic() + busy_timeout
+    cursor.execute("PRAGMA busy_timeout=0")
+    try:
+        while True:
+            try:
+                cursor.execute("BEGIN IMMEDIATE")
+                return
+            except sqlite3.OperationalError as error:
+                if "locked" not in str(error) or time.monotonic() >= deadline:
+                    raise
+                time.sleep(WRITE_POLL)
+    finally:
+        cursor.execute(f"PRAGMA busy_timeout={_milliseconds(busy_timeout)}")
+        cursor.close()
+
+
 def get_engine() -> Engine:
     """The current app's engine."""
     return engine_of(current_app)
@@ -101,13 +135,17 @@ def get_session() -> Session:
 
 
 @contextmanager
-def transaction() -> Iterator[Session]:
+def transaction(write: bool = False) -> Iterator[Session]:
     """A fresh session whose work commits at the end of the block, or rolls back.
 
-    For work that must not share the request's transaction: the pruner's
-    batches, the export's pages, rate-limit counters.
+    For work that must not share the request's transaction: the export's
+    pages, rate-limit counters, login bookkeeping. ``write=True`` for a short
+    transaction that will write: on SQLite it takes the write lock at once,
+    polling finely (see ``_begin_sqlite``); elsewhere it changes nothing.
     """
     with current_app.extensions["sundown.sessionmaker"]() as session, session.begin():
+        if write:
+            session.connection(execution_options={WRITE_OPTION: True})
         yield session
 
 

@@ -47,7 +47,7 @@ def hit(bucket: str, subject: str, limits: list[Limit]) -> int | None:
     """Count one hit; return seconds to wait if any limit is exceeded, else None."""
     moment = clock.now()
     waits = []
-    with db.transaction() as session:
+    with db.transaction(write=True) as session:
         for limit in limits:
             window = int(moment.timestamp()) // limit.seconds
             window_end = datetime.fromtimestamp((window + 1) * limit.seconds, timezone.utc)

@@ -43,7 +43,7 @@ def issue(kind: str, context: dict[str, Any] | None = None) -> bytes:
     nonce = clock.random_bytes(NONCE_BYTES).hex()
     moment = clock.now()
     value = {"type": kind, "challenge": bytes_to_base64url(challenge), "context": context or {}}
-    with db.transaction() as session:
+    with db.transaction(write=True) as session:
         session.add(
             OneTimeSecret(
                 identifier=f"{kind}:{nonce}",
@@ -62,7 +62,7 @@ def consume(kind: str) -> Ceremony | None:
     nonce = browser_session.pop(COOKIE_KEY, None)
     if not isinstance(nonce, str):
         return None
-    with db.transaction() as session:
+    with db.transaction(write=True) as session:
         raw = session.scalar(
             delete(OneTimeSecret)
             .where(

@@ -49,7 +49,7 @@ def enroll_verify(token: str):
     if ceremony.context.get("invite") != invite.identifier:
         raise CeremonyFailed("This passkey was not created for this enrollment link.")
     verified = ceremonies.verify_registration(body.get("credential"), ceremony)
-    with db.transaction() as writer:
+    with db.transaction(write=True) as writer:
         # Using the link is the first write; it comes undone if anything below fails.
         if not invites.redeem(writer, invite):
             raise Gone(LINK_GONE)
@@ -82,7 +82,7 @@ def register_verify():
     if ceremony.context.get("admin_id") != current_user.id:
         raise CeremonyFailed("This passkey was not created for your account.")
     verified = ceremonies.verify_registration(body.get("credential"), ceremony)
-    with db.transaction() as writer:
+    with db.transaction(write=True) as writer:
         passkey = _add_passkey(writer, current_user.id, verified, body)
     return jsonify(ok=True, redirect="/admin/account", passkey=passkey.name)
 

@@ -50,7 +50,7 @@ def login_verify():
     _check_user_handle(credential, admin)
     verified = ceremonies.verify_login(credential, ceremony, passkey)
     # One transaction that writes first: the counter and the new session together.
-    with db.transaction() as writer:
+    with db.transaction(write=True) as writer:
         if not passkeys.record_use(
             writer, passkey, verified.new_sign_count, verified.credential_backed_up, clock.now()
         ):

@@ -104,7 +104,7 @@ def load_admin_from_request(_request=None) -> Admin | None:
 
 def _touch(session_id: int, moment) -> None:
     # Its own short transaction, so a read-only request holds no write lock.
-    with db.transaction() as session:
+    with db.transaction(write=True) as session:
         session.execute(
             update(AdminLogin).where(AdminLogin.id == session_id).values(last_seen_at=moment)
         )
@@ -117,5 +117,5 @@ def current_login() -> AdminLogin | None:
 
 def end_login(session_id: int) -> None:
     """Delete one session row (logout or revoke)."""
-    with db.transaction() as session:
+    with db.transaction(write=True) as session:
         session.execute(delete(AdminLogin).where(AdminLogin.id == session_id))

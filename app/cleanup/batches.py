@@ -176,6 +176,7 @@ def _delete_target(
             deleted, more, start = delete_batch(connection, target, moment, size, start)
             record(connection, {**progress.deleted, target.name: progress.deleted[target.name] + deleted})
         progress.deleted[target.name] += deleted
+        plans.after_batch(connection)
         took = time.monotonic() - batch_started
         size = limits.next_size(size, deleted, took)
         # Pause in proportion to the batch so waiting writers get the lock.
