@@ -17,7 +17,7 @@ from app.cleanup import claim, runs, state
 from app.clock import epoch_ms
 from app.config import ConfigurationError
 from app.db import get_session
-from app.models import Admin, AdminLogin, CleanupRun, RateLimit, Setting, Inquiry, OneTimeSecret
+from app.models import Admin, AdminLogin, CleanupRun, RateLimit, Setting, Inquiry, OneTimeSecret, UsedChallenge
 from tests.factories import add_inquiries, aged_inquiries, inquiry
 from tests.helpers import submit_inquiry
 
@@ -88,6 +88,7 @@ def add_expiring_rows(session, clock) -> None:
         session.add(OneTimeSecret(identifier=f"challenge-{index}", value="x", expires_at=expires, created_at=now))
         session.add(AdminLogin(token_hash=f"{index:064d}", admin_id=admin.id, expires_at=expires))
         session.add(RateLimit(key=f"submit:60:client:{index}", count=1, expires_at=expires))
+        session.add(UsedChallenge(signature=f"{index:064x}", expires_at=expires))
     for age in (timedelta(days=91), timedelta(days=89)):
         session.add(CleanupRun(trigger="old", started_at=now - age, finished_at=now - age,
                              cutoff=now - age, retention_days=180, status="ok"))
@@ -98,16 +99,18 @@ def test_every_target_loses_exactly_its_expired_rows(app, db_session, clock):
     add_expiring_rows(db_session, clock)
     add_inquiries(db_session, aged_inquiries(clock, [181, 179]))
     add_inquiries(db_session, aged_inquiries(clock, [400], legal_hold=True))
+    add_inquiries(db_session, aged_inquiries(clock, [31, 29], status="spam"))  # spam: 30 days by default
     with app.app_context():
         run = cleanup.run("test")
     assert json.loads(run.deleted) == {
-        "inquiries": 1, "one_time_secrets": 1, "admin_logins": 1, "rate_limits": 1, "cleanup_runs": 1,
+        "inquiries": 1, "spam": 1, "used_challenges": 1, "one_time_secrets": 1, "admin_logins": 1,
+        "rate_limits": 1, "cleanup_runs": 1,
     }
     db_session.rollback()
-    for model in (OneTimeSecret, AdminLogin, RateLimit):
+    for model in (UsedChallenge, OneTimeSecret, AdminLogin, RateLimit):
         assert db_session.scalar(select(func.min(model.expires_at))) > clock()
     assert db_session.scalar(select(func.count()).select_from(CleanupRun)) == 2  # the 89-day one and this run
-    assert db_session.scalar(select(func.count()).select_from(Inquiry)) == 2
+    assert db_session.scalar(select(func.count()).select_from(Inquiry)) == 3
 
 
 @pytest.fixture
@@ -149,7 +152,7 @@ def test_an_invalid_stored_retention_falls_back_to_180_days_with_a_warning(app, 
 def test_default_batch_size_and_pause_follow_the_database(app, db_kind):
     with app.app_context():
         limits = runs.batch_limits()
-    expected = {"sqlite": (1000, 1.0), "postgresql": (50_000, 0.0)}[db_kind]
+    expected = {"sqlite": (1000, 0.0), "postgresql": (50_000, 0.0)}[db_kind]
     assert (limits.batch_size, limits.yield_ratio) == expected
 
 
