@@ -1,4 +1,8 @@
-"""``python -m bench [--quick]``: run every benchmark, print figures, rewrite docs/benchmarks.md."""
+"""``python -m bench [--quick] [--strict]``: run every benchmark and its controls, print, rewrite the docs.
+
+Exit status: 1 when a benchmark broke, or a control (a deliberately broken
+variant) was not caught; with ``--strict`` also when a goal is not met.
+"""
 
 from __future__ import annotations
 
@@ -9,44 +13,63 @@ import time
 import traceback
 from pathlib import Path
 
-from bench import backlog, claim, exactly_once, export
+from bench import backlog, claim, claiming, exactly_once, export
 from bench.context import Context
 from bench.report import Report
 
 ROOT = Path(__file__).resolve().parent.parent
-BENCHMARKS = [claim, backlog, export, exactly_once]
+BENCHMARKS = [claim, claiming, backlog, export, exactly_once]
 
 
 def main() -> None:
     """Run the suite; a benchmark that fails is reported and the others still run."""
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
-    parser.add_argument("--quick", action="store_true", help="smaller data, under 3 minutes")
+    parser.add_argument("--quick", action="store_true", help="smaller data (minutes, not an hour)")
+    parser.add_argument("--strict", action="store_true", help="exit 1 when any goal is not met")
     parser.add_argument("--only", nargs="*", help="run only these benchmarks (module names)")
-    parser.add_argument("--no-write", action="store_true", help="do not rewrite docs/benchmarks.md")
+    parser.add_argument("--no-write", action="store_true", help="leave docs/benchmarks.md and the picture alone")
     args = parser.parse_args()
     report = Report("quick" if args.quick else "full")
     workdir = Path(tempfile.mkdtemp(prefix="sundown-bench-"))
-    ctx = Context(args.quick, report, workdir)
+    ctx = Context(args.quick, report, workdir, write_docs=not args.no_write)
     started = time.perf_counter()
-    failures = 0
+    broken = []
     try:
         for module in BENCHMARKS:
             name = module.__name__.rsplit(".", 1)[1]
             if args.only and name not in args.only:
                 continue
+            begun = time.perf_counter()
             try:
                 module.run(ctx)
+                print(f"# {name} took {time.perf_counter() - begun:.0f} s", flush=True)
             except Exception:  # noqa: BLE001 - one broken benchmark must not hide the others
-                failures += 1
+                broken.append(name)
                 print(f"# {name} failed (server logs in {workdir}):\n{traceback.format_exc()}", flush=True)
     finally:
         ctx.close()
-    print(f"# finished in {time.perf_counter() - started:.0f} s", flush=True)
+    report.seconds = time.perf_counter() - started
+    print(f"# finished in {report.seconds:.0f} s", flush=True)
     if not args.no_write:
         report.write_markdown(ROOT / "docs" / "benchmarks.md")
-    if failures == 0:
+    if broken:  # keep the server logs, not gigabytes of databases
+        for leftover in workdir.glob("*.db*"):
+            leftover.unlink()
+    else:
         shutil.rmtree(workdir, ignore_errors=True)
-    raise SystemExit(1 if failures else 0)
+    raise SystemExit(_verdict(report, broken, args.strict))
+
+
+def _verdict(report: Report, broken: list[str], strict: bool) -> int:
+    """Print what failed; 1 if a benchmark broke, a control was not caught, or (strict) a goal is unmet."""
+    for control in report.uncaught():
+        print(f"# control not caught: {control.name} ({control.variant})", flush=True)
+    unmet = report.unmet()
+    for figure in unmet:
+        print(f"# goal not met: {figure.name}.{figure.database} = {figure.met()}", flush=True)
+    if broken:
+        print(f"# benchmarks that broke: {', '.join(broken)}", flush=True)
+    return 1 if broken or report.uncaught() or (strict and unmet) else 0
 
 
 main()

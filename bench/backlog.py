@@ -1,108 +1,222 @@
-"""A backlog of expired inquiries pruned while clients keep submitting.
+"""A backlog of realistic expired inquiries deleted while visitors keep submitting on a schedule.
 
-Same data twice in one run: first one plain ``DELETE`` statement, then the
-pruner (a run claimed by an ordinary submission, inside a gunicorn worker),
-each under the same live traffic (2 clients, a submission every ~10 ms each,
-one connection per submission as behind a proxy that does not keep upstream
-connections alive; what a kept-alive connection meets is measured in
-``claim.py``).
-The pruner's run gets a time budget large enough to finish in one run, so its
-rows/s are those of its batch loop, not of the pauses between runs.
+Each trial starts from an identical copy of the run's template database
+(``backlog_rows`` realistic expired rows, ~5% held, and a tenth as many
+recent rows), on a shipped server under open-loop traffic (``rate``
+submissions a second, Poisson, latency from each one's scheduled time):
+``idle_seconds`` of traffic after a warm-up, then the delete, then half a
+second more. Trials alternate, delete-cleanup-cleanup-delete-delete-cleanup:
+
+* ``delete``: one plain ``DELETE`` of the expired rows, by the benchmark;
+* ``cleanup``: the claim falls due after the idle phase (shipped interval)
+  and the next submission's run does the work in its worker, with an hour of
+  time budget, so its rows/s are those of its batch loop.
+
+Figures: rows/s of each cleanup run ÷ the paired delete (A/A: delete ÷
+delete); p99 during the runs ÷ p99 idle before them (A/A: idle before a
+cleanup ÷ idle before a delete); the longest any scheduled submission
+waited during a run; failed submissions. Then the shipped defaults
+(10 s budget, 60 s retry): how long the backlog takes to clear, in runs.
+
+Controls on SQLite, each one run on ``control_rows`` with ``control_seconds``
+of time budget, which must fail the latency figures: ``stock_lock`` (live
+writers back on SQLite's stock busy handler, as before they polled for the
+lock; batches run back to back, the shipped default since then).
 """
 
 from __future__ import annotations
 
 import json
 import time
-from datetime import datetime, timezone
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
 
-from bench.client import PacedSubmitter
-from bench.databases import utcnow
+from bench.client import OpenLoop, Samples
+from bench.context import wait_until
+from bench.databases import epoch_of, utcnow
+from bench.report import Control, Figure
 from bench.servers import serve
+from bench.stats import Ratio, cyclic_ratios, ratios
+from bench.svg import write_backlog_picture
 
-OFF_INTERVAL = 10**9
+KINDS = ("sqlite", "postgresql")
+ORDER = ("delete", "cleanup", "cleanup", "delete", "delete", "cleanup")
+WARM = 1.5  # seconds of traffic before the idle window (each worker learns when the claim is due)
+TAIL = 0.5  # seconds of traffic after the delete
+INTERVAL = 3600  # the shipped CLEANUP_INTERVAL
+CONTROLS = {
+    "live writers on SQLite's stock busy handler": "stock_lock",
+}
+
+
+@dataclass
+class Trial:
+    """One delete under traffic: what was scheduled, when the delete ran, how many rows it removed."""
+
+    method: str
+    samples: Samples
+    begun: float  # epoch seconds: the traffic started
+    started: float
+    finished: float
+    rows: int
+
+    @property
+    def idle(self) -> Samples:
+        return self.samples.between(self.begun + WARM, self.started)
+
+    @property
+    def during(self) -> Samples:
+        return self.samples.between(self.started, self.finished)
+
+    @property
+    def rate(self) -> float:
+        return self.rows / (self.finished - self.started)
 
 
 def run(ctx) -> None:
-    """Both databases."""
-    for kind in ("sqlite", "postgresql"):
-        measure(ctx, kind)
+    """Alternated trials and the shipped defaults on both databases; the control; the picture."""
+    pictures = {}
+    for kind in KINDS:
+        template = ctx.template(kind)
+        trials = [_trial(ctx, template, method, f"{method}{i}") for i, method in enumerate(_order(ctx))]
+        report_trials(ctx, kind, trials)
+        cleanups = sorted((t for t in trials if t.method == "cleanup"), key=lambda t: t.rate)
+        pictures[kind] = cleanups[len(cleanups) // 2]
+        shipped_defaults(ctx, template)
+    for name, variant in CONTROLS.items():
+        control = Control(name, variant)
+        template = ctx.template("sqlite", ctx.sizes["control_rows"])
+        trial = _trial(ctx, template, "cleanup", variant, variant=variant, budget=ctx.sizes["control_seconds"])
+        control.figures += report_latency(ctx, "sqlite", [trial], [], variant=variant)
+        ctx.report.control(control)
+    if ctx.write_docs:
+        ctx.report.picture = write_backlog_picture(pictures, ctx.sizes["backlog_rows"], WARM)
 
 
-def measure(ctx, kind: str) -> None:
-    """Plain DELETE, then the pruner, on ``kind``; report the pruner's figures and the ratio."""
-    rows = ctx.sizes["backlog_rows"]
-    database = ctx.database(kind, "backlog")
-    plain_rate, plain_stall = _plain_delete(ctx, database, rows)
-    pruner = _pruner(ctx, database, rows)
-    database.dispose()
-    idle, during = pruner["idle"], pruner["during"]
+def _order(ctx) -> list[str]:
+    trials = ctx.sizes["backlog_trials"]
+    return [ORDER[i % len(ORDER)] for i in range(2 * trials)]
+
+
+def _trial(ctx, template, method: str, name: str, variant: str = "shipped", budget: float = 3600) -> Trial:
+    """One trial on a fresh copy of ``template``; the copy is dropped afterwards."""
+    database = template.copy(f"trial_{name.replace('-', '_')}")
+    try:
+        settings = {"cleanup_time_budget": budget, "cleanup_lease": max(7200, 2 * budget)}
+        with serve(database.url, ctx.workdir, f"backlog-{name}-{database.kind}", variant, **settings) as server:
+            begun = time.time()
+            due_at = begun + WARM + ctx.sizes["idle_seconds"]
+            # A delete trial keeps the claim an hour away; a cleanup trial's falls due after the idle phase.
+            last = utcnow() if method == "delete" else datetime.fromtimestamp(due_at - INTERVAL, timezone.utc)
+            database.set_last_cleanup(last)
+            with OpenLoop(server.port, ctx.sizes["rate"]) as traffic:  # the same schedule every trial
+                started, finished, rows = _delete(database, method, due_at)
+                time.sleep(TAIL)
+    finally:
+        database.drop()
+    return Trial(method, traffic.collected(), begun, started, finished, rows)
+
+
+def _delete(database, method: str, due_at: float) -> tuple[float, float, int]:
+    """(started, finished, rows): the benchmark's DELETE at ``due_at``, or the cleanup run the traffic starts."""
+    if method == "delete":
+        wait_until(due_at)
+        started = time.time()
+        rows, _seconds = database.plain_delete(utcnow() - timedelta(days=180))
+        return started, time.time(), rows
+    runs = database.wait_for_runs(timeout=3600)
+    run = runs[0]
+    assert run["status"] in ("ok", "partial"), f"the run ended {run['status']}: {run.get('error')}"
+    return epoch_of(run["started_at"]), epoch_of(run["finished_at"]), deleted_inquiries(run)
+
+
+def report_trials(ctx, kind: str, trials: list[Trial]) -> None:
+    """The rows/s ratio and the latency figures of one database's alternated trials."""
+    deletes = [t for t in trials if t.method == "delete"]
+    cleanups = [t for t in trials if t.method == "cleanup"]
+    delete_rates, cleanup_rates = [t.rate for t in deletes], [t.rate for t in cleanups]
+    ratio = Ratio(ratios(cleanup_rates, delete_rates), cyclic_ratios(delete_rates))
+    order = "".join("D" if t.method == "delete" else "C" for t in trials)
+    ctx.report.add(
+        "backlog_rows_per_s_ratio", ratio.value, "≥ 0.5", kind,
+        f"{ctx.sizes['backlog_rows']} realistic expired rows; cleanup runs {_list(cleanup_rates)} rows/s vs one"
+        f" DELETE {_list(delete_rates)} rows/s (whose longest wait was "
+        f"{max(t.during.longest() for t in deletes) * 1000:.0f} ms)",
+        samples=f"{len(cleanups)} + {len(deletes)} trials, order {order}", ratio=ratio)
+    report_latency(ctx, kind, cleanups, deletes)
+
+
+def report_latency(ctx, kind: str, cleanups: list[Trial], deletes: list[Trial], variant: str = "") -> list[Figure]:
+    """p99 during ÷ idle, longest stall, failed submissions, over ``cleanups`` (A/A against ``deletes``)."""
+    during, idle = _pooled(t.during for t in cleanups), _pooled(t.idle for t in cleanups)
+    per_trial = [t.during.percentile(0.99) / t.idle.percentile(0.99) for t in cleanups]
+    control = ratios([t.idle.percentile(0.99) for t in cleanups], [t.idle.percentile(0.99) for t in deletes])
+    extra = {"variant": variant} if variant else {}
     report = ctx.report
-    report.add("backlog_p99_ratio", during.percentile(0.99) / idle.percentile(0.99), "≤ 3", kind,
-               f"{rows} rows; p99 {during.percentile(0.99) * 1000:.1f} ms during vs "
-               f"{idle.percentile(0.99) * 1000:.1f} ms idle ({len(during.latencies)} / {len(idle.latencies)} requests)")
-    report.add("backlog_longest_stall_ms", max(during.latencies, default=0) * 1000, "≤ 250", kind)
-    report.add("backlog_failed_submissions", pruner["failed"], "= 0", kind)
-    report.add("backlog_rows_per_s_ratio", pruner["rate"] / plain_rate, "≥ 0.5", kind,
-               f"pruner {pruner['rate']:.0f} rows/s vs one DELETE {plain_rate:.0f} rows/s "
-               f"(which stalled a submission {plain_stall * 1000:.0f} ms)")
+    figures = [
+        report.add("backlog_p99_ratio", during.percentile(0.99) / idle.percentile(0.99), "≤ 3", kind,
+                   f"p99 {during.percentile(0.99) * 1000:.1f} ms during the runs vs "
+                   f"{idle.percentile(0.99) * 1000:.1f} ms idle before them; open loop, {ctx.sizes['rate']:.0f}/s",
+                   samples=f"{len(during.latencies)} / {len(idle.latencies)} requests, "
+                   f"{during.above(0.99)} / {idle.above(0.99)} above p99",
+                   ratio=Ratio(per_trial, control), tail=min(during.above(0.99), idle.above(0.99)), **extra),
+        report.add("backlog_longest_stall_ms", during.longest() * 1000, "≤ 250", kind,
+                   f"per run {_list([t.during.longest() * 1000 for t in cleanups])} ms; idle before: "
+                   f"{idle.longest() * 1000:.0f} ms", samples=f"{len(during.latencies)} requests", **extra),
+        report.add("backlog_failed_submissions", sum(t.samples.failed for t in cleanups), "= 0", kind,
+                   samples=f"{sum(len(t.samples.latencies) for t in cleanups)} requests", **extra),
+    ]
+    return figures
 
 
-def _plain_delete(ctx, database, rows: int) -> tuple[float, float]:
-    """Rows/s of one DELETE under live traffic, and the longest submission during it."""
-    database.load_expired(rows)
-    database.set_last_cleanup(utcnow())
-    with serve(database.url, ctx.workdir, f"backlog-plain-{database.kind}", prune_interval=OFF_INTERVAL) as server:
-        with PacedSubmitter(server.port, keepalive=False) as traffic:
-            time.sleep(1.0)
-            started = time.time()
-            deleted, seconds = database.plain_delete(database.expired_cutoff())
-            ended = time.time()
-            time.sleep(0.5)
-    assert deleted == rows, f"the plain DELETE removed {deleted} of {rows} rows"
-    during = traffic.collected().between(started, ended)
-    return rows / seconds, max(during.latencies, default=0.0)
+def shipped_defaults(ctx, template) -> None:
+    """How long the backlog takes to clear with the shipped time budget and retry, under traffic."""
+    database = template.copy("trial_defaults")
+    limit = ctx.sizes["defaults_limit_seconds"]
+    kind = database.kind
+    try:
+        with serve(database.url, ctx.workdir, f"backlog-defaults-{kind}") as server:
+            database.set_last_cleanup(datetime.fromtimestamp(time.time() + WARM - INTERVAL, timezone.utc))
+            with OpenLoop(server.port, ctx.sizes["rate"], seed=11, limit_seconds=limit + 60):
+                runs = _runs_until_clear(database, time.monotonic() + limit)
+    finally:
+        database.drop()
+    deleted = sum(deleted_inquiries(r) for r in runs)
+    cleared = runs[-1]["status"] == "ok"
+    elapsed = epoch_of(runs[-1]["finished_at"]) - epoch_of(runs[0]["started_at"])
+    note = f"{len(runs)} runs deleted {deleted} rows in {elapsed:.0f} s"
+    if not cleared:
+        note += (f"; not cleared within {limit:.0f} s ({runs[-1]['remaining']} left), "
+                 f"at this pace about {elapsed * (deleted + runs[-1]['remaining']) / max(deleted, 1):.0f} s")
+    ctx.report.add("backlog_defaults_clear_s", elapsed if cleared else None, "", kind,
+                   f"shipped CLEANUP_TIME_BUDGET and CLEANUP_BACKLOG_RETRY; {note}", samples=f"{len(runs)} runs")
 
 
-def _pruner(ctx, database, rows: int) -> dict:
-    """Load the same rows again; let a submission claim a run; measure traffic around it."""
-    database.load_expired(rows)
-    database.clear_prune_runs()
-    idle_seconds = ctx.sizes["idle_seconds"]
-    # Due a few seconds from now: the idle phase comes first, then an ordinary
-    # submission wins the claim and the run starts in its worker.
-    interval = idle_seconds + 3
-    database.set_last_cleanup(utcnow())
-    with serve(database.url, ctx.workdir, f"backlog-pruner-{database.kind}",
-               prune_interval=interval, prune_time_budget=3600, prune_lease=7200) as server:
-        with PacedSubmitter(server.port, keepalive=False) as traffic:
-            runs = database.wait_for_runs_to_finish(timeout=interval + 600)
-            time.sleep(min(idle_seconds, 3.0))
-    run = max(runs, key=_deleted_submissions)
-    assert run["status"] == "ok", f"the run ended {run['status']}: {run.get('error')}"
-    started, finished = _epoch(run["started_at"]), _epoch(run["finished_at"])
-    samples = traffic.collected()
-    warm = min(samples.started) + 1.0  # each worker's first requests learn the claim's due time
-    idle = samples.between(warm, started)
-    idle.extend(samples.between(finished, float("inf")))
-    assert database.count() < rows, "the run left the expired rows in place"
-    return {
-        "idle": idle,
-        "during": samples.between(started, finished),
-        "failed": samples.failed,
-        "rate": _deleted_submissions(run) / (finished - started),
-    }
+def _runs_until_clear(database, deadline: float) -> list[dict]:
+    """The ledger once a run ends with nothing left, or the first time no run is running after ``deadline``."""
+    while True:
+        runs = database.cleanup_runs()
+        settled = bool(runs) and runs[-1]["status"] != "running"
+        if settled and (runs[-1]["status"] == "ok" or time.monotonic() >= deadline):
+            return runs
+        if time.monotonic() > deadline + 600:
+            raise RuntimeError(f"the shipped defaults' runs did not settle: {runs[-1:]}")
+        time.sleep(0.5)
 
 
-def _deleted_submissions(run: dict) -> int:
+def _pooled(parts) -> Samples:
+    total = Samples()
+    for samples in parts:
+        total.extend(samples)
+    return total
+
+
+def _list(values: list[float]) -> str:
+    return ", ".join(f"{v:.0f}" for v in values)
+
+
+def deleted_inquiries(run: dict) -> int:
+    """How many inquiries a ledger row says its run deleted."""
     deleted = run["deleted"]
     counts = json.loads(deleted) if isinstance(deleted, str) else deleted
     return int(counts.get("inquiries", 0))
-
-
-def _epoch(value) -> float:
-    if isinstance(value, str):
-        value = datetime.fromisoformat(value)
-    if value.tzinfo is None:  # SQLite stores naive UTC
-        value = value.replace(tzinfo=timezone.utc)
-    return value.timestamp()

@@ -1,6 +1,8 @@
-"""Load generation from the benchmark process: keep-alive threads and one asyncio burst.
+"""Load generation from the benchmark process: keep-alive clients, an open-loop schedule, a burst.
 
-Everything talks to 127.0.0.1 only, and every loop is bounded in time or count.
+Everything talks to 127.0.0.1 only, and every loop is bounded in time or
+count. Submissions are realistic (``devtools.realistic``): a real-looking
+name and address, a 200–5000-character message, a browser's user agent.
 """
 
 from __future__ import annotations
@@ -8,13 +10,21 @@ from __future__ import annotations
 import asyncio
 import http.client
 import json
+import queue
+import random
 import threading
 import time
 from dataclasses import dataclass, field
 from itertools import count
 from urllib.parse import urlsplit
 
-_sequence = count()
+from devtools.realistic import Rows
+
+POOL = 2048  # distinct bodies, made once and cycled: the client's CPU goes to sending, not to making text
+_rows = Rows(seed=7)
+_BODIES = [json.dumps(_rows.submission()).encode() for _ in range(POOL)]
+_AGENTS = [_rows.agent() for _ in range(POOL)]
+_next = count()
 
 
 def port_of(base_url: str) -> int:
@@ -22,15 +32,10 @@ def port_of(base_url: str) -> int:
     return urlsplit(base_url).port
 
 
-def inquiry_body() -> bytes:
-    """A valid, unique JSON inquiry."""
-    n = next(_sequence)
-    return json.dumps(
-        {"name": f"Load {n}", "email": f"load{n}@example.com", "message": f"Benchmark message {n}."}
-    ).encode()
-
-
-JSON_HEADERS = {"Content-Type": "application/json"}
+def submission() -> tuple[bytes, dict[str, str]]:
+    """A realistic JSON inquiry and its headers."""
+    n = next(_next) % POOL
+    return _BODIES[n], {"Content-Type": "application/json", "User-Agent": _AGENTS[n]}
 
 
 class Connection:
@@ -56,8 +61,14 @@ class Connection:
         return status, time.perf_counter() - started
 
     def submit(self) -> tuple[int, float]:
-        """POST one JSON inquiry."""
-        return self.request("POST", "/api/inquiries", inquiry_body(), JSON_HEADERS)
+        """POST one realistic JSON inquiry."""
+        body, headers = submission()
+        return self.request("POST", "/api/inquiries", body, headers)
+
+    def get_json(self, path: str) -> dict:
+        """GET ``path`` and decode its JSON body."""
+        self.http.request("GET", path, headers={"Host": "localhost"})
+        return json.loads(self.http.getresponse().read())
 
     def close(self) -> None:
         """Close the socket."""
@@ -66,7 +77,7 @@ class Connection:
 
 @dataclass
 class Samples:
-    """Latencies (seconds) and statuses of requests, with when each started (epoch seconds)."""
+    """Latencies (seconds) and statuses of requests, with when each was due to start (epoch seconds)."""
 
     latencies: list[float] = field(default_factory=list)
     started: list[float] = field(default_factory=list)
@@ -103,8 +114,17 @@ class Samples:
             return float("nan")
         return ordered[min(len(ordered) - 1, max(0, round(q * len(ordered)) - 1))]
 
+    def above(self, q: float) -> int:
+        """How many requests took longer than the q-quantile: what that quantile rests on."""
+        threshold = self.percentile(q)
+        return sum(1 for latency in self.latencies if latency > threshold)
+
+    def longest(self) -> float:
+        """The longest latency (0 when empty)."""
+        return max(self.latencies, default=0.0)
+
     def between(self, start: float, end: float) -> "Samples":
-        """The requests that started within [start, end)."""
+        """The requests due to start within [start, end)."""
         picked = Samples(elapsed=end - start)
         for t, s, lat in zip(self.started, self.statuses, self.latencies):
             if start <= t < end:
@@ -112,8 +132,27 @@ class Samples:
         return picked
 
 
+def _merge(parts: list[Samples], elapsed: float) -> Samples:
+    total = Samples()
+    for samples in parts:
+        total.extend(samples)
+    total.elapsed = elapsed
+    return total
+
+
+def _run_threads(target, args_list: list[tuple]) -> float:
+    """Run ``target(*args)`` in one thread per entry; return the wall-clock seconds."""
+    started = time.perf_counter()
+    threads = [threading.Thread(target=target, args=args) for args in args_list]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return time.perf_counter() - started
+
+
 def closed_loop(port: int, threads: int, seconds: float) -> Samples:
-    """``threads`` clients submit back to back for ``seconds``; return all samples."""
+    """``threads`` keep-alive clients submit back to back for ``seconds`` (a throughput load)."""
     results = [Samples() for _ in range(threads)]
     deadline = time.perf_counter() + seconds
 
@@ -125,48 +164,65 @@ def closed_loop(port: int, threads: int, seconds: float) -> Samples:
             samples.add(started, status, latency)
         connection.close()
 
-    started = time.perf_counter()
-    workers = [threading.Thread(target=run, args=(s,)) for s in results]
-    for worker in workers:
-        worker.start()
-    for worker in workers:
-        worker.join()
-    total = Samples()
-    for samples in results:
-        total.extend(samples)
-    total.elapsed = time.perf_counter() - started
-    return total
+    return _merge(results, _run_threads(run, [(s,) for s in results]))
 
 
-class PacedSubmitter:
-    """Live traffic: ``threads`` clients each submit, then pause ``interval`` s, until stopped.
+def submit_count(port: int, total: int, threads: int = 4) -> Samples:
+    """Exactly ``total`` submissions from ``threads`` keep-alive clients."""
+    shares = [total // threads + (1 if i < total % threads else 0) for i in range(threads)]
+    results = [Samples() for _ in range(threads)]
 
-    Without ``keepalive`` each submission opens its own connection, as a
-    reverse proxy that does not pool upstream connections does.
-    """
-
-    def __init__(self, port: int, threads: int = 2, interval: float = 0.01, limit_seconds: float = 900,
-                 keepalive: bool = True):
-        self.port = port
-        self.keepalive = keepalive
-        self.interval = interval
-        self.samples = [Samples() for _ in range(threads)]
-        self.stop_event = threading.Event()
-        self.deadline = time.perf_counter() + limit_seconds
-        self.threads = [threading.Thread(target=self._run, args=(s,)) for s in self.samples]
-
-    def _run(self, samples: Samples) -> None:
-        connection = Connection(self.port)
-        while not self.stop_event.is_set() and time.perf_counter() < self.deadline:
+    def run(samples: Samples, n: int) -> None:
+        connection = Connection(port)
+        for _ in range(n):
             started = time.time()
             status, latency = connection.submit()
             samples.add(started, status, latency)
-            if not self.keepalive:
-                connection.close()
-            self.stop_event.wait(self.interval)
         connection.close()
 
-    def __enter__(self) -> "PacedSubmitter":
+    return _merge(results, _run_threads(run, list(zip(results, shares))))
+
+
+class OpenLoop:
+    """Submissions on a fixed Poisson schedule at ``rate`` per second, until the block ends.
+
+    A dispatcher releases each request at its scheduled time to a pool of
+    ``senders``; each request's latency counts from its scheduled time, so a
+    stall delays every request due meanwhile and each of them is counted
+    (no coordinated omission). Each submission opens its own connection, as
+    behind a reverse proxy that does not keep upstream connections alive.
+    """
+
+    def __init__(self, port: int, rate: float, senders: int = 24, seed: int = 1, limit_seconds: float = 1800):
+        self.port = port
+        self.rate = rate
+        self.random = random.Random(seed)
+        self.due: queue.Queue = queue.Queue()
+        self.stop_event = threading.Event()
+        self.deadline = time.perf_counter() + limit_seconds
+        self.parts = [Samples() for _ in range(senders)]
+        self.threads = [threading.Thread(target=self._dispatch)]
+        self.threads += [threading.Thread(target=self._send, args=(s,)) for s in self.parts]
+
+    def _dispatch(self) -> None:
+        offset = time.time() - time.perf_counter()  # scheduled times are reported as epoch seconds
+        scheduled = time.perf_counter()
+        while not self.stop_event.is_set() and scheduled < self.deadline:
+            scheduled += self.random.expovariate(self.rate)
+            self.stop_event.wait(max(0.0, scheduled - time.perf_counter()))
+            self.due.put((scheduled, offset))
+        for _ in self.parts:
+            self.due.put(None)
+
+    def _send(self, samples: Samples) -> None:
+        while (item := self.due.get()) is not None:
+            scheduled, offset = item
+            connection = Connection(self.port)
+            status, _ = connection.submit()
+            connection.close()
+            samples.add(scheduled + offset, status, time.perf_counter() - scheduled)
+
+    def __enter__(self) -> "OpenLoop":
         for thread in self.threads:
             thread.start()
         return self
@@ -177,11 +233,8 @@ class PacedSubmitter:
             thread.join()
 
     def collected(self) -> Samples:
-        """All samples so far, merged (call after exit)."""
-        total = Samples()
-        for samples in self.samples:
-            total.extend(samples)
-        return total
+        """All samples, merged (call after the block)."""
+        return _merge(self.parts, 0.0)
 
 
 async def _send_one(port: int, payload: bytes, go: asyncio.Event, ready: list) -> int:
@@ -206,11 +259,10 @@ async def _burst(ports: list[int], total: int, timeout: float) -> list[int]:
     ready: list = []
     tasks = []
     for i in range(total):
-        body = inquiry_body()
-        payload = (
-            b"POST /api/inquiries HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n"
-            b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body)
-        )
+        body, headers = submission()
+        head = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+        payload = (f"POST /api/inquiries HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n{head}"
+                   f"Content-Length: {len(body)}\r\n\r\n").encode() + body
         tasks.append(asyncio.create_task(_send_one(ports[i % len(ports)], payload, go, ready)))
     while len(ready) < total and not any(t.done() for t in tasks):
         await asyncio.sleep(0.01)
@@ -227,25 +279,10 @@ def burst_submissions(ports: list[int], total: int = 500, timeout: float = 60) -
     return asyncio.run(_burst(ports, total, timeout))
 
 
-def submit_count(port: int, total: int, threads: int = 4) -> Samples:
-    """Exactly ``total`` submissions from ``threads`` keep-alive clients."""
-    per_thread = [total // threads + (1 if i < total % threads else 0) for i in range(threads)]
-    results = [Samples() for _ in range(threads)]
+def warm_every_worker(port: int, clients: int = 16, bursts: int = 3, seconds: float = 0.2) -> None:
+    """Reach every worker: new connections land on whichever accepts first, so a few bursts of many do.
 
-    def run(samples: Samples, n: int) -> None:
-        connection = Connection(port)
-        for _ in range(n):
-            started = time.time()
-            status, latency = connection.submit()
-            samples.add(started, status, latency)
-        connection.close()
-
-    workers = [threading.Thread(target=run, args=(s, n)) for s, n in zip(results, per_thread)]
-    for worker in workers:
-        worker.start()
-    for worker in workers:
-        worker.join()
-    total_samples = Samples()
-    for samples in results:
-        total_samples.extend(samples)
-    return total_samples
+    Each worker's first requests also teach it when the claim is next due.
+    """
+    for _ in range(bursts):
+        closed_loop(port, clients, seconds)

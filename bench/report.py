@@ -1,4 +1,11 @@
-"""Figures: printed as ``name: value`` lines and written to docs/benchmarks.md."""
+"""Figures and controls: printed as they arrive and written to docs/benchmarks.md.
+
+A figure is met only when it clears its goal by more than its noise
+(``bench.stats``) and, for a tail latency, when enough requests lie above it;
+it fails ("no") only when it misses its goal by more than its noise. A
+control is a deliberately broken variant; it is caught when a figure that
+guards against it fails.
+"""
 
 from __future__ import annotations
 
@@ -6,84 +13,163 @@ import math
 import operator
 import os
 import platform
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
+from bench.stats import Ratio
+
 _CHECKS = {"≥": operator.ge, "≤": operator.le, "=": operator.eq}
+MIN_TAIL = 20  # requests above a p99 for it to count
 
 
 @dataclass
 class Figure:
-    """One measured figure and its goal (e.g. ``"≥ 0.98"``; empty for trend-only figures)."""
+    """One measured figure and its goal (e.g. ``"≥ 0.98"``; empty for trend-only figures).
+
+    ``ratio`` carries rounds and an A/A control; ``tail`` how many requests
+    lie above a percentile; ``variant`` names the control a figure was measured on.
+    """
 
     name: str
     value: float | int | None
     goal: str
     database: str
     note: str = ""
+    samples: str = ""
+    ratio: Ratio | None = None
+    tail: int | None = None
+    variant: str = ""
+
+    def margin(self) -> float:
+        """How far the value is on the good side of the goal (negative: the wrong side)."""
+        symbol, _, threshold = self.goal.partition(" ")
+        if symbol == "=":
+            return 0.0 if self.value == float(threshold) else -1.0
+        return float(self.value) - float(threshold) if symbol == "≥" else float(threshold) - float(self.value)
 
     def met(self) -> str:
-        """"yes", "no", "n/a" (no goal) or "not measured"."""
+        """"yes", "no", "within noise", "too few samples", "n/a" (no goal) or "not measured"."""
         if self.value is None or (isinstance(self.value, float) and math.isnan(self.value)):
             return "not measured"
         if not self.goal:
             return "n/a"
         symbol, _, threshold = self.goal.partition(" ")
-        return "yes" if _CHECKS[symbol](self.value, float(threshold)) else "no"
+        noise = self.ratio.noise if self.ratio is not None else 0.0
+        if not _CHECKS[symbol](self.value, float(threshold)):
+            return "no" if -self.margin() > noise else "within noise"
+        if self.ratio is not None and self.margin() <= noise:
+            return "within noise"
+        if self.tail is not None and self.tail < MIN_TAIL:
+            return "too few samples"
+        return "yes"
 
-    def shown(self) -> str:
-        """The value as printed: integers plain, others with 3 significant decimals."""
-        if self.value is None:
-            return "not measured"
-        if isinstance(self.value, int):
-            return str(self.value)
-        return f"{self.value:.3f}" if abs(self.value) < 100 else f"{self.value:.0f}"
+    def spread_text(self) -> str:
+        return f"± {self.ratio.spread:.3f}" if self.ratio else ""
+
+    def control_text(self) -> str:
+        if not self.ratio or not self.ratio.control:
+            return ""
+        return f"{self.ratio.aa:.3f} ± {self.ratio.aa_spread:.3f} (noise {self.ratio.noise:.3f})"
+
+
+def shown(value) -> str:
+    """A value as printed: integers plain, others with 3 significant decimals."""
+    if value is None:
+        return "not measured"
+    if isinstance(value, int):
+        return str(value)
+    return f"{value:.3f}" if abs(value) < 100 else f"{value:.0f}"
+
+
+@dataclass
+class Control:
+    """A broken variant and the figures that should catch it."""
+
+    name: str
+    variant: str
+    figures: list[Figure] = field(default_factory=list)
+
+    @property
+    def caught(self) -> bool:
+        return any(f.met() == "no" for f in self.figures)
 
 
 class Report:
-    """Collects figures in order; prints each as it arrives."""
+    """Collects figures and controls in order; prints each as it arrives."""
 
     def __init__(self, mode: str):
         self.mode = mode
         self.figures: list[Figure] = []
+        self.controls: list[Control] = []
         self.started = datetime.now(timezone.utc)
         self.load_at_start = os.getloadavg()[0]
+        self.seconds = 0.0
+        self.picture = ""
 
-    def add(self, name: str, value, goal: str, database: str, note: str = "") -> Figure:
-        """Record and print one figure."""
-        figure = Figure(name, value, goal, database, note)
+    def add(self, name: str, value, goal: str, database: str, note: str = "", **extra) -> Figure:
+        """Record and print one figure (``extra``: samples, ratio, tail, variant)."""
+        figure = Figure(name, value, goal, database, note, **extra)
         self.figures.append(figure)
-        suffix = f"  (goal {goal}: {figure.met()})" if goal else ""
-        note = f"  [{note}]" if note else ""
-        print(f"{name}.{database}: {figure.shown()}{suffix}{note}", flush=True)
+        parts = [f"{name}.{database}: {shown(value)}"]
+        if goal:
+            parts.append(f"(goal {goal}: {figure.met()})")
+        if figure.ratio:
+            parts.append(f"spread {figure.spread_text()}, A/A {figure.control_text()}")
+        if figure.samples:
+            parts.append(f"samples: {figure.samples}")
+        if figure.variant:
+            parts.append(f"[control: {figure.variant}]")
+        print("  ".join(parts) + (f"  [{note}]" if note else ""), flush=True)
         return figure
 
-    def missing(self, names: list[tuple[str, str, str]], reason: str) -> None:
-        """Record figures that could not be measured, with why."""
-        for name, goal, database in names:
-            self.add(name, None, goal, database, reason)
+    def control(self, control: Control) -> None:
+        """Record and print whether a control was caught."""
+        self.controls.append(control)
+        guards = ", ".join(f"{f.name}.{f.database} = {shown(f.value)} ({f.met()})" for f in control.figures)
+        print(f"control {control.name}: {'caught' if control.caught else 'NOT CAUGHT'} by {guards}", flush=True)
+
+    def measured(self) -> list[Figure]:
+        """The figures of the shipped code (not of controls)."""
+        return [f for f in self.figures if not f.variant]
+
+    def unmet(self) -> list[Figure]:
+        """Figures with a goal that is not met (for ``STRICT=1``)."""
+        return [f for f in self.measured() if f.goal and f.met() != "yes"]
+
+    def uncaught(self) -> list[Control]:
+        return [c for c in self.controls if not c.caught]
 
     def write_markdown(self, path: Path) -> None:
-        """Rewrite ``path`` with the table of figures."""
-        date = self.started.strftime("%Y-%m-%d %H:%M UTC")
-        cores = os.cpu_count()
-        lines = [
-            "# Benchmarks",
-            "",
-            "Generated by `make bench` (" + ("quick mode, smaller data" if self.mode == "quick" else "full mode")
-            + f"); do not edit by hand. Python {platform.python_version()}, {platform.system()}.",
-            "Every ratio compares two things measured in the same run, alternated, after a warm-up.",
-            f"Load average (1 min) at the start {self.load_at_start:.1f}, at the end {os.getloadavg()[0]:.1f}:"
-            " other work on the machine adds noise to every figure.",
-            "What each figure means and how it is measured: `bench/README.md`.",
-            "",
-            "| figure | value | goal | met | database | date | machine (cores) | note |",
-            "| --- | --- | --- | --- | --- | --- | --- | --- |",
+        """Rewrite ``path`` with the figures, the controls and the picture."""
+        lines = self._header() + [
+            "| figure | database | value | goal | met | samples | spread | A/A control | note |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
         ]
-        for f in self.figures:
-            lines.append(
-                f"| {f.name} | {f.shown()} | {f.goal or '(trend only)'} | {f.met()} | {f.database}"
-                f" | {date} | {cores} | {f.note} |"
-            )
+        for f in self.measured():
+            lines.append(f"| {f.name} | {f.database} | {shown(f.value)} | {f.goal or '(trend only)'} | {f.met()}"
+                         f" | {f.samples} | {f.spread_text()} | {f.control_text()} | {f.note} |")
+        lines += ["", "## Controls: broken variants the figures must catch", "",
+                  "A control that is not caught makes `make bench` exit non-zero.", "",
+                  "| control | variant | caught | by (figure, database, value, met) |", "| --- | --- | --- | --- |"]
+        for c in self.controls:
+            guards = "; ".join(f"{f.name}, {f.database}, {shown(f.value)}, {f.met()}" for f in c.figures)
+            lines.append(f"| {c.name} | `{c.variant}` | {'yes' if c.caught else '**no**'} | {guards} |")
+        if self.picture:
+            lines += ["", "## Submission latency during the backlog cleanup", "", self.picture]
         path.write_text("\n".join(lines) + "\n")
+
+    def _header(self) -> list[str]:
+        date = self.started.strftime("%Y-%m-%d %H:%M UTC")
+        mode = "quick mode, smaller data" if self.mode == "quick" else "full mode"
+        return [
+            "# Benchmarks", "",
+            f"Generated by `make bench` ({mode}) on {date} in {self.seconds / 60:.0f} min; do not edit by hand.",
+            f"Python {platform.python_version()}, {platform.system()}, {os.cpu_count()} cores; load average"
+            f" (1 min) {self.load_at_start:.1f} at the start, {os.getloadavg()[0]:.1f} at the end: other work"
+            " on the machine adds noise to every figure.",
+            "Met means: on the good side of the goal by more than the figure's noise (the largest of its"
+            " spread, its A/A control's spread and the A/A control's distance from 1), and for a p99,"
+            f" at least {MIN_TAIL} requests above it. Spread: half the interquartile range over rounds.",
+            "What each figure means and how it is measured: `bench/README.md`.", "",
+        ]

@@ -1,14 +1,19 @@
-"""Gunicorn servers for benchmarks: settings, start/stop, worker processes and memory."""
+"""Servers for benchmarks: gunicorn serving ``bench.wsgi`` (a variant), Caddy in front, /proc readings."""
 
 from __future__ import annotations
 
 import os
+import shutil
+import socket
+import subprocess
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.client import port_of
-from tests.server import running_server
+from bench.client import Connection, port_of
+from devtools.pgcluster import free_port
+from devtools.server import running_server, stop
 
 # Benchmarks measure the server, not the rate limiter refusing a flood.
 GENEROUS_LIMITS = "100000000/60,100000000/86400"
@@ -31,10 +36,14 @@ def server_env(database_url: str, **settings) -> dict[str, str]:
 
 @dataclass
 class Server:
-    """A running gunicorn: its base URL, port and master process id."""
+    """A running gunicorn: its base URL, port and master process."""
 
     base_url: str
-    pid: int
+    process: subprocess.Popen
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
 
     @property
     def port(self) -> int:
@@ -44,16 +53,68 @@ class Server:
         """The PIDs of the master's worker processes."""
         return children(self.pid)
 
+    def counters(self) -> dict[str, int]:
+        """Requests and statements counted by ``bench.wsgi`` in every worker so far."""
+        connection = Connection(self.port)
+        try:
+            return connection.get_json("/_bench/counters")
+        finally:
+            connection.close()
+
+    def stop(self) -> None:
+        """Stop it now (its database connections close); the ``serve`` block may go on."""
+        stop(self.process)
+
 
 @contextmanager
-def serve(database_url: str, logdir: Path, name: str, workers: int = 4, threads: int = 4, **settings):
-    """Run gunicorn (gthread) on 127.0.0.1 until the block ends; yield a ``Server``."""
-    env = server_env(database_url, **settings)
-    log = logdir / f"{name}.log"
-    # --preload builds the app once before forking (it opens no connection),
-    # so four workers start in about a second instead of four or five.
-    with running_server(env, log, workers=workers, threads=threads, extra_args=("--preload",)) as (base_url, process):
-        yield Server(base_url, process.pid)
+def serve(database_url: str, logdir: Path, name: str, variant: str = "shipped",
+          workers: int = 4, threads: int = 4, **settings):
+    """Run gunicorn (gthread) with ``bench.wsgi:app`` of ``variant`` on 127.0.0.1; yield a ``Server``.
+
+    ``--preload`` builds the app once before forking (it opens no connection
+    then), so the workers share ``bench.wsgi``'s counters and start in about a
+    second.
+    """
+    env = {**server_env(database_url, **settings), "BENCH_VARIANT": variant}
+    with running_server(env, logdir / f"{name}.log", "bench.wsgi:app", workers=workers, threads=threads,
+                        extra_args=("--preload",)) as (base_url, process):
+        yield Server(base_url, process)
+
+
+@contextmanager
+def caddy(upstream_port: int, workdir: Path):
+    """Caddy on 127.0.0.1 in front of ``upstream_port`` (upstream keep-alive, its default); yield its port."""
+    binary = shutil.which("caddy")
+    if binary is None:
+        raise RuntimeError("Caddy is missing (apt-get install caddy)")
+    port = free_port()
+    home = workdir / f"caddy-{port}"
+    home.mkdir()
+    (home / "Caddyfile").write_text(
+        "{\n  admin off\n  auto_https off\n}\n"
+        f":{port} {{\n  bind 127.0.0.1\n  reverse_proxy 127.0.0.1:{upstream_port}\n}}\n"
+    )
+    env = {**os.environ, "HOME": str(home), "XDG_DATA_HOME": str(home), "XDG_CONFIG_HOME": str(home)}
+    with open(home / "caddy.log", "ab") as log:
+        process = subprocess.Popen([binary, "run", "--config", str(home / "Caddyfile"), "--adapter", "caddyfile"],
+                                   env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        _wait_listening(port, process, home / "caddy.log")
+        yield port
+    finally:
+        stop(process)
+
+
+def _wait_listening(port: int, process: subprocess.Popen, log: Path, timeout: float = 15) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"Caddy exited:\n{log.read_text()}")
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.05)
+    raise RuntimeError(f"Caddy did not listen in {timeout}s:\n{log.read_text()}")
 
 
 def children(pid: int) -> list[int]:
@@ -71,16 +132,6 @@ def children(pid: int) -> list[int]:
     return sorted(found)
 
 
-def cpu_seconds(pids: list[int]) -> float:
-    """User plus system CPU time used so far by ``pids``, from /proc."""
-    ticks = os.sysconf("SC_CLK_TCK")
-    total = 0
-    for pid in pids:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        total += int(fields[11]) + int(fields[12])
-    return total / ticks
-
-
 def memory_kb(pid: int) -> dict[str, int]:
     """VmRSS and VmHWM (peak RSS) of a process, in kB."""
     values = {}
@@ -89,3 +140,8 @@ def memory_kb(pid: int) -> dict[str, int]:
         if key in ("VmRSS", "VmHWM"):
             values[key] = int(rest.split()[0])
     return values
+
+
+def reset_peak(pid: int) -> None:
+    """Reset VmHWM to the current RSS (``/proc/PID/clear_refs``, value 5)."""
+    Path(f"/proc/{pid}/clear_refs").write_text("5")

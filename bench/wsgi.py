@@ -1,0 +1,102 @@
+"""The app as benchmarks serve it (``bench.wsgi:app``): a variant, and a statement counter.
+
+``BENCH_VARIANT`` picks what is served; the production code is unchanged:
+
+* ``shipped``: ``create_app()``, as ``wsgi.py`` builds it.
+* ``off``: the same app without its after-response hook: no cleanup ever
+  starts and no request asks whether one is due (the real off switch).
+* Controls, deliberately broken, which the suite must catch:
+  ``always_due`` (the not-due shortcut disabled: ``runs.is_due`` always
+  true, so every request hands a claim attempt to the runner), ``inline``
+  (the run inside the close callback, on the connection, as the first
+  version did) and ``stock_lock`` (live writers on SQLite back on its stock
+  busy handler, a plain ``BEGIN``, as before they polled for the lock; a
+  pause after each batch is no longer the protection: the shipped default
+  is none).
+
+Every variant counts, in memory shared by all workers (gunicorn ``--preload``
+imports this module once, before forking): requests, statements, statements
+that name the ``settings`` table and those of them that write, from a
+SQLAlchemy ``before_cursor_execute`` listener on the app's engine (the
+runner's claims and batches included). ``GET /_bench/counters`` returns them.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import re
+from types import SimpleNamespace
+
+from flask import Flask, jsonify, request
+from sqlalchemy import event
+
+from app import background, create_app, db
+from app.cleanup import hook, runs
+
+COUNTERS = ("requests", "statements", "settings_statements", "settings_writes")
+_SETTINGS = re.compile(r"\bsettings\b", re.IGNORECASE)
+_WRITES = ("INSERT", "UPDATE", "DELETE", "REPLACE")
+_shared = multiprocessing.Array("q", len(COUNTERS))  # before the fork: one block for every worker
+
+
+def _count(*names: str) -> None:
+    with _shared.get_lock():
+        for name in names:
+            _shared[COUNTERS.index(name)] += 1
+
+
+def _count_statement(_conn, _cursor, statement: str, *_args) -> None:
+    names = ["statements"]
+    if _SETTINGS.search(statement):
+        names.append("settings_statements")
+        if statement.lstrip().upper().startswith(_WRITES):
+            names.append("settings_writes")
+    _count(*names)
+
+
+def _count_request() -> None:
+    if not request.path.startswith(("/_bench/", "/healthz")):
+        _count("requests")
+
+
+def counters():
+    """``GET /_bench/counters``: every worker's counts so far, as JSON."""
+    with _shared.get_lock():
+        return jsonify(dict(zip(COUNTERS, _shared[:])))
+
+
+def instrument(app: Flask) -> Flask:
+    """Count requests and statements, and serve the counts."""
+    event.listen(db.engine_of(app), "before_cursor_execute", _count_statement)
+    app.before_request(_count_request)
+    app.add_url_rule("/_bench/counters", "bench_counters", counters)
+    return app
+
+
+def _run_now(_app, _name, job) -> bool:
+    job()  # in the close callback: the connection waits, as in the first version
+    return True
+
+
+def _plain_begin(_busy_timeout, connection) -> None:
+    connection.exec_driver_sql("BEGIN")
+
+
+def build(variant: str) -> Flask:
+    """The app of ``variant`` (see the module docstring)."""
+    if variant == "stock_lock":
+        db._begin_sqlite = _plain_begin  # looked up when create_app makes the engine
+    app = create_app()
+    if variant == "off":
+        app.after_request_funcs[None].remove(hook._hand_off_after_close)
+    elif variant == "always_due":
+        runs.is_due = lambda: True
+    elif variant == "inline":
+        hook.background = SimpleNamespace(submit=_run_now, runner_of=background.runner_of)
+    elif variant != "shipped":
+        raise ValueError(f"unknown BENCH_VARIANT {variant!r}")
+    return app
+
+
+app = instrument(build(os.environ.get("BENCH_VARIANT", "shipped")))
