@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from functools import partial
 
 from flask import Flask, current_app, g
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Engine, create_engine, event, exc
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -60,14 +60,14 @@ def make_engine(
     if parsed.drivername in ("postgresql", "postgres"):
         parsed = parsed.set(drivername="postgresql+psycopg")
     if parsed.get_backend_name() == "sqlite":
-        engine = create_engine(parsed, connect_args={"timeout": busy_timeout})
+        engine = create_engine(parsed, connect_args={"timeout": busy_timeout}, hide_parameters=True)
         event.listen(engine, "connect", partial(_tune_sqlite, _milliseconds(busy_timeout)))
         # pysqlite's own BEGIN handling defers the write lock in a way that
         # breaks SAVEPOINT and lock upgrades; issue BEGIN ourselves.
         event.listen(engine, "begin", partial(_begin_sqlite, busy_timeout))
         return engine
     return create_engine(
-        parsed, pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True,
+        parsed, pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True, hide_parameters=True,
         pool_timeout=connect_timeout, connect_args={"connect_timeout": connect_timeout},
     )
 
@@ -115,7 +115,8 @@ def _begin_sqlite(busy_timeout: float, connection) -> None:
                 return
             except sqlite3.OperationalError as error:
                 if "locked" not in str(error) or time.monotonic() >= deadline:
-                    raise
+                    # As SQLAlchemy would raise it, so it is a 503 like any database error.
+                    raise exc.OperationalError("BEGIN IMMEDIATE", None, error) from error
                 time.sleep(WRITE_POLL)
     finally:
         cursor.execute(f"PRAGMA busy_timeout={_milliseconds(busy_timeout)}")

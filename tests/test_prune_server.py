@@ -215,7 +215,7 @@ def caddy(tmp_path):
         port = free_port()
         caddyfile = tmp_path / "Caddyfile"
         caddyfile.write_text(
-            "{\n  admin off\n  auto_https off\n}\n"
+            "{\n  admin off\n  auto_https off\n  default_bind 127.0.0.1\n}\n"
             f"http://127.0.0.1:{port} {{\n  reverse_proxy 127.0.0.1:{upstream_port}\n}}\n"
         )
         home = tmp_path / "caddy-home"
