@@ -1,8 +1,8 @@
 """Sundown: an inquiry inbox whose old data deletes itself, with no scheduler.
 
-`create_app` reads like a table of contents: settings, database, security,
-login, the cleanup, the pages, error handlers and operator commands, each in
-its own module.
+`create_app` reads like a table of contents: settings, logs and metrics,
+database, security, login, the cleanup, the pages, error handlers and
+operator commands, each in its own module.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Any
 
 from flask import Flask
 
-from app import admin, auth, background, cleanup, cli, config, db, errors, intake, public, security
+from app import admin, auth, background, cleanup, cli, config, db, errors, intake, logs, metrics, public, security
 
 
 def create_app(overrides: dict[str, Any] | None = None) -> Flask:
@@ -27,6 +27,8 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
         static_folder="../static",
     )
     config.load(app, overrides or {})
+    logs.init_app(app)  # text or JSON lines on stderr, a request id on every request
+    metrics.init_app(app)  # request timings and GET /metrics (on when SUNDOWN_METRICS_TOKEN is set)
     db.init_app(app)
     intake.init_app(app)  # every body received whole and bounded, before anything parses it
     security.init_app(app)

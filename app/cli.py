@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import json
+import urllib.error
+import urllib.request
+
 import click
-from flask import Flask
+from flask import Flask, current_app
 from flask.cli import with_appcontext
 
 from app.models import CleanupStatus
@@ -17,6 +21,8 @@ def init_app(app: Flask) -> None:
     app.cli.add_command(db_upgrade)
     app.cli.add_command(prune_command)
     app.cli.add_command(admin_group)
+    app.cli.add_command(health_command)
+    app.cli.add_command(dev_server)
 
 
 @click.command("db-upgrade")
@@ -84,3 +90,47 @@ def admin_first_link() -> None:
         return
     session.commit()
     click.echo(f"No admin yet. Open this one-time link to create the first passkey:\n{url}")
+
+
+@click.command("health")
+@click.option("--url", help="Ask the server at this base URL instead, e.g. http://127.0.0.1:8000.")
+@click.option("--timeout", default=5.0, show_default=True, help="Seconds to wait for the server.")
+@with_appcontext
+def health_command(url: str | None, timeout: float) -> None:
+    """Check the database and its schema, as GET /healthz does; exit 0 when healthy, else 1.
+
+    With --url, ask a running server's /healthz (a container's health check, no curl needed).
+    """
+    if url:
+        healthy, report = _ask_server(url, timeout)
+    else:
+        from app.public import healthz
+
+        response, status = healthz()
+        healthy, report = status == 200, response.get_json()
+    click.echo(json.dumps(report, sort_keys=True))
+    if not healthy:
+        click.get_current_context().exit(1)
+
+
+def _ask_server(url: str, timeout: float) -> tuple[bool, dict]:
+    if not url.startswith(("http://", "https://")):
+        raise click.BadParameter("an http:// or https:// URL", param_hint="--url")
+    try:
+        with urllib.request.urlopen(f"{url.rstrip('/')}/healthz", timeout=timeout) as response:
+            return response.status == 200, json.load(response)
+    except urllib.error.HTTPError as error:  # 503: the body still says which check failed
+        with error:
+            return False, json.load(error)
+    except (OSError, ValueError) as error:
+        return False, {"ok": False, "error": f"no answer from {url}: {type(error).__name__}"}
+
+
+@click.command("dev-server")
+@click.option("--port", type=click.IntRange(1, 65535), help="Port on 127.0.0.1; by default SUNDOWN_ORIGIN's.")
+@with_appcontext
+def dev_server(port: int | None) -> None:
+    """Serve on 127.0.0.1 for development (make run): last, a box with the address to open."""
+    from app import devserver
+
+    devserver.serve(current_app._get_current_object(), port)

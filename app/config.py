@@ -41,7 +41,12 @@ DEFAULTS: dict[str, Any] = {
     "CLEANUP_YIELD": None,
     "CLEANUP_LEASE": 300,
     "CLEANUP_TOKEN": None,
+    "METRICS_TOKEN": None,
+    "LOG_FORMAT": "text",
     "SUBMIT_RATE_LIMITS": "5/60,50/86400",
+    "POW_TTL": 600,
+    "POW_MAX_NUMBER": 2500,
+    "MIN_FILL_SECONDS": 3,
     "AUTH_RATE_LIMIT_PER_CLIENT": "10/600",
     "AUTH_RATE_LIMIT_GLOBAL": "100/600",
     "CHALLENGE_TTL": 300,
@@ -126,7 +131,7 @@ SECONDS = "a positive whole number of seconds"
 TEXT = "a non-empty string (quote one that reads as JSON, e.g. '\"2024\"')"
 LIMITS_TEXT = "comma-separated count/seconds pairs of positive whole numbers, e.g. 5/60,50/86400"
 SQL_BACKENDS = ("sqlite", "postgresql", "postgres")  # app.db maps postgres:// too
-UNSHOWN = {"SECRET_KEY", "CLEANUP_TOKEN", "DATABASE_URL"}  # may hold secrets: never logged
+UNSHOWN = {"SECRET_KEY", "CLEANUP_TOKEN", "METRICS_TOKEN", "DATABASE_URL"}  # may hold secrets: never logged
 
 # Every setting but ENV (checked first), ORIGIN (_origins) and RP_ID (needs
 # ORIGIN). CLOCK and RANDOM_BYTES are injected by tests and left alone;
@@ -145,6 +150,10 @@ SETTINGS: list[tuple[str, Callable[[Any], Any], str]] = [
     ("SUBMIT_RATE_LIMITS", LIMITS, LIMITS_TEXT),
     ("AUTH_RATE_LIMIT_PER_CLIENT", LIMITS, LIMITS_TEXT),
     ("AUTH_RATE_LIMIT_GLOBAL", LIMITS, LIMITS_TEXT),
+    ("POW_TTL", POSITIVE, SECONDS),
+    # The counter a browser must find is a uint32 (the altcha package's counter mode).
+    ("POW_MAX_NUMBER", _rule(_integer, lambda n: 1 <= n <= 0xFFFFFFFF), "a whole number from 1 to 4294967295"),
+    ("MIN_FILL_SECONDS", _rule(_float, lambda n: n >= 0), "a number of seconds, 0 or more"),
     ("CHALLENGE_TTL", POSITIVE, SECONDS),
     ("INVITE_TTL", POSITIVE, SECONDS),
     ("SESSION_LIFETIME", POSITIVE, SECONDS),
@@ -157,6 +166,8 @@ SETTINGS: list[tuple[str, Callable[[Any], Any], str]] = [
     ("CLEANUP_YIELD", _optional(_rule(_float, lambda n: n >= 0)), "a number of at least 0, or null for the database's default"),
     ("CLEANUP_LEASE", POSITIVE, SECONDS),
     ("CLEANUP_TOKEN", _optional(_rule(_string, lambda s: len(s) >= 16)), "unset or a string of at least 16 characters"),
+    ("METRICS_TOKEN", _optional(_rule(_string, lambda s: len(s) >= 16)), "unset or a string of at least 16 characters"),
+    ("LOG_FORMAT", _rule(_string, lambda s: s in ("text", "json")), "text or json"),
     ("DB_POOL_SIZE", POSITIVE, "a positive whole number of connections"),
     ("DB_CONNECT_TIMEOUT", _rule(_integer, lambda n: n >= 2), "a whole number of seconds, at least 2 (PostgreSQL's minimum)"),
     ("DB_STATEMENT_TIMEOUT", _rule(_float, lambda n: n > 0), "a positive number of seconds"),

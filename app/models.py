@@ -1,6 +1,6 @@
 """Typed SQLAlchemy models. Table names are part of the contract.
 
-One file on purpose (a little over 200 lines): each model is a short table
+One file on purpose (about 250 lines): each model is a short table
 definition, and reading them side by side shows the whole schema at once.
 
 Timestamps are timezone-aware UTC in Python on both databases; defaults are
@@ -70,11 +70,23 @@ class Base(DeclarativeBase):
     )
 
 
+class InquiryStatus(StrEnum):
+    """Where an inquiry is filed: the inbox, or the spam folder (``app.spam`` decides)."""
+
+    INBOX = "inbox"
+    SPAM = "spam"
+
+
 class Inquiry(Base):
-    """An inquiry from the public (table ``submissions``, its name since the first schema)."""
+    """An inquiry from the public (table ``submissions``, its name since the first schema).
+
+    Every read and delete filters on ``status`` first, then orders by
+    ``(created_at, id)``: one index serves the inbox, the spam view, the
+    export and the cleanup of both.
+    """
 
     __tablename__ = "submissions"
-    __table_args__ = (Index("ix_submissions_created_at_id", "created_at", "id"),)
+    __table_args__ = (Index("ix_submissions_status_created_at_id", "status", "created_at", "id"),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
     name: Mapped[str] = mapped_column(String(100))
@@ -86,10 +98,13 @@ class Inquiry(Base):
     hold_reason: Mapped[str | None] = mapped_column(String(200))
     hold_by: Mapped[str | None] = mapped_column(String(100))
     held_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    status: Mapped[str] = mapped_column(
+        String(16), default=InquiryStatus.INBOX, server_default=InquiryStatus.INBOX.value
+    )
 
 
 class Setting(Base):
-    """A key/value setting: ``retention_days``, ``last_cleanup_at`` (the cleanup claim, epoch ms)."""
+    """A key/value setting: ``retention_days``, ``spam_retention_days``, ``last_cleanup_at`` (the claim, epoch ms)."""
 
     __tablename__ = "settings"
 
@@ -153,6 +168,19 @@ class OneTimeSecret(Base):
     value: Mapped[str] = mapped_column(Text)
     expires_at: Mapped[datetime] = mapped_column(UTCDateTime, index=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class UsedChallenge(Base):
+    """A proof-of-work challenge already solved once (``app.spam``), kept until it expires.
+
+    The primary key is the challenge's signature: inserting it is the one
+    atomic step that lets a solution count once, however many requests race.
+    """
+
+    __tablename__ = "used_challenges"
+
+    signature: Mapped[str] = mapped_column(String(64), primary_key=True)  # HMAC-SHA-256, hex
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime, index=True)
 
 
 class AdminLogin(Base):

@@ -1,30 +1,26 @@
-"""The public side: the inquiry form, the JSON API, privacy and health pages.
+"""The public side: the inquiry form, the JSON API, the challenge, privacy and health pages.
 
 Both submission views receive the body whole first (``app.intake``), so nothing
 is stored from a body that did not fully arrive. The form answers every
 refusal with the form again and a message in words, keeping the visitor's
 text whenever it was received.
+
+A submission passes, in order: the honeypot (discarded, but counted), the
+field rules (422; not counted), the rate limit (429), then ``app.spam``'s
+verdict, which files it in the inbox or the spam folder and never refuses it.
 """
 
 from __future__ import annotations
 
-from flask import (
-    Blueprint,
-    current_app,
-    jsonify,
-    redirect,
-    render_template,
-    request,
-    url_for,
-)
+from flask import Blueprint, current_app, jsonify, redirect, render_template, request, url_for
 from flask_wtf.csrf import CSRFError
 from sqlalchemy import select
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from werkzeug.exceptions import Forbidden, HTTPException, TooManyRequests, UnsupportedMediaType
 
-from app import cleanup, clock, db, errors, intake, migrate, ratelimit, retention
-from app.models import Inquiry
+from app import cleanup, clock, db, errors, intake, metrics, migrate, ratelimit, retention, spam
+from app.models import Inquiry, InquiryStatus
 from app.security import csrf
 from app.validation import FIELDS, validate_inquiry
 
@@ -45,12 +41,21 @@ UNAVAILABLE = ("The inbox cannot save inquiries right now, so nothing was saved.
 NOT_JSON_TYPE = "Send the inquiry as JSON (Content-Type: application/json)."
 CROSS_ORIGIN = "Cross-origin requests are not accepted."
 NOT_AN_OBJECT = "Send a JSON object."
+LABELS = {"name": "Your name", "email": "Email address", "message": "Message"}  # also the error summary's
 
 
 @bp.get("/")
 def inquiry_form():
     """The inquiry form."""
-    return render_template("public/form.html", values={}, errors={})
+    return _form_page({}, {})
+
+
+@bp.get("/api/challenge")
+def challenge():
+    """A fresh proof-of-work challenge in the ALTCHA format (``app.spam``); never cached."""
+    response = jsonify(spam.issue())
+    response.headers["Cache-Control"] = "no-store"
+    return response
 
 
 @bp.post("/")
@@ -66,16 +71,17 @@ def submit_form():
     try:
         intake.receive()
         values = {field: request.form.get(field, "") for field in FIELDS}
+        token = request.form.get(spam.RENDERED_FIELD)
     except HTTPException as refusal:
         return _form_refused(refusal, {}, _lost_message(refusal))
     try:
-        return _accept_form(values)
+        return _accept_form(values, token)
     except CSRFError as refusal:
-        return _form_refused(refusal, values, EXPIRED)
+        return _form_refused(refusal, values, EXPIRED, token)
     except TooManyRequests as refusal:
-        return _form_refused(refusal, values, RATE_LIMITED.format(refusal=refusal.description))
+        return _form_refused(refusal, values, RATE_LIMITED.format(refusal=refusal.description), token)
     except (DBAPIError, PoolTimeout) as error:
-        return _form_refused(errors.database_unavailable(error), values, UNAVAILABLE)
+        return _form_refused(errors.database_unavailable(error), values, UNAVAILABLE, token)
 
 
 @bp.post("/api/inquiries")
@@ -84,23 +90,28 @@ def submit_json():
     """Save a JSON inquiry: 201 ``{"ok": true}``, or 422 with an error per field.
 
     A body that is not whole, too large or not JSON is refused (400, 413)
-    before anything is stored.
+    before anything is stored. The solution travels in the key ``altcha``;
+    without a valid one the inquiry is filed as spam, with the same answer.
     """
     if not request.is_json:
         raise UnsupportedMediaType(NOT_JSON_TYPE)
     origin = request.headers.get("Origin")
     if origin is not None and origin not in current_app.config["ORIGINS"]:
         raise Forbidden(CROSS_ORIGIN)
-    _limit_submissions()
     data = intake.json_body()
     if not isinstance(data, dict):
+        metrics.count_inquiry("invalid")
         return jsonify(ok=False, errors={"_": NOT_AN_OBJECT}), 422
     if data.get(HONEYPOT):
+        _limit_submissions()
+        metrics.count_inquiry("honeypot")
         return jsonify(ok=True), 201
     clean, field_errors = validate_inquiry(data)
     if field_errors:
+        metrics.count_inquiry("invalid")
         return jsonify(ok=False, errors=field_errors), 422
-    _save(clean)
+    _limit_submissions()
+    _save(clean, spam.check_solution(data.get(spam.FIELD)))
     cleanup.trigger("inquiry_api")
     return jsonify(ok=True), 201
 
@@ -113,9 +124,12 @@ def thanks():
 
 @bp.get("/privacy")
 def privacy():
-    """How long inquiries are kept, in plain words."""
-    days = retention.retention_days(db.get_session())
-    return render_template("public/privacy.html", retention_days=days)
+    """How long inquiries and spam are kept, in plain words."""
+    session = db.get_session()
+    return render_template(
+        "public/privacy.html", retention_days=retention.retention_days(session),
+        spam_retention_days=retention.spam_retention_days(session),
+    )
 
 
 @bp.get("/healthz")
@@ -137,17 +151,29 @@ def healthz():
     return jsonify(ok=healthy, **checks), 200 if healthy else 503
 
 
-def _accept_form(values: dict[str, str]):
+def _accept_form(values: dict[str, str], token: str | None):
     csrf.protect()
-    _limit_submissions()
     if request.form.get(HONEYPOT):
+        _limit_submissions()
+        metrics.count_inquiry("honeypot")
         return redirect(url_for("public.thanks"), 303)
     clean, field_errors = validate_inquiry(request.form)
     if field_errors:
-        return render_template("public/form.html", values=values, errors=field_errors), 422
-    _save(clean)
+        metrics.count_inquiry("invalid")
+        return _form_page(values, field_errors, token=token), 422
+    _limit_submissions()
+    _save(clean, spam.judge_form(request.form.get(spam.FIELD), token))
     cleanup.trigger("inquiry_form")
     return redirect(url_for("public.thanks"), 303)
+
+
+def _form_page(values: dict[str, str], field_errors: dict[str, str], notice: str | None = None,
+               token: str | None = None) -> str:
+    """The form; a re-shown one keeps the first render time, so the time trap counts from it."""
+    return render_template(
+        "public/form.html", values=values, errors=field_errors, notice=notice,
+        rendered=spam.carried_over(token), labels=LABELS,
+    )
 
 
 def _lost_message(refusal: HTTPException) -> str:
@@ -156,20 +182,25 @@ def _lost_message(refusal: HTTPException) -> str:
     return NOT_RECEIVED
 
 
-def _form_refused(refusal: HTTPException, values: dict[str, str], notice: str):
+def _form_refused(refusal: HTTPException, values: dict[str, str], notice: str, token: str | None = None):
     """The form again with ``notice``, the refusal's status and headers (``Retry-After``)."""
     headers = [(k, v) for k, v in refusal.get_headers() if k.lower() != "content-type"]
-    page = render_template("public/form.html", values=values, errors={}, notice=notice)
-    return page, refusal.code, headers
+    return _form_page(values, {}, notice, token), refusal.code, headers
 
 
 def _limit_submissions() -> None:
     limits = ratelimit.parse_limits(current_app.config["SUBMIT_RATE_LIMITS"])
-    ratelimit.enforce("submit", ratelimit.client_id(), limits)
+    try:
+        ratelimit.enforce("submit", ratelimit.client_id(), limits)
+    except TooManyRequests:
+        metrics.count_inquiry("rate_limited")
+        raise
 
 
-def _save(clean: dict[str, str]) -> None:
-    session = db.get_session()
+def _save(clean: dict[str, str], verdict: spam.Verdict) -> None:
+    """Save the inquiry in the inbox or the spam folder; its challenge is consumed in the same transaction."""
     agent = request.user_agent.string[:300] or None
-    session.add(Inquiry(**clean, user_agent=agent, created_at=clock.now()))
-    session.commit()
+    with db.transaction(write=True) as session:
+        status = spam.file(session, verdict)
+        session.add(Inquiry(**clean, user_agent=agent, created_at=clock.now(), status=status))
+    metrics.count_inquiry("accepted" if status == InquiryStatus.INBOX else "spam")

@@ -1,20 +1,26 @@
 """The retention rule: how long inquiries are kept, and which ones that hides and deletes.
 
 One rule, used by the cleanup, the admin pages, the export and the privacy
-page:
+page, with two policies: ``INBOX`` for ordinary inquiries and ``SPAM`` for the
+spam folder, each with its own stored period and so its own cutoff.
 
-* the stored value: the ``retention_days`` setting, ``MIN_DAYS`` to
-  ``MAX_DAYS``, ``DEFAULT_DAYS`` (or ``SUNDOWN_DEFAULT_RETENTION_DAYS``) when
-  missing or invalid;
+* the stored value: the policy's setting (``retention_days``,
+  ``spam_retention_days``), ``MIN_DAYS`` to ``MAX_DAYS``; its default when
+  missing or invalid (``SUNDOWN_DEFAULT_RETENTION_DAYS`` for the inbox,
+  ``DEFAULT_SPAM_DAYS`` for spam);
 * the cutoff: ``now - retention``;
 * ``visible(cutoff)``, the read predicate: an inquiry past retention is hidden
   at once, even before a cleanup deletes it, unless it is on legal hold;
 * ``expired(cutoff)``, the delete predicate: its exact complement.
+
+``visible_in`` and ``expired_in`` apply them to one policy's inquiries (its
+status); ``visible_now`` is what the admin pages read through.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
@@ -23,14 +29,16 @@ from sqlalchemy import ColumnElement, and_, func, or_, select
 from sqlalchemy.orm import Session
 
 from app import clock, dialect
-from app.models import Inquiry, Setting
+from app.models import Inquiry, InquiryStatus, Setting
 
 log = logging.getLogger(__name__)
 
 DEFAULT_DAYS = 180
+DEFAULT_SPAM_DAYS = 30
 MIN_DAYS = 1
 MAX_DAYS = 3650
 KEY = "retention_days"
+SPAM_KEY = "spam_retention_days"
 
 
 def default_days() -> int:
@@ -38,24 +46,43 @@ def default_days() -> int:
     return current_app.config["DEFAULT_RETENTION_DAYS"]
 
 
+@dataclass(frozen=True)
+class Policy:
+    """A retention policy: the inquiries it covers (``status``), its setting and its default."""
+
+    status: InquiryStatus
+    key: str
+    default: Callable[[], int]
+
+
+INBOX = Policy(InquiryStatus.INBOX, KEY, default_days)
+SPAM = Policy(InquiryStatus.SPAM, SPAM_KEY, lambda: DEFAULT_SPAM_DAYS)
+POLICIES = (INBOX, SPAM)
+
+
 def in_bounds(days: int) -> bool:
     """Whether ``days`` is a retention an admin may choose."""
     return MIN_DAYS <= days <= MAX_DAYS
 
 
-def retention_days(session: Session) -> int:
+def retention_days(session: Session, policy: Policy = INBOX) -> int:
     """The stored retention in days; the default when missing or invalid (a warning for invalid)."""
-    raw = session.scalar(select(Setting.value).where(Setting.key == KEY))
+    raw = session.scalar(select(Setting.value).where(Setting.key == policy.key))
     if raw is None:
-        return default_days()
+        return policy.default()
     try:
         days = int(raw)
     except ValueError:
         days = 0
     if not in_bounds(days):
-        log.warning("invalid stored retention_days; using %d", default_days())
-        return default_days()
+        log.warning("invalid stored %s; using %d", policy.key, policy.default())
+        return policy.default()
     return days
+
+
+def spam_retention_days(session: Session) -> int:
+    """How long the spam folder keeps an inquiry, in days."""
+    return retention_days(session, SPAM)
 
 
 def parse(raw: str) -> int | None:
@@ -67,9 +94,9 @@ def parse(raw: str) -> int | None:
     return days if in_bounds(days) else None
 
 
-def save(session: Session, days: int) -> None:
-    """Store ``days`` as the retention (the caller commits)."""
-    statement = dialect.upsert(session, Setting.__table__).values(key=KEY, value=str(days))
+def save(session: Session, days: int, policy: Policy = INBOX) -> None:
+    """Store ``days`` as the policy's retention (the caller commits)."""
+    statement = dialect.upsert(session, Setting.__table__).values(key=policy.key, value=str(days))
     session.execute(
         statement.on_conflict_do_update(index_elements=["key"], set_={"value": statement.excluded.value})
     )
@@ -80,9 +107,9 @@ def cutoff_for(moment: datetime, days: int) -> datetime:
     return moment - timedelta(days=days)
 
 
-def current_cutoff(session: Session) -> datetime:
-    """The cutoff in force now, from the stored retention."""
-    return cutoff_for(clock.now(), retention_days(session))
+def current_cutoff(session: Session, policy: Policy = INBOX) -> datetime:
+    """The policy's cutoff in force now, from its stored retention."""
+    return cutoff_for(clock.now(), retention_days(session, policy))
 
 
 def visible(cutoff: datetime) -> ColumnElement[bool]:
@@ -90,14 +117,26 @@ def visible(cutoff: datetime) -> ColumnElement[bool]:
     return or_(Inquiry.legal_hold.is_(True), Inquiry.created_at >= cutoff)
 
 
-def visible_now(session: Session) -> ColumnElement[bool]:
-    """The read predicate at the cutoff in force now."""
-    return visible(current_cutoff(session))
-
-
 def expired(cutoff: datetime) -> ColumnElement[bool]:
     """The delete predicate: older than ``cutoff`` and not on hold."""
     return and_(Inquiry.legal_hold.is_(False), Inquiry.created_at < cutoff)
+
+
+def visible_in(policy: Policy, cutoff: datetime) -> ColumnElement[bool]:
+    """The policy's inquiries that are visible at ``cutoff``."""
+    return and_(Inquiry.status == policy.status, visible(cutoff))
+
+
+def expired_in(policy: Policy, cutoff: datetime) -> ColumnElement[bool]:
+    """The policy's inquiries that a cleanup at ``cutoff`` deletes."""
+    return and_(Inquiry.status == policy.status, expired(cutoff))
+
+
+def visible_now(session: Session, policy: Policy | None = INBOX) -> ColumnElement[bool]:
+    """The read predicate now: the inbox by default, one folder, or every folder (``None``)."""
+    if policy is not None:
+        return visible_in(policy, current_cutoff(session, policy))
+    return or_(*(visible_in(each, current_cutoff(session, each)) for each in POLICIES))
 
 
 @dataclass(frozen=True)
@@ -109,9 +148,9 @@ class Preview:
     oldest: datetime | None
 
 
-def preview(session: Session, days: int) -> Preview:
-    """Count (and date the oldest of) the inquiries a retention of ``days`` would delete now."""
-    condition = expired(cutoff_for(clock.now(), days))
+def preview(session: Session, days: int, policy: Policy = INBOX) -> Preview:
+    """Count (and date the oldest of) the policy's inquiries a retention of ``days`` would delete now."""
+    condition = expired_in(policy, cutoff_for(clock.now(), days))
     count, oldest = session.execute(
         select(func.count(), func.min(Inquiry.created_at)).where(condition)
     ).one()

@@ -13,6 +13,7 @@ CONTENT_SECURITY_POLICY = "; ".join(
         "default-src 'self'",
         "script-src 'self'",
         "style-src 'self'",
+        "worker-src 'self'",  # the form's proof-of-work solver (static/pow-worker.js)
         "img-src 'self' data:",
         "object-src 'none'",
         "base-uri 'none'",

@@ -10,6 +10,8 @@ from email_validator import EmailNotValidError, validate_email
 
 FIELDS = {"name": 100, "email": 254, "message": 5000}
 MULTILINE = {"message"}
+# Plain words, not the email library's sentence (which names "@-signs" and "domain labels").
+INVALID_EMAIL = "Enter a valid email address, like name@example.com."
 
 
 def validate_inquiry(data: Mapping[str, Any]) -> tuple[dict[str, str], dict[str, str]]:
@@ -54,6 +56,6 @@ def _has_forbidden_characters(value: str, multiline: bool) -> bool:
 def _clean_email(value: str) -> tuple[str, str | None]:
     try:
         result = validate_email(value, check_deliverability=False)
-    except EmailNotValidError as error:
-        return value, f"Enter a valid email address ({error})."
+    except EmailNotValidError:
+        return value, INVALID_EMAIL
     return result.normalized, None

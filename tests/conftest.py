@@ -141,6 +141,8 @@ def app_config(database_url, clock, tmp_path) -> dict:
         "SUBMIT_RATE_LIMITS": "1000/60,10000/86400",
         "AUTH_RATE_LIMIT_PER_CLIENT": "100000/600",
         "AUTH_RATE_LIMIT_GLOBAL": "100000/600",
+        # An easy proof-of-work, so tests solve it in milliseconds; tests/test_spam.py checks the default.
+        "POW_MAX_NUMBER": 100,
     }
 
 

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 
-from app import background
+import altcha
+
+from app import background, clock, spam
 
 CSRF_INPUT = re.compile(r'name="csrf_token" value="([^"]+)"')
 
@@ -23,14 +26,34 @@ def settle(app, timeout: float = 30) -> None:
 
 
 VALID = {"name": "Ada Lovelace", "email": "ada@example.com", "message": "Hello,\nI have a question."}
+FILL_TIME = timedelta(seconds=20)  # how long the people in the tests take to fill in the form
+
+
+def solution(client) -> str:
+    """The proof-of-work a browser sends: a fresh challenge from ``client``'s app, solved (the altcha package)."""
+    challenge = altcha.Challenge.from_dict(client.get("/api/challenge").get_json())
+    return altcha.Payload(challenge, altcha.solve_challenge(challenge)).to_base64()
+
+
+def rendered_ago(app, ago: timedelta = FILL_TIME) -> str:
+    """The signed render time of a form shown ``ago`` before the app's clock says now."""
+    with app.app_context():
+        return spam.form_token(clock.now() - ago)
+
+
+def filled_form(client, **fields) -> dict:
+    """What a person's browser posts: ``VALID`` (or ``fields``), the CSRF token, a render time
+    ``FILL_TIME`` ago and a solved challenge."""
+    return {**VALID, "csrf_token": csrf_token(client), spam.RENDERED_FIELD: rendered_ago(client.application),
+            spam.FIELD: solution(client), **fields}
 
 
 def submit_inquiry(client) -> int:
-    """POST a valid JSON inquiry and wait for the work after it; the status code.
+    """POST a valid, solved JSON inquiry and wait for the work after it; the status code.
 
     Closing the response hands the cleanup to the runner, as a server does.
     """
-    with client.post("/api/inquiries", json=VALID) as response:
+    with client.post("/api/inquiries", json={**VALID, spam.FIELD: solution(client)}) as response:
         status = response.status_code
     settle(client.application)
     return status

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
+
+import sqlalchemy as sa
+from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 
 from app import db
 from app.db import make_engine
-from app.migrate import current_revision, head_revision
-from app.models import Base
+from app.migrate import alembic_config, current_revision, head_revision, upgrade
+from app.models import Base, Inquiry
+
+NOW = datetime(2026, 6, 1, tzinfo=timezone.utc)
 
 
 def test_models_and_migrations_agree(database_url):
@@ -26,3 +32,35 @@ def test_cli_db_upgrade_migrates_an_empty_database(app_config, make_app, tmp_pat
     result = app.test_cli_runner().invoke(args=["db-upgrade"])
     assert result.exit_code == 0, result.output
     assert current_revision(db.engine_of(app)) == head_revision()
+
+
+def test_the_spam_migration_downgrades_and_upgrades_keeping_every_inquiry(database_url):
+    engine = make_engine(database_url)
+    rows = sa.select(Inquiry.__table__.c.name).order_by(Inquiry.__table__.c.id)
+    with engine.begin() as connection:
+        connection.execute(sa.insert(Inquiry.__table__), [
+            {"name": "Ina", "email": "i@example.com", "message": "m", "created_at": NOW, "status": "inbox"},
+            {"name": "Sam", "email": "s@example.com", "message": "m", "created_at": NOW, "status": "spam"},
+        ])
+    _downgrade(engine, "0001")
+    assert current_revision(engine) == "0001"
+    columns = {column["name"] for column in sa.inspect(engine).get_columns("submissions")}
+    assert "status" not in columns and "used_challenges" not in sa.inspect(engine).get_table_names()
+    with engine.connect() as connection:
+        assert [name for (name,) in connection.execute(sa.text("SELECT name FROM submissions ORDER BY id"))] == [
+            "Ina", "Sam"]  # spam is kept, and shows in the inbox again (documented in 0002)
+    upgrade(engine)
+    with engine.connect() as connection:
+        assert list(connection.execute(sa.select(Inquiry.__table__.c.status).order_by(Inquiry.__table__.c.id))) == [
+            ("inbox",), ("inbox",)]
+        assert [name for (name,) in connection.execute(rows)] == ["Ina", "Sam"]
+        context = MigrationContext.configure(connection, opts={"compare_type": True})
+        assert compare_metadata(context, Base.metadata) == []
+    engine.dispose()
+
+
+def _downgrade(engine, revision: str) -> None:
+    cfg = alembic_config()
+    with engine.begin() as connection:
+        cfg.attributes["connection"] = connection
+        command.downgrade(cfg, revision)

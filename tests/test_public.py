@@ -6,8 +6,10 @@ import pytest
 from sqlalchemy import select
 
 from app import db
-from app.models import Inquiry, RateLimit, Setting
-from tests.helpers import VALID, csrf_token
+from app.models import Inquiry, InquiryStatus, RateLimit, Setting
+from tests.helpers import VALID, csrf_token, filled_form, solution
+
+STATUSES = select(Inquiry.status).order_by(Inquiry.id)
 
 
 def test_form_page_has_labelled_fields(client):
@@ -17,11 +19,11 @@ def test_form_page_has_labelled_fields(client):
         assert f'id="{field}"' in page
 
 
-def test_valid_form_is_saved_and_redirects_to_thanks(client, query):
-    response = client.post("/", data={**VALID, "csrf_token": csrf_token(client)})
+def test_valid_form_is_saved_in_the_inbox_and_redirects_to_thanks(client, query):
+    response = client.post("/", data=filled_form(client))
     assert response.status_code == 303
     assert response.headers["Location"].endswith("/thanks")
-    assert query.count(Inquiry) == 1
+    assert query(STATUSES) == [InquiryStatus.INBOX]
     assert "Thank you" in client.get("/thanks").get_data(as_text=True)
 
 
@@ -37,6 +39,16 @@ def test_form_keeps_input_and_shows_errors(client, query):
     assert query.count(Inquiry) == 0
 
 
+def test_form_errors_are_summarised_with_links_to_the_fields_in_plain_words(client):
+    data = {"name": "Grace", "email": "grace@@example", "message": "", "csrf_token": csrf_token(client)}
+    page = client.post("/", data=data).get_data(as_text=True)
+    summary = page[page.index('<div class="alert" role="alert" tabindex="-1" autofocus'):page.index("</ul>")]
+    assert 'id="form-errors"' in summary  # focused on load (autofocus, and form.js)
+    assert '<a href="#email">Email address: Enter a valid email address, like name@example.com.</a>' in summary
+    assert '<a href="#message">Message: This field is required.</a>' in summary
+    assert "#name" not in summary
+    assert "@-sign" not in page  # not the email library's own sentence
+
 def test_form_without_csrf_token_is_refused(client, query):
     response = client.post("/", data=VALID)
     assert response.status_code == 400
@@ -45,17 +57,18 @@ def test_form_without_csrf_token_is_refused(client, query):
 
 
 def test_stored_values_are_trimmed_and_email_normalised(client, query):
-    client.post("/api/inquiries", json={"name": "  Ada  ", "email": " Ada@Example.COM ", "message": " hi\r\nthere "})
+    client.post("/api/inquiries", json={"name": "  Ada  ", "email": " Ada@Example.COM ", "message": " hi\r\nthere ",
+                                        "altcha": solution(client)})
     (row,) = query(select(Inquiry))
     assert (row.name, row.email, row.message) == ("Ada", "Ada@example.com", "hi\nthere")
     assert row.created_at.tzinfo is not None
 
 
-def test_json_valid_returns_201_without_id(client, query):
-    response = client.post("/api/inquiries", json=VALID)
+def test_json_valid_returns_201_without_id_and_lands_in_the_inbox(client, query):
+    response = client.post("/api/inquiries", json={**VALID, "altcha": solution(client)})
     assert response.status_code == 201
     assert response.json == {"ok": True}
-    assert query.count(Inquiry) == 1
+    assert query(STATUSES) == [InquiryStatus.INBOX]
 
 
 @pytest.mark.parametrize(
@@ -131,7 +144,7 @@ def test_honeypot_answers_success_and_stores_nothing(client, query):
 
 @pytest.fixture
 def strict_limits(app_config):
-    # Refused attempts count too: 2 a minute, 4 attempts a day.
+    # Accepted, spam, honeypot and refused (429) attempts count; invalid ones do not. 2 a minute, 4 a day.
     app_config["SUBMIT_RATE_LIMITS"] = "2/60,4/86400"
 
 
@@ -149,6 +162,16 @@ def test_rate_limit_answers_429_with_retry_after(strict_limits, client, clock, q
     assert daily.status_code == 429
     assert int(daily.headers["Retry-After"]) > 60
     assert query.count(Inquiry) == 3
+
+
+def test_invalid_submissions_do_not_count_towards_the_limit(strict_limits, client, query):
+    for _ in range(5):
+        assert client.post("/api/inquiries", json={**VALID, "email": "nope"}).status_code == 422
+        assert client.post("/", data={**VALID, "message": "", "csrf_token": csrf_token(client)}).status_code == 422
+    assert client.post("/api/inquiries", json=VALID).status_code == 201  # spam counts
+    assert client.post("/api/inquiries", json={**VALID, "website": "x"}).status_code == 201  # so does the honeypot
+    assert client.post("/api/inquiries", json=VALID).status_code == 429
+    assert query.count(Inquiry) == 1
 
 
 def test_rate_limit_holds_across_app_instances(strict_limits, app_config, client, make_app):
@@ -174,11 +197,14 @@ def test_rate_limit_rows_store_no_client_address(strict_limits, client, query):
     assert keys and not any("203.0.113.9" in key for key in keys)
 
 
-def test_privacy_states_current_retention(client, app):
-    assert "180 days" in client.get("/privacy").get_data(as_text=True)
+def test_privacy_states_both_retentions(client, app):
+    page = client.get("/privacy").get_data(as_text=True)
+    assert "<strong>180 days</strong>" in page and "<strong>30 days</strong>" in page
     with app.app_context(), db.transaction() as session:
-        session.add(Setting(key="retention_days", value="30"))
-    assert "30 days" in client.get("/privacy").get_data(as_text=True)
+        session.add(Setting(key="retention_days", value="60"))
+        session.add(Setting(key="spam_retention_days", value="7"))
+    page = client.get("/privacy").get_data(as_text=True)
+    assert "<strong>60 days</strong>" in page and "<strong>7 days</strong>" in page
 
 
 def test_healthz_reports_database_and_migrations(client):
@@ -192,6 +218,7 @@ def test_security_headers_on_every_response(client, path):
     headers = client.get(path).headers
     csp = headers["Content-Security-Policy"]
     assert "default-src 'self'" in csp and "frame-ancestors 'none'" in csp
+    assert "worker-src 'self'" in csp  # the form's solver
     assert "unsafe-inline" not in csp
     assert headers["X-Content-Type-Options"] == "nosniff"
     assert headers["Referrer-Policy"]

@@ -1,4 +1,8 @@
-"""Changes to inquiries: delete one or many (after a confirmation), place or release a hold."""
+"""Changes to inquiries: delete one or many (after a confirmation), place or release a hold.
+
+They act on an inquiry in either folder; a deletion started on the Spam
+page (``folder=spam``) returns there.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +15,7 @@ from app import clock, db
 from app.admin import audit, bp
 from app.admin.inquiries import get_inquiry_or_404
 from app.retention import visible_now
-from app.models import Inquiry
+from app.models import Inquiry, InquiryStatus
 
 MAX_SELECTION = 500
 MAX_REASON_LENGTH = 200
@@ -23,21 +27,22 @@ def delete_inquiries():
 
     Held inquiries are never deleted; they are counted and reported instead.
     """
-    ids = _selected_ids()
+    ids = selected_ids()
     if not ids:
         flash("Select at least one inquiry to delete.", "warning")
-        return redirect(url_for("admin.inbox"), 303)
+        return redirect(_list_url(), 303)
     deletable, held = _count_selection(ids)
     if deletable == 0:
         flash(_nothing_to_delete(held), "error")
         return redirect(_back_to(ids), 303)
     if request.form.get("confirm") != "1":
         return render_template(
-            "admin/confirm_delete.html", ids=ids, deletable=deletable, held=held, back=_back_to(ids)
+            "admin/confirm_delete.html", ids=ids, deletable=deletable, held=held, back=_back_to(ids),
+            folder=_folder(),
         )
     deleted = _delete(ids, held)
     flash(f"Deleted {_inquiries(deleted)}." + (f" {_inquiries(held)} on legal hold kept." if held else ""))
-    return redirect(url_for("admin.inbox"), 303)
+    return redirect(_list_url(), 303)
 
 
 @bp.post("/inquiries/<int:inquiry_id>/hold")
@@ -67,7 +72,7 @@ def release_hold(inquiry_id: int):
     session = db.get_session()
     audit.record(session, "hold_released", 1, f"inquiry #{inquiry_id}")
     session.commit()
-    if session.scalar(select(Inquiry.id).where(Inquiry.id == inquiry_id, visible_now(session))) is None:
+    if session.scalar(select(Inquiry.id).where(Inquiry.id == inquiry_id, visible_now(session, None))) is None:
         flash("Hold released. The inquiry is past retention: it is hidden now and deleted at the next cleanup.")
         return redirect(url_for("admin.inbox"), 303)
     flash("Hold released.")
@@ -78,7 +83,7 @@ def _update_visible(inquiry_id: int, **values) -> None:
     """Update one inquiry if it is still visible; a 404 if a cleanup or a colleague removed it meanwhile."""
     session = db.get_session()
     result = session.execute(
-        update(Inquiry).where(Inquiry.id == inquiry_id, visible_now(session)).values(**values),
+        update(Inquiry).where(Inquiry.id == inquiry_id, visible_now(session, None)).values(**values),
         execution_options={"synchronize_session": False},
     )
     if result.rowcount != 1:
@@ -86,7 +91,8 @@ def _update_visible(inquiry_id: int, **values) -> None:
         abort(404, "This inquiry was deleted in the meantime.")
 
 
-def _selected_ids() -> list[int]:
+def selected_ids() -> list[int]:
+    """The ids of the inquiries ticked in a list (field ``ids``); 400 when malformed or too many."""
     values = request.form.getlist("ids")
     if len(values) > MAX_SELECTION:
         raise BadRequest(f"Select at most {MAX_SELECTION} inquiries at once.")
@@ -102,7 +108,7 @@ def _count_selection(ids: list[int]) -> tuple[int, int]:
     counts = dict(
         session.execute(
             select(Inquiry.legal_hold, func.count())
-            .where(Inquiry.id.in_(ids), visible_now(session))
+            .where(Inquiry.id.in_(ids), visible_now(session, None))
             .group_by(Inquiry.legal_hold)
         ).all()
     )
@@ -115,7 +121,7 @@ def _delete(ids: list[int], held: int) -> int:
     # confirmation page still protects the inquiry.
     result = session.execute(
         delete(Inquiry).where(
-            Inquiry.id.in_(ids), Inquiry.legal_hold.is_(False), visible_now(session)
+            Inquiry.id.in_(ids), Inquiry.legal_hold.is_(False), visible_now(session, None)
         ),
         execution_options={"synchronize_session": False},
     )
@@ -125,10 +131,19 @@ def _delete(ids: list[int], held: int) -> int:
     return result.rowcount
 
 
+def _folder() -> str:
+    """The list a deletion started from: ``spam`` or ``inbox``."""
+    return InquiryStatus.SPAM if request.form.get("folder") == InquiryStatus.SPAM else InquiryStatus.INBOX
+
+
+def _list_url() -> str:
+    return url_for("admin.spam" if _folder() == InquiryStatus.SPAM else "admin.inbox")
+
+
 def _back_to(ids: list[int]) -> str:
     if len(ids) == 1:
         return url_for("admin.detail", inquiry_id=ids[0])
-    return url_for("admin.inbox")
+    return _list_url()
 
 
 def _nothing_to_delete(held: int) -> str:

@@ -1,4 +1,4 @@
-"""The streamed CSV export of every visible inquiry.
+"""The streamed CSV export of every visible inquiry in the inbox (``?status=spam``: the spam folder).
 
 The rows are read in keyset pages of exactly ``PAGE_SIZE``, each page in its
 own short transaction that ends before the page is sent: no transaction,
@@ -29,7 +29,7 @@ from werkzeug.exceptions import BadRequest
 from app import clock, db, retention
 from app.admin import bp
 from app.admin.display import local_zone
-from app.models import Inquiry
+from app.models import Inquiry, InquiryStatus
 
 PAGE_SIZE = 200
 BOM = "\ufeff"
@@ -55,7 +55,7 @@ COLUMNS = (
 
 @bp.get("/export.csv")
 def export():
-    """``GET /admin/export.csv[?since=YYYY-MM-DD][&until=YYYY-MM-DD]``: the CSV, streamed."""
+    """``GET /admin/export.csv[?since=YYYY-MM-DD][&until=YYYY-MM-DD][&status=spam]``: the CSV, streamed."""
     condition = _export_condition(db.get_session())
     filename = f"sundown-inquiries-{clock.now().astimezone(local_zone()):%Y-%m-%d}.csv"
     response = Response(
@@ -174,12 +174,21 @@ def _export_condition(session) -> ColumnElement[bool]:
     since, until = _date_arg("since"), _date_arg("until")
     if since and until and since > until:
         raise BadRequest("'since' must not be after 'until'.")
-    parts = [retention.visible_now(session)]
+    parts = [retention.visible_now(session, _policy_arg())]
     if since:
         parts.append(Inquiry.created_at >= _start_of(since))
     if until:
         parts.append(Inquiry.created_at < _start_of(until + timedelta(days=1)))
     return and_(*parts)
+
+
+def _policy_arg() -> retention.Policy:
+    """The folder to export: the inbox unless ``status=spam``."""
+    raw = request.args.get("status", "").strip() or InquiryStatus.INBOX
+    for policy in retention.POLICIES:
+        if raw == policy.status:
+            return policy
+    raise BadRequest("'status' must be inbox or spam.")
 
 
 def _date_arg(name: str) -> date | None:

@@ -1,4 +1,9 @@
-"""Queries on inquiries for the admin pages; every read goes through the retention rule's predicate."""
+"""Queries on inquiries for the admin pages; every read goes through the retention rule's predicate.
+
+A list reads one folder (the inbox unless asked: ``retention.INBOX`` or
+``retention.SPAM``); one inquiry (the detail page, its actions) is found in
+either.
+"""
 
 from __future__ import annotations
 
@@ -6,12 +11,12 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
 from flask import abort
-from sqlalchemy import ColumnElement, Select, or_, select, tuple_
+from sqlalchemy import ColumnElement, Select, func, or_, select, tuple_
 from sqlalchemy.orm import Session
 from werkzeug.exceptions import BadRequest
 
 from app import db
-from app.retention import visible_now
+from app.retention import INBOX, Policy, visible_now
 from app.models import Inquiry
 
 PAGE_SIZE = 50
@@ -56,10 +61,10 @@ class Page:
 
 
 def get_inquiry_or_404(inquiry_id: int) -> Inquiry:
-    """The visible inquiry ``inquiry_id``, or a 404 (also when it is past retention)."""
+    """The visible inquiry ``inquiry_id`` in either folder, or a 404 (also when it is past retention)."""
     session = db.get_session()
     row = session.scalar(
-        select(Inquiry).where(Inquiry.id == inquiry_id, visible_now(session))
+        select(Inquiry).where(Inquiry.id == inquiry_id, visible_now(session, None))
     )
     if row is None:
         abort(404, "This inquiry does not exist, was deleted, or is past retention.")
@@ -82,15 +87,21 @@ def matching(query: str) -> ColumnElement[bool]:
     )
 
 
+def count(session: Session, policy: Policy = INBOX) -> int:
+    """How many visible inquiries one folder holds."""
+    return session.scalar(select(func.count()).select_from(Inquiry).where(visible_now(session, policy)))
+
+
 def inbox_page(
-    session: Session, query: str = "", after: Cursor | None = None, before: Cursor | None = None
+    session: Session, query: str = "", after: Cursor | None = None, before: Cursor | None = None,
+    policy: Policy = INBOX,
 ) -> Page:
-    """The page of visible inquiries older than ``after`` (or newer than ``before``).
+    """The page of one folder's visible inquiries older than ``after`` (or newer than ``before``).
 
     Keyset pagination on ``(created_at, id)``: rows with equal timestamps are
     ordered by id, so no row is skipped or repeated across pages.
     """
-    stmt = select(Inquiry).where(visible_now(session))
+    stmt = select(Inquiry).where(visible_now(session, policy))
     if query:
         stmt = stmt.where(matching(query))
     if before is not None:

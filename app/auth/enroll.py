@@ -9,7 +9,7 @@ from webauthn.helpers import base64url_to_bytes, bytes_to_base64url
 from werkzeug.exceptions import Conflict, Gone
 
 from app import clock, db
-from app.auth import bp, ceremonies, challenges, invites, passkeys, logins, throttle, web
+from app.auth import bp, ceremonies, challenges, invites, origins, passkeys, logins, throttle, web
 from app.auth.browser import browser_name
 from app.auth.ceremonies import CeremonyFailed
 from app.models import Admin
@@ -23,7 +23,7 @@ def enroll(token: str):
     """The enrollment page: a "Create passkey" button for the invited name."""
     throttle.limit_attempt()
     invite = _invite_or_gone(token)
-    return render_template("auth/enroll.html", invite=invite, token=token)
+    return render_template("auth/enroll.html", invite=invite, token=token, wrong_origin=origins.wrong_origin())
 
 
 @bp.post("/enroll/<token>/options")

@@ -7,9 +7,10 @@ import hmac
 from flask import flash, redirect, render_template, request, url_for
 from flask import session as browser_session
 from flask_login import current_user
+from werkzeug.exceptions import BadRequest, TooManyRequests
 
-from app import cleanup, clock, db
-from app.auth import bp, ceremonies, challenges, passkeys, logins, throttle, web
+from app import cleanup, clock, db, metrics
+from app.auth import bp, ceremonies, challenges, origins, passkeys, logins, throttle, web
 from app.auth.browser import browser_name
 from app.auth.ceremonies import CeremonyFailed
 from app.models import Admin
@@ -21,24 +22,34 @@ def login():
     next_path = web.safe_next(request.args.get("next"))
     if current_user.is_authenticated:
         return redirect(next_path or web.DEFAULT_AFTER_LOGIN)
-    return render_template("auth/login.html", next_path=next_path)
+    return render_template("auth/login.html", next_path=next_path, wrong_origin=origins.wrong_origin())
 
 
 @bp.post("/login/options")
 def login_options():
     """Fresh login options: no allowCredentials, user verification required."""
-    throttle.limit_attempt()
+    _limit_attempt()
     cleanup.trigger("login_options")
     return web.json_options(ceremonies.login_options())
 
 
 @bp.post("/login/verify")
 def login_verify():
-    """Verify an assertion; on success start a new session and set its cookie."""
-    throttle.limit_attempt()
+    """Verify an assertion; on success start a new session and set its cookie (counted either way)."""
+    _limit_attempt()
     cleanup.trigger("login_verify")
-    body = web.json_body()
-    credential = body.get("credential")
+    try:
+        body = web.json_body()
+        token = _verify(body.get("credential"))
+    except BadRequest:  # CeremonyFailed, or a body that is not a JSON object
+        metrics.count_login("refused")
+        raise
+    metrics.count_login("ok")
+    return web.logged_in_response(token, body.get("next"))
+
+
+def _verify(credential) -> str:
+    """Check the assertion, record the passkey's use and start a session; its token."""
     ceremony = challenges.consume(challenges.LOGIN)
     if ceremony is None:
         raise CeremonyFailed("This login attempt expired or was already used. Please try again.")
@@ -58,7 +69,7 @@ def login_verify():
         token, _row = logins.start_login(
             admin.id, passkey.id, browser_name(request.user_agent.string), writer
         )
-    return web.logged_in_response(token, body.get("next"))
+    return token
 
 
 @bp.post("/logout")
@@ -71,6 +82,14 @@ def logout():
     response = redirect(url_for("auth.login"), 303)
     logins.clear_cookie(response)
     return response
+
+
+def _limit_attempt() -> None:
+    try:
+        throttle.limit_attempt()
+    except TooManyRequests:
+        metrics.count_login("rate_limited")
+        raise
 
 
 def _check_user_handle(credential: dict, admin: Admin) -> None:

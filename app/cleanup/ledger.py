@@ -39,9 +39,13 @@ def as_dict(row: CleanupRun) -> dict[str, Any]:
 
 
 def log_run(row: CleanupRun) -> None:
-    """One structured log line per run: info when done, warning with a backlog, error on failure."""
+    """One structured log line per run: info when done, warning with a backlog, error on failure.
+
+    The run's fields are also the record's ``cleanup_run`` attribute, an object in JSON logs.
+    """
     level = _LOG_LEVELS.get(row.status, logging.ERROR)
-    log.log(level, "cleanup_run %s", json.dumps(as_dict(row), sort_keys=True))
+    fields = as_dict(row)
+    log.log(level, "cleanup_run %s", json.dumps(fields, sort_keys=True), extra={"cleanup_run": fields})
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 from flask import current_app
 from sqlalchemy import update
 
-from app import clock, db, retention
+from app import clock, db, metrics, retention
 from app.cleanup import claim, ledger, plans, state
 from app.cleanup.batches import Limits, Moment, Progress, Target, count, count_and_oldest, delete_all
 from app.models import CleanupRun, CleanupStatus
@@ -41,6 +41,7 @@ def run(trigger: str, force: bool = False, should_stop: Callable[[], bool] = lam
     progress = delete_all(state.current().targets, times, batch_limits(), _recorder(row), should_stop)
     _close_ledger(row, progress, times)
     ledger.log_run(row)
+    metrics.count_cleanup_run(row.status, progress.deleted)
     return row
 
 

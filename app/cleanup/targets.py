@@ -1,17 +1,36 @@
-"""What the cleanup deletes: one target per table, each with its expiry predicate."""
+"""What the cleanup deletes: one target per kind of row, each with its expiry predicate.
+
+Inquiries and spam are two targets on one table, each with its own cutoff.
+A run's ``Moment`` carries the inbox cutoff, fixed when the run took the
+claim; the spam cutoff is read from its stored retention each time a batch
+is planned (one primary-key read per batch), so it is the one in force then,
+as ``retention.visible_now`` reads it for every page.
+"""
 
 from __future__ import annotations
 
 from datetime import timedelta
 
-from app import retention
-from app.cleanup.batches import Target
-from app.models import AdminLogin, CleanupRun, Inquiry, OneTimeSecret, RateLimit
+from sqlalchemy import ColumnElement
+
+from app import db, retention
+from app.cleanup.batches import Moment, Target
+from app.models import AdminLogin, CleanupRun, Inquiry, OneTimeSecret, RateLimit, UsedChallenge
 
 LEDGER_KEEP = timedelta(days=90)
 
+
+def spam_expired(moment: Moment) -> ColumnElement[bool]:
+    """Spam inquiries past the spam retention at ``moment.now`` (and not on hold)."""
+    with db.transaction() as session:
+        days = retention.spam_retention_days(session)
+    return retention.expired_in(retention.SPAM, retention.cutoff_for(moment.now, days))
+
+
 TARGETS: tuple[Target, ...] = (
-    Target("inquiries", Inquiry, lambda m: retention.expired(m.cutoff), Inquiry.created_at),
+    Target("inquiries", Inquiry, lambda m: retention.expired_in(retention.INBOX, m.cutoff), Inquiry.created_at),
+    Target("spam", Inquiry, spam_expired, Inquiry.created_at),
+    Target("used_challenges", UsedChallenge, lambda m: UsedChallenge.expires_at < m.now, UsedChallenge.expires_at),
     Target("one_time_secrets", OneTimeSecret, lambda m: OneTimeSecret.expires_at < m.now, OneTimeSecret.expires_at),
     Target("admin_logins", AdminLogin, lambda m: AdminLogin.expires_at < m.now, AdminLogin.expires_at),
     Target("rate_limits", RateLimit, lambda m: RateLimit.expires_at < m.now, RateLimit.expires_at),

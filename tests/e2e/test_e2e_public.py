@@ -44,6 +44,9 @@ def test_visitor_without_javascript_fixes_errors_and_reaches_thanks(
     assert stored_messages(server) == [
         ("Grace Hopper", "grace@example.com", "Does the inbox work\nwithout JavaScript?")
     ]
+    # No JavaScript, no proof-of-work: kept in the spam folder, behind the same thank-you page.
+    with server.engine.connect() as conn:
+        assert list(conn.execute(select(Inquiry.status)).scalars()) == ["spam"]
 
 
 def stored_messages(server) -> list[tuple[str, str, str]]:

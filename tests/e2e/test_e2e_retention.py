@@ -34,7 +34,7 @@ def test_shorter_retention_is_previewed_confirmed_and_carried_out_after_a_reques
     nav = page.get_by_role("navigation", name="Main")
     nav.get_by_role("link", name="Retention").click()
     page.get_by_label("Keep inquiries for (days)").fill("30")
-    page.get_by_role("button", name="Save").click()
+    page.get_by_role("button", name="Save", exact=True).click()  # not "Save spam retention"
     expect(page.get_by_role("heading", name="Shorten retention to 30 days?")).to_be_visible()
     preview = page.locator("p", has_text="will permanently delete")
     expect(preview.get_by_role("strong")).to_have_text("3")

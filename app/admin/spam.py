@@ -1,0 +1,95 @@
+"""The Spam page, /admin/spam: what ``app.spam`` filed as spam, "Not spam", "Delete all spam".
+
+Both actions are in the audit log (who, when, how many; never content).
+Moving an inquiry to the inbox is where a notification will be sent, once
+Sundown sends any.
+"""
+
+from __future__ import annotations
+
+from flask import flash, redirect, render_template, request, url_for
+from sqlalchemy import delete, func, select, update
+
+from app import db, retention
+from app.admin import audit, bp
+from app.admin.actions import selected_ids
+from app.admin.inbox import folder_page
+from app.models import Inquiry, InquiryStatus
+
+NOTHING_SELECTED = "Select at least one inquiry to move to the inbox."
+NOTHING_MOVED = "Nothing moved: the selected inquiries are no longer in the spam folder."
+MOVED = "Moved {count} to the inbox."
+NO_SPAM = "There is no spam to delete."
+DELETED = "Deleted {count} from the spam folder."
+HELD_KEPT = " {count} on legal hold kept."
+
+
+@bp.get("/spam")
+def spam():
+    """Inquiries filed as spam, newest first, 50 a page, with the same search as the inbox."""
+    return folder_page(retention.SPAM, "admin.spam", "admin_spam")
+
+
+@bp.post("/spam/not-spam")
+def not_spam():
+    """Move the selected spam inquiries to the inbox (``back=detail``: return to the one inquiry)."""
+    ids = selected_ids()
+    if not ids:
+        flash(NOTHING_SELECTED, "warning")
+        return redirect(url_for("admin.spam"), 303)
+    session = db.get_session()
+    moved = session.execute(
+        update(Inquiry)
+        .where(Inquiry.id.in_(ids), retention.visible_now(session, retention.SPAM))
+        .values(status=InquiryStatus.INBOX),
+        execution_options={"synchronize_session": False},
+    ).rowcount
+    if moved:
+        audit.record(session, "marked_not_spam", moved, f"inquiry #{ids[0]}" if len(ids) == 1 else "")
+    session.commit()
+    flash(MOVED.format(count=_inquiries(moved)) if moved else NOTHING_MOVED, "message" if moved else "error")
+    if request.form.get("back") == "detail" and len(ids) == 1 and moved:
+        return redirect(url_for("admin.detail", inquiry_id=ids[0]), 303)
+    return redirect(url_for("admin.spam"), 303)
+
+
+@bp.post("/spam/delete-all")
+def delete_all_spam():
+    """First POST shows how many would go; the POST with ``confirm=1`` deletes them.
+
+    Only the spam shown on the confirmation page is deleted (ids up to
+    ``through``): spam that arrives meanwhile waits for the next decision.
+    Spam on legal hold is kept.
+    """
+    session = db.get_session()
+    spam_now = _deletable_spam(session)
+    deletable, newest = session.execute(
+        select(func.count(), func.max(Inquiry.id)).select_from(Inquiry).where(spam_now)
+    ).one()
+    if request.form.get("confirm") != "1":
+        if not deletable:
+            flash(NO_SPAM, "warning")
+            return redirect(url_for("admin.spam"), 303)
+        return render_template("admin/confirm_delete_spam.html", deletable=deletable, through=newest)
+    through = request.form.get("through", "")
+    if not through.isdigit():
+        return redirect(url_for("admin.spam"), 303)
+    deleted = session.execute(
+        delete(Inquiry).where(spam_now, Inquiry.id <= int(through)),
+        execution_options={"synchronize_session": False},
+    ).rowcount
+    held = session.scalar(select(func.count()).select_from(Inquiry).where(
+        retention.visible_now(session, retention.SPAM), Inquiry.legal_hold.is_(True)))
+    audit.record(session, "spam_deleted", deleted, f"{held} on legal hold kept" if held else "")
+    session.commit()
+    flash(DELETED.format(count=_inquiries(deleted)) + (HELD_KEPT.format(count=held) if held else ""))
+    return redirect(url_for("admin.spam"), 303)
+
+
+def _deletable_spam(session):
+    """Visible spam that may be deleted (not on legal hold)."""
+    return retention.visible_now(session, retention.SPAM) & Inquiry.legal_hold.is_(False)
+
+
+def _inquiries(count: int) -> str:
+    return f"{count} inquiry" if count == 1 else f"{count} inquiries"

@@ -1,0 +1,168 @@
+"""Prometheus metrics at ``GET /metrics``, on only when ``SUNDOWN_METRICS_TOKEN`` is set.
+
+Counters and the request histogram are module-level objects, as
+prometheus_client expects. Under gunicorn each worker is its own process, so
+they use the library's multiprocess mode: with ``PROMETHEUS_MULTIPROC_DIR``
+set (``gunicorn.conf.py`` sets it and wipes it at start), every process writes
+its values to files there and a scrape adds them up, whichever worker answers.
+Without it (one process: ``flask dev-server``, a test client) a scrape reads
+this process's own registry.
+
+The cleanup's gauges are read from the ledger at each scrape, so they agree
+across workers and replicas and survive restarts.
+"""
+
+from __future__ import annotations
+
+import hmac
+import logging
+import os
+import time
+from collections.abc import Iterator
+
+from flask import Blueprint, Flask, Response, current_app, g, request
+from prometheus_client import (
+    CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, Counter, Histogram, disable_created_metrics, generate_latest,
+)
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.multiprocess import MultiProcessCollector
+from sqlalchemy import select
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
+from werkzeug.datastructures import WWWAuthenticate
+from werkzeug.exceptions import Forbidden, NotFound, Unauthorized
+
+from app import db
+from app.config import ConfigurationError
+from app.models import CleanupRun, CleanupStatus
+
+log = logging.getLogger(__name__)
+bp = Blueprint("metrics", __name__)
+
+MULTIPROC_DIR = "PROMETHEUS_MULTIPROC_DIR"
+INQUIRY_OUTCOMES = ("accepted", "spam", "honeypot", "invalid", "rate_limited")
+LOGIN_OUTCOMES = ("ok", "refused", "rate_limited")
+RUN_STATUSES = (CleanupStatus.OK, CleanupStatus.PARTIAL, CleanupStatus.ERROR)
+SUCCEEDED = (CleanupStatus.OK, CleanupStatus.PARTIAL)  # ended without an error
+
+disable_created_metrics()  # no *_created series: multiprocess mode has none either, so both read alike
+INQUIRIES = Counter("sundown_inquiries", "Inquiry submissions (form and API) by outcome.", ["outcome"])
+LOGINS = Counter("sundown_logins", "Passkey login verifications, and login requests over the rate limit.", ["outcome"])
+CLEANUP_RUNS = Counter("sundown_cleanup_runs", "Cleanup runs ended, by status.", ["status"])
+CLEANUP_DELETED = Counter("sundown_cleanup_deleted_rows", "Rows deleted by cleanup runs, by target.", ["target"])
+REQUEST_SECONDS = Histogram(
+    "sundown_request_duration_seconds", "Time to produce a response, by endpoint.", ["endpoint"],
+    buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0),
+)
+
+
+def init_app(app: Flask) -> None:
+    """Check the multiprocess directory, time every request, serve ``/metrics``."""
+    directory = os.environ.get(MULTIPROC_DIR)
+    if directory and not os.path.isdir(directory):
+        raise ConfigurationError(f"{MULTIPROC_DIR} must be an existing directory, not {directory!r}.")
+    if app.config["METRICS_TOKEN"] and not directory and "gunicorn" in os.environ.get("SERVER_SOFTWARE", ""):
+        log.warning("metrics without %s under gunicorn: each worker counts alone (use gunicorn.conf.py)",
+                    MULTIPROC_DIR)
+    from app.cleanup.targets import TARGETS  # app.cleanup imports this module
+
+    for counter, labels in ((INQUIRIES, INQUIRY_OUTCOMES), (LOGINS, LOGIN_OUTCOMES),
+                            (CLEANUP_RUNS, RUN_STATUSES), (CLEANUP_DELETED, [t.name for t in TARGETS])):
+        for label in labels:
+            counter.labels(label)  # present as 0 from the start, so rates work from the first scrape
+    app.before_request(_start_timer)
+    app.after_request(_observe)
+    app.register_blueprint(bp)
+
+
+def count_inquiry(outcome: str) -> None:
+    """Count one submission: ``accepted``, ``spam``, ``honeypot``, ``invalid`` or ``rate_limited``."""
+    _count(INQUIRIES, INQUIRY_OUTCOMES, outcome)
+
+
+def count_login(outcome: str) -> None:
+    """Count one login: ``ok``, ``refused`` or ``rate_limited``."""
+    _count(LOGINS, LOGIN_OUTCOMES, outcome)
+
+
+def count_cleanup_run(status: str, deleted: dict[str, int]) -> None:
+    """Count an ended run and the rows it deleted per target."""
+    CLEANUP_RUNS.labels(str(status)).inc()
+    for target, rows in deleted.items():
+        CLEANUP_DELETED.labels(target).inc(rows)
+
+
+def _count(counter: Counter, allowed: tuple[str, ...], label: str) -> None:
+    if label not in allowed:  # a fixed set keeps the number of series bounded
+        raise ValueError(f"unknown outcome {label!r}; expected one of {allowed}")
+    counter.labels(label).inc()
+
+
+def _start_timer() -> None:
+    g.metrics_started = time.perf_counter()  # a duration, not a date: not the app's clock
+
+
+def _observe(response):
+    started = g.pop("metrics_started", None)
+    if started is not None:
+        endpoint = request.url_rule.endpoint if request.url_rule else "unmatched"
+        REQUEST_SECONDS.labels(endpoint).observe(time.perf_counter() - started)
+    return response
+
+
+@bp.get("/metrics")
+def metrics():
+    """The counters of every worker, then the cleanup's gauges, in Prometheus text format."""
+    _check_token()
+    body = generate_latest(_registry()) + generate_latest(_LedgerGauges())
+    return Response(body, content_type=CONTENT_TYPE_LATEST, headers={"Cache-Control": "no-store"})
+
+
+def _registry():
+    if not os.environ.get(MULTIPROC_DIR):
+        return REGISTRY
+    registry = CollectorRegistry()  # a fresh one per scrape, as the library documents
+    MultiProcessCollector(registry)
+    return registry
+
+
+def _check_token() -> None:
+    expected = current_app.config["METRICS_TOKEN"]
+    if not expected:
+        raise NotFound()
+    scheme, _, supplied = request.headers.get("Authorization", "").partition(" ")
+    if scheme.lower() != "bearer" or not supplied:
+        raise Unauthorized(
+            "Send Authorization: Bearer <SUNDOWN_METRICS_TOKEN>.",
+            www_authenticate=WWWAuthenticate("bearer", {"realm": "metrics"}),
+        )
+    if not hmac.compare_digest(supplied.strip().encode(), expected.encode()):
+        raise Forbidden("The metrics token is wrong.")
+
+
+class _LedgerGauges:
+    """The cleanup's state from the ledger (``prune_runs``), read at scrape time."""
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        yield GaugeMetricFamily(
+            "sundown_cleanup_interval_seconds", "SUNDOWN_CLEANUP_INTERVAL: seconds between cleanups.",
+            value=current_app.config["CLEANUP_INTERVAL"],
+        )
+        try:
+            last = db.get_session().execute(
+                select(CleanupRun.finished_at, CleanupRun.remaining)
+                .where(CleanupRun.status.in_(SUCCEEDED))
+                .order_by(CleanupRun.started_at.desc(), CleanupRun.id.desc()).limit(1)
+            ).first()
+        except (DBAPIError, PoolTimeout) as error:
+            log.warning("metrics: the cleanup ledger could not be read: %s", type(error).__name__)
+            return
+        yield GaugeMetricFamily(
+            "sundown_cleanup_last_success_timestamp_seconds",
+            "When the last cleanup run that ended without an error (ok or partial) finished; 0 before the first.",
+            value=last.finished_at.timestamp() if last else 0,
+        )
+        yield GaugeMetricFamily(
+            "sundown_cleanup_backlog_rows", "Expired rows left after the last cleanup run that ended without an error.",
+            value=last.remaining if last else 0,
+        )

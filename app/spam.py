@@ -1,0 +1,204 @@
+"""Spam defence with no third party: proof-of-work in the ALTCHA format, a time trap, the spam folder.
+
+Nothing a person typed is refused for looking suspicious: a submission
+without a valid, unused solution, or sent sooner than ``MIN_FILL_SECONDS``
+after the form was shown (or from a form older than ``FORM_MAX_AGE``), is
+saved with ``status = 'spam'`` and answered like any other. The honeypot
+(``app.public``) still discards outright.
+
+* **Proof-of-work.** ``issue()`` makes an ALTCHA v2 challenge with the
+  ``altcha`` package (``create_challenge``, its current default format):
+  PBKDF2/SHA-256 at ``COST`` iterations per try, in its deterministic mode,
+  so the browser must find a counter drawn from ``app.clock.random_bytes``
+  in ``0..POW_MAX_NUMBER``, and with a key signature, so ``verify_solution``
+  checks a solution with one HMAC instead of re-deriving the key. The HMAC
+  keys are derived from ``SECRET_KEY``. The browser solves it in a Web Worker
+  with SubtleCrypto (``static/pow-worker.js``) and sends it in the field
+  ``altcha``.
+* **Expiry.** The package checks ``parameters.expiresAt`` against the wall
+  clock (``time.time()``), which the app's injected clock cannot reach, so
+  the expiry (``POW_TTL`` seconds from ``app.clock.now()``) is signed into
+  ``parameters.data.expires`` instead and checked here, after the signature.
+* **Once only.** A verified solution counts once: ``file()`` inserts the
+  challenge's signature into ``used_challenges`` (its primary key) with
+  ``ON CONFLICT DO NOTHING ... RETURNING``, in the transaction that saves the
+  inquiry; of any number of racing requests exactly one gets the row back.
+  The row is kept until the challenge expires (a cleanup target).
+* **Time trap.** The form carries its render time, signed (``form_token()``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import logging
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from enum import StrEnum
+from functools import lru_cache
+from typing import Any
+
+import altcha
+from flask import current_app
+from itsdangerous import BadSignature, Signer
+from sqlalchemy import Insert, bindparam
+from sqlalchemy.orm import Session
+
+from app import clock, dialect
+from app.models import InquiryStatus, UsedChallenge
+
+log = logging.getLogger(__name__)
+
+ALGORITHM = "PBKDF2/SHA-256"
+COST = 100  # PBKDF2 iterations per try: the browser's cost per try is mostly fixed overhead below ~100
+FIELD = "altcha"  # the form field and JSON key holding the solution
+RENDERED_FIELD = "rendered"  # the form field holding the signed render time
+FORM_MAX_AGE = timedelta(days=1)
+_PAYLOAD_ERRORS = (ValueError, KeyError, TypeError, AttributeError, RecursionError)
+_CONSUME: dict[str, Insert] = {}  # the used-challenge insert, per database kind
+
+
+class Reason(StrEnum):
+    """Why a submission went to the spam folder (logged; no personal data)."""
+
+    NO_SOLUTION = "no_solution"
+    MALFORMED = "malformed_solution"
+    INVALID = "invalid_solution"
+    EXPIRED = "expired_challenge"
+    REPLAYED = "replayed_solution"
+    NO_RENDER_TIME = "no_render_time"
+    TOO_FAST = "too_fast"
+    FORM_TOO_OLD = "form_too_old"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The checks that need no database: a reason for spam, or the verified challenge to consume."""
+
+    reason: Reason | None
+    signature: str | None = None
+    expires_at: datetime | None = None
+
+
+@lru_cache(maxsize=4)
+def _keys(secret_key: str) -> tuple[str, str]:
+    """The challenge-signing and key-signing HMAC secrets, derived from ``SECRET_KEY``."""
+    def derive(purpose: str) -> str:
+        return hmac.new(secret_key.encode(), f"sundown.pow.{purpose}".encode(), hashlib.sha256).hexdigest()
+
+    return derive("challenge"), derive("key")
+
+
+def issue() -> dict[str, Any]:
+    """A fresh challenge as JSON-ready data (``{"parameters": ..., "signature": ...}``)."""
+    config = current_app.config
+    counter = int.from_bytes(clock.random_bytes(8), "big") % (config["POW_MAX_NUMBER"] + 1)
+    expires = clock.now() + timedelta(seconds=config["POW_TTL"])
+    challenge_key, key_key = _keys(config["SECRET_KEY"])
+    challenge = altcha.create_challenge(
+        ALGORITHM, COST, counter=counter, data={"expires": int(expires.timestamp())},
+        hmac_secret=challenge_key, hmac_key_secret=key_key,
+    )
+    return challenge.to_dict()
+
+
+def check_solution(raw: Any) -> Verdict:
+    """Verify a solution (base64 JSON of challenge and solution) without touching the database."""
+    if not raw:
+        return Verdict(Reason.NO_SOLUTION)
+    if not isinstance(raw, str):
+        return Verdict(Reason.MALFORMED)
+    try:
+        payload = altcha.Payload.from_base64(raw)
+    except _PAYLOAD_ERRORS:
+        return Verdict(Reason.MALFORMED)
+    challenge_key, key_key = _keys(current_app.config["SECRET_KEY"])
+    try:
+        result = altcha.verify_solution(payload, challenge_key, hmac_key_secret=key_key)
+    except _PAYLOAD_ERRORS:
+        return Verdict(Reason.MALFORMED)
+    if not result.verified:
+        return Verdict(Reason.INVALID)
+    try:  # signed by us, so ``data`` is what ``issue()`` made
+        expires_at = datetime.fromtimestamp(int(payload.challenge.parameters.data["expires"]), timezone.utc)
+    except (*_PAYLOAD_ERRORS, OverflowError, OSError):
+        return Verdict(Reason.INVALID)
+    if clock.now() >= expires_at:
+        return Verdict(Reason.EXPIRED)
+    return Verdict(None, payload.challenge.signature, expires_at)
+
+
+def form_token(moment: datetime | None = None) -> str:
+    """The signed render time (epoch ms) the form carries; ``moment`` defaults to now."""
+    rendered = clock.epoch_ms(moment or clock.now())
+    return _signer().sign(str(rendered)).decode()
+
+
+def carried_over(token: str | None) -> str:
+    """The submitted render time if it is ours, so a re-shown form keeps counting from the first render."""
+    return token if token and _rendered_at(token) is not None else form_token()
+
+
+def check_form_time(token: str | None) -> Reason | None:
+    """The time trap: None when the form was shown at least ``MIN_FILL_SECONDS`` and at most a day ago."""
+    rendered = _rendered_at(token) if token else None
+    if rendered is None:
+        return Reason.NO_RENDER_TIME
+    age = clock.now() - rendered
+    if age < timedelta(seconds=current_app.config["MIN_FILL_SECONDS"]):
+        return Reason.TOO_FAST
+    if age > FORM_MAX_AGE:
+        return Reason.FORM_TOO_OLD
+    return None
+
+
+def judge_form(solution: Any, token: str | None) -> Verdict:
+    """The form's verdict: the time trap first, then the proof-of-work."""
+    reason = check_form_time(token)
+    return Verdict(reason) if reason else check_solution(solution)
+
+
+def file(session: Session, verdict: Verdict) -> InquiryStatus:
+    """The status to save the inquiry with, consuming the challenge in ``session``'s transaction.
+
+    The caller adds the inquiry and commits: the used challenge and the
+    inquiry are stored together or not at all.
+    """
+    reason = verdict.reason
+    if reason is None and not _consume(session, verdict.signature, verdict.expires_at):
+        reason = Reason.REPLAYED
+    if reason is None:
+        return InquiryStatus.INBOX
+    log.info("inquiry filed as spam: %s", reason)
+    return InquiryStatus.SPAM
+
+
+def _consume(session: Session, signature: str, expires_at: datetime) -> bool:
+    """Record the challenge as used; False when it already was (one atomic insert, unique key).
+
+    A Core statement built once per database: through the ORM the same insert
+    cost about twice as much, on every submission (measured: bench/pow.py).
+    """
+    name = session.get_bind().dialect.name
+    if name not in _CONSUME:
+        table = UsedChallenge.__table__
+        _CONSUME[name] = (
+            dialect.upsert(session, table)
+            .values(signature=bindparam("signature"), expires_at=bindparam("expires_at", type_=table.c.expires_at.type))
+            .on_conflict_do_nothing(index_elements=[table.c.signature])
+            .returning(table.c.signature)
+        )
+    found = session.connection().execute(_CONSUME[name], {"signature": signature, "expires_at": expires_at})
+    return found.scalar_one_or_none() is not None
+
+
+def _signer() -> Signer:
+    return Signer(current_app.config["SECRET_KEY"], salt="sundown.form-rendered")
+
+
+def _rendered_at(token: str) -> datetime | None:
+    try:
+        milliseconds = int(_signer().unsign(token))
+        return datetime.fromtimestamp(milliseconds / 1000, timezone.utc)
+    except (BadSignature, ValueError, OverflowError, OSError):
+        return None
