@@ -11,7 +11,7 @@ from typing import Any
 
 from flask import Flask
 
-from app import admin, auth, background, cleanup, cli, config, db, errors, intake, logs, metrics, public, security
+from app import admin, auth, background, cleanup, cli, config, db, errors, i18n, intake, logs, metrics, public, security
 
 
 def create_app(overrides: dict[str, Any] | None = None) -> Flask:
@@ -30,6 +30,7 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
     logs.init_app(app)  # text or JSON lines on stderr, a request id on every request
     metrics.init_app(app)  # request timings and GET /metrics (on when SUNDOWN_METRICS_TOKEN is set)
     db.init_app(app)
+    i18n.init_app(app)  # gettext in templates and code, one locale per request
     intake.init_app(app)  # every body received whole and bounded, before anything parses it
     security.init_app(app)
     auth.init_app(app)
