@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import Session
 
 _INSERTS = {"sqlite": sqlite.insert, "postgresql": postgresql.insert}
@@ -26,5 +27,9 @@ def upsert(session: Session, table):
 
     The statement keeps its true rowcount on every dialect.
     """
-    insert = _INSERTS[session.get_bind().dialect.name]
-    return insert(table).execution_options(preserve_rowcount=True)
+    return upsert_for(session.get_bind().dialect, table)
+
+
+def upsert_for(database: Dialect, table):
+    """``upsert`` for a dialect rather than a session (statements compiled ahead, ``app.spam``)."""
+    return _INSERTS[database.name](table).execution_options(preserve_rowcount=True)
