@@ -14,11 +14,12 @@ import traceback
 from pathlib import Path
 
 from bench import backlog, claim, claiming, exactly_once, export
+from bench import pow as proof_of_work
 from bench.context import Context
 from bench.report import Report
 
 ROOT = Path(__file__).resolve().parent.parent
-BENCHMARKS = [claim, claiming, backlog, export, exactly_once]
+BENCHMARKS = [claim, claiming, backlog, export, exactly_once, proof_of_work]
 
 
 def main() -> None:

@@ -20,7 +20,7 @@
 Difficulty does not change the server's costs (the deterministic challenge
 with a key signature is verified by one HMAC), so the throughput servers use
 ``POW_MAX_NUMBER=10`` to keep pre-solving cheap; the solve figures use the
-default. Not registered in ``python -m bench``.
+default. ``python -m bench`` runs all of it (``run``); this module's own\n``main`` runs parts of it and prints plain lines.
 """
 
 from __future__ import annotations
@@ -47,6 +47,8 @@ import sqlalchemy as sa
 from app import config, create_app, spam
 from app.db import engine_of, make_engine
 from app.migrate import upgrade
+from bench.report import Control
+from bench.stats import Ratio, cyclic_ratios, ratios
 from devtools.pgcluster import Cluster, find_bindir, free_port
 from devtools.server import running_server
 
@@ -74,8 +76,8 @@ def main() -> None:
             if "throughput" not in parts:
                 return
             for kind, url in databases(workdir, stack):
-                figure = throughput_ratio(workdir, url, "wsgi:app", rounds=4 if args.quick else 8)
-                control = throughput_ratio(workdir, url, "bench.pow_app:app", rounds=3)
+                figure = throughput_ratio(workdir, url, "wsgi:app", rounds=4 if args.quick else 8).value
+                control = throughput_ratio(workdir, url, "bench.pow_app:app", rounds=3).value
                 caught = control < GOAL
                 failed |= not caught
                 print(f"pow_throughput_ratio.{kind}: {figure:.3f} (goal >= {GOAL}: {'met' if figure >= GOAL else 'MISSED'})")
@@ -137,27 +139,51 @@ def server(workdir: Path, url: str, app_module: str, **settings: str):
 
 
 def throughput_ratio(workdir: Path, url: str, app_module: str, rounds: int, clients: int = 4,
-                     per_client: int = 40) -> float:
-    """Median over ``rounds`` of the throughput with a solved challenge over the throughput without.
+                     per_client: int = 40) -> Ratio:
+    """Per round, the throughput with a solved challenge over the throughput without; with its A/A control.
 
     Each client alternates the two kinds request by request (half the clients
     start with each), so both see the same server, load and moment; at equal
     concurrency throughput is inversely proportional to the mean latency, so
-    a round's ratio is mean latency without over mean latency with.
+    a round's ratio is mean latency without over mean latency with. The A/A
+    control compares each round's requests without a solution with the
+    round's before it (``bench.stats.cyclic_ratios``).
     """
     with server(workdir, url, app_module, SUNDOWN_POW_MAX_NUMBER="10") as (_base, port):
         payloads = iter([solved(port) for _ in range(rounds * clients * per_client)])
         run_clients(port, [[None] * 20 for _ in range(clients)])  # warm-up
-        ratios = []
+        with_means, without_means = [], []
         for _ in range(rounds):
             plans = [[next(payloads) if (i + c) % 2 == 0 else None for i in range(2 * per_client)]
                      for c in range(clients)]
             timings = run_clients(port, plans)
-            with_ = [seconds for payload, seconds in timings if payload]
-            without = [seconds for payload, seconds in timings if not payload]
-            ratios.append(statistics.mean(without) / statistics.mean(with_))
-    print(f"  rounds ({app_module}): " + " ".join(f"{ratio:.3f}" for ratio in ratios), flush=True)
-    return statistics.median(ratios)
+            with_means.append(statistics.mean(seconds for payload, seconds in timings if payload))
+            without_means.append(statistics.mean(seconds for payload, seconds in timings if not payload))
+    ratio = Ratio(ratios(without_means, with_means), cyclic_ratios(without_means))
+    print(f"  rounds ({app_module}): " + " ".join(f"{value:.3f}" for value in ratio.rounds), flush=True)
+    return ratio
+
+
+def run(ctx) -> None:
+    """In ``python -m bench``: server costs, the browser's solve time, the throughput ratio and its control."""
+    for name, value in server_costs(ctx.workdir).items():
+        ctx.report.add(name, value, "", "none", "in-process, median of 2000")
+    loads = 5 if ctx.quick else 20
+    for name, value in solve_times(ctx.workdir, rounds=loads).items():
+        ctx.report.add(name, value, "", "chromium", f"{loads} form loads")
+    control = Control("verification 11x as costly", "slow_verify")
+    rounds = 3 if ctx.quick else 8
+    for kind in ("sqlite", "postgresql"):
+        database = ctx.database(kind, "pow")
+        figure = throughput_ratio(ctx.workdir, database.url, "wsgi:app", rounds)
+        slowed = throughput_ratio(ctx.workdir, database.url, "bench.pow_app:app", rounds)
+        database.drop()
+        samples = f"{rounds} rounds of {4 * 80} submissions"
+        ctx.report.add("pow_throughput_ratio", figure.value, f"≥ {GOAL}", kind,
+                       "gunicorn 2x4, 4 keep-alive clients", samples=samples, ratio=figure)
+        control.figures.append(ctx.report.add("pow_throughput_ratio", slowed.value, f"≥ {GOAL}", kind,
+                                              samples=samples, ratio=slowed, variant="slow_verify"))
+    ctx.report.control(control)
 
 
 def solved(port: int) -> str:
