@@ -1,0 +1,44 @@
+"""Notifications of new inquiries: e-mail and signed webhooks from a transactional outbox.
+
+Each module does one thing:
+
+* ``settings``: the operator's (environment) and the admins' (``settings`` table) settings.
+* ``outbox``: rows enqueued with the inquiry; the leased claim; retries with backoff.
+* ``deliver``: the send loop; ``message``: what a notification says.
+* ``email`` and ``webhook``: the two channels.
+* ``hook`` and ``state``: a pass after the response when something may be due.
+* ``endpoint``: ``POST /internal/deliver``; ``health``: what the admin pages show.
+
+Views call ``enqueue_inquiry(session, inquiry)`` inside the transaction that
+saves (or un-spams) an inquiry.
+"""
+
+from __future__ import annotations
+
+from flask import Flask
+from sqlalchemy.orm import Session
+
+
+def init_app(app: Flask) -> None:
+    """Give the app its delivery state, the after-response hook and ``POST /internal/deliver``."""
+    from app.notify import endpoint, hook, state
+
+    state.install(app)
+    hook.init_app(app)
+    app.register_blueprint(endpoint.bp)
+
+
+def enqueue_inquiries(session: Session, inquiry_ids: list[int]) -> int:
+    """Enqueue one delivery per channel in force for each inquiry, in the caller's transaction; how many.
+
+    The pass after the response sends them (``hook.wake``).
+    """
+    from app.notify import hook, outbox, settings
+
+    channels = settings.load(session).channels
+    if not channels or not inquiry_ids:
+        return 0
+    for inquiry_id in inquiry_ids:
+        outbox.enqueue(session, inquiry_id, channels)
+    hook.wake()
+    return len(channels) * len(inquiry_ids)
