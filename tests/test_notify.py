@@ -15,7 +15,7 @@ import pytest
 from sqlalchemy import event, select, update
 
 from app import cleanup, db
-from app.models import Delivery, DeliveryStatus, Inquiry, InquiryStatus
+from app.models import Delivery, DeliveryStatus, Inquiry, InquiryStatus, Setting
 from app.notify import deliver, outbox
 from tests.conftest import FakeClock
 from tests.factories import add_inquiries, aged_inquiries, inquiry
@@ -334,3 +334,27 @@ def test_the_internal_endpoint_sends_what_is_due_with_the_cleanup_token(client, 
     answer = client.post("/internal/deliver", headers=auth).get_json()
     assert (answer["attempts"], answer["done"]) == (1, 1)
     assert len(mail.messages) == 1
+
+
+# --- The digest -----------------------------------------------------------------
+
+
+def test_a_digest_sends_one_email_per_interval_listing_the_inquiries(client, db_session, clock, query, mail,
+                                                                     receiver):
+    db_session.add(Setting(key="notify_digest_minutes", value="10"))
+    db_session.commit()
+    for _ in range(3):
+        submit_inquiry(client)
+    assert len(receiver.received) == 3 and mail.messages == []  # webhooks at once; e-mail waits
+    window_end = max(row.next_attempt_at for row in query(DELIVERIES) if row.channel == "email")
+    assert window_end.timestamp() % 600 == 0 and window_end - clock() <= timedelta(minutes=10)
+    clock.moment = window_end
+    request_after(client)
+    [message] = mail.messages
+    ids = query(select(Inquiry.id))
+    assert message["Subject"] == "3 new inquiries"
+    assert all(f"/admin/inquiries/{each}" in message.get_payload() for each in ids)
+    assert VALID["name"] not in message.get_payload()
+    assert [row.status for row in query(DELIVERIES)] == ["done"] * 6
+    submit_inquiry(client)
+    assert len(mail.messages) == 1  # the next window's

@@ -4,7 +4,7 @@ Each module does one thing:
 
 * ``settings``: the operator's (environment) and the admins' (``settings`` table) settings.
 * ``outbox``: rows enqueued with the inquiry; the leased claim; retries with backoff.
-* ``deliver``: the send loop; ``message``: what a notification says.
+* ``deliver``: the send loop; ``message``: what a notification says; ``digest``: the e-mail digest.
 * ``email`` and ``webhook``: the two channels.
 * ``hook`` and ``state``: a pass after the response when something may be due.
 * ``endpoint``: ``POST /internal/deliver``; ``health``: what the admin pages show.
@@ -33,12 +33,18 @@ def enqueue_inquiries(session: Session, inquiry_ids: list[int]) -> int:
 
     The pass after the response sends them (``hook.wake``).
     """
-    from app.notify import hook, outbox, settings
+    from app import clock
+    from app.notify import digest, hook, outbox, settings
 
-    channels = settings.load(session).channels
+    config = settings.load(session)
+    channels = config.channels
     if not channels or not inquiry_ids:
         return 0
+    # With a digest, e-mails wait for the end of their window; webhooks go at once.
+    batched = ["email"] if config.digest_minutes and "email" in channels else []
+    due = digest.window_end(clock.now(), config.digest_minutes) if batched else None
     for inquiry_id in inquiry_ids:
-        outbox.enqueue(session, inquiry_id, channels)
+        outbox.enqueue(session, inquiry_id, [each for each in channels if each not in batched])
+        outbox.enqueue(session, inquiry_id, batched, due=due)
     hook.wake()
     return len(channels) * len(inquiry_ids)

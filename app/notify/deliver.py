@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 
 from app import clock, db, metrics
 from app.models import Delivery, DeliveryStatus, Inquiry
-from app.notify import email, outbox, state, webhook
+from app.notify import digest, email, outbox, state, webhook
 from app.notify import settings as notify_settings
 from app.notify.message import Notice, webhook_payload
 from app.notify.outbox import Outcome
@@ -55,7 +55,11 @@ def deliver_due(should_stop: Callable[[], bool] = lambda: False) -> Summary:
 
 
 def deliver_one(delivery_id: int) -> str | None:
-    """Claim and send one delivery; its new status, or None when another sender has it or it is gone."""
+    """Claim and send one delivery; its new status, or None when another sender has it or it is gone.
+
+    With a digest interval set, an inquiry's e-mail takes the other due ones
+    along: one e-mail lists them all (``app.notify.digest``).
+    """
     with db.transaction(write=True) as session:
         lease_until = outbox.claim(session, delivery_id, clock.now())
     if lease_until is None:
@@ -66,7 +70,30 @@ def deliver_one(delivery_id: int) -> str | None:
         notice = _notice(session, row, config.include_content) if row is not None else None
     if notice is None:  # the inquiry was deleted meanwhile: its rows went with it
         return None
-    outcome = _send(notice, config)
+    if digest.applies(notice, config):
+        return _deliver_digest(notice, lease_until, config)
+    return _record(row, lease_until, _send(notice, config))
+
+
+def _deliver_digest(first: Notice, lease_until, config: notify_settings.Notifications) -> str:
+    """One e-mail for ``first`` and every other due inquiry e-mail, each row recorded under its lease."""
+    now = clock.now()
+    with db.transaction(write=True) as session:
+        leases = {first.delivery.id: lease_until, **digest.claim_companions(session, first.delivery.id, now)}
+    with db.transaction() as session:
+        rows = [session.get(Delivery, delivery_id) for delivery_id in leases]
+        notices = [first] + [notice for row in rows[1:] if row is not None
+                             and (notice := _notice(session, row, config.include_content)) is not None]
+    if not config.emails or not email.configured():
+        outcome = Outcome("e-mail not configured")
+    else:
+        outcome = email.send(digest.build(notices, config.emails, now))
+    statuses = [_record(notice.delivery, leases[notice.delivery.id], outcome) for notice in notices]
+    return statuses[0]
+
+
+def _record(row: Delivery, lease_until, outcome: Outcome) -> str:
+    """Record one attempt under its lease: the log line, the counter; the new status."""
     now = clock.now()
     with db.transaction(write=True) as session:
         status = outbox.finish(session, row, lease_until, outcome, now, _jitter())
