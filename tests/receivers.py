@@ -101,18 +101,26 @@ def _authenticate(server, session, envelope, mechanism, auth_data) -> AuthResult
 
 
 class MailServer:
-    """aiosmtpd on a fixed loopback port with STARTTLS required and AUTH; ``start``/``stop`` at will."""
+    """aiosmtpd on a fixed loopback port; ``start``/``stop`` at will.
 
-    def __init__(self, certificate: Certificate) -> None:
-        self.port = free_port()
+    With a certificate: STARTTLS required and AUTH. Without: plain SMTP, as
+    a relay on the same host is (``smtp://``).
+    """
+
+    def __init__(self, certificate: Certificate | None, port: int | None = None) -> None:
+        self.port = port or free_port()
         self.mailbox = _Mailbox()
-        self.tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        self.tls.load_cert_chain(certificate.cert, certificate.key)
+        self.tls = None
+        if certificate is not None:
+            self.tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            self.tls.load_cert_chain(certificate.cert, certificate.key)
         self.controller: Controller | None = None
 
     @property
     def url(self) -> str:
         """The ``SUNDOWN_SMTP_URL`` of this server."""
+        if self.tls is None:
+            return f"smtp://{LOOPBACK}:{self.port}"
         return f"smtp+starttls://{USER}:{PASSWORD}@{LOOPBACK}:{self.port}"
 
     @property
@@ -123,10 +131,9 @@ class MailServer:
 
     def start(self) -> MailServer:
         """Listen (again) on the port."""
-        self.controller = Controller(
-            self.mailbox, hostname=LOOPBACK, port=self.port, tls_context=self.tls, require_starttls=True,
-            auth_required=True, authenticator=_authenticate, ready_timeout=10,
-        )
+        secure = {"tls_context": self.tls, "require_starttls": True, "auth_required": True,
+                  "authenticator": _authenticate} if self.tls else {}
+        self.controller = Controller(self.mailbox, hostname=LOOPBACK, port=self.port, ready_timeout=10, **secure)
         self.controller.start()
         return self
 
