@@ -11,7 +11,7 @@ from typing import Any
 
 from flask import Flask
 
-from app import admin, auth, background, cleanup, cli, config, db, errors, i18n, intake, logs, metrics, public, security
+from app import admin, auth, background, cleanup, cli, config, db, errors, i18n, intake, logs, metrics, notify, public, security
 
 
 def create_app(overrides: dict[str, Any] | None = None) -> Flask:
@@ -36,6 +36,7 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
     auth.init_app(app)
     background.init_app(app)  # the runner for work after responses, off the connection
     cleanup.init_app(app)  # the after-response cleanup and POST /internal/cleanup
+    notify.init_app(app)  # notifications from the outbox after responses, and POST /internal/deliver
     app.register_blueprint(public.bp)  # /, /api/inquiries, /privacy, /healthz
     app.register_blueprint(auth.bp)  # /auth: passkey login, enrollment, logout
     app.register_blueprint(admin.bp)  # /admin: every page behind the login

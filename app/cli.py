@@ -20,6 +20,7 @@ def init_app(app: Flask) -> None:
     """Register the operator commands."""
     app.cli.add_command(db_upgrade)
     app.cli.add_command(prune_command)
+    app.cli.add_command(deliver_command)
     app.cli.add_command(admin_group)
     app.cli.add_command(health_command)
     app.cli.add_command(dev_server)
@@ -53,6 +54,17 @@ def prune_command(force: bool, dry_run: bool) -> None:
     click.echo(f"run {row.id}: {row.status}, {row.remaining} remaining")
     if row.status == CleanupStatus.ERROR:
         raise click.ClickException(f"run {row.id} failed: {row.error}")
+
+
+@click.command("deliver")
+@with_appcontext
+def deliver_command() -> None:
+    """Send the notifications that are due now (for idle sites; requests do it otherwise)."""
+    from app.notify import deliver
+
+    summary = deliver.deliver_due()
+    click.echo(f"{summary.attempts} attempted: {summary.counts['done']} delivered, "
+               f"{summary.counts['pending']} to retry, {summary.counts['failed']} failed")
 
 
 @click.group("admin")

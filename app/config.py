@@ -24,6 +24,7 @@ from sqlalchemy.exc import ArgumentError
 # None of these imports this module (no cycle): ratelimit and retention need only
 # app.clock, app.db, app.dialect and app.models.
 from app import db
+from app.notify.settings import parse_address, parse_emails, parse_secret, parse_smtp_url, parse_webhook_url
 from app.ratelimit import parse_limits
 from app.retention import MAX_DAYS, MIN_DAYS
 
@@ -56,6 +57,14 @@ DEFAULTS: dict[str, Any] = {
     "DB_POOL_SIZE": 5,
     "DB_CONNECT_TIMEOUT": db.CONNECT_TIMEOUT,
     "DB_STATEMENT_TIMEOUT": db.STATEMENT_TIMEOUT,
+    "SMTP_URL": None,
+    "SMTP_CA_FILE": None,
+    "MAIL_FROM": None,
+    "NOTIFY_EMAILS": None,
+    "WEBHOOK_URL": None,
+    "WEBHOOK_SECRET": None,
+    "WEBHOOK_ALLOW_PRIVATE": False,
+    "DELIVERY_RETRY_BASE": 60,
     "WTF_CSRF_TIME_LIMIT": None,
     "WTF_CSRF_SSL_STRICT": True,
     "CLOCK": lambda: datetime.now(timezone.utc),
@@ -131,7 +140,7 @@ SECONDS = "a positive whole number of seconds"
 TEXT = "a non-empty string (quote one that reads as JSON, e.g. '\"2024\"')"
 LIMITS_TEXT = "comma-separated count/seconds pairs of positive whole numbers, e.g. 5/60,50/86400"
 SQL_BACKENDS = ("sqlite", "postgresql", "postgres")  # app.db maps postgres:// too
-UNSHOWN = {"SECRET_KEY", "CLEANUP_TOKEN", "METRICS_TOKEN", "DATABASE_URL"}  # may hold secrets: never logged
+UNSHOWN = {"SECRET_KEY", "CLEANUP_TOKEN", "METRICS_TOKEN", "DATABASE_URL", "SMTP_URL", "WEBHOOK_SECRET"}  # may hold secrets: never logged
 
 # Every setting but ENV (checked first), ORIGIN (_origins) and RP_ID (needs
 # ORIGIN). CLOCK and RANDOM_BYTES are injected by tests and left alone;
@@ -171,6 +180,17 @@ SETTINGS: list[tuple[str, Callable[[Any], Any], str]] = [
     ("DB_POOL_SIZE", POSITIVE, "a positive whole number of connections"),
     ("DB_CONNECT_TIMEOUT", _rule(_integer, lambda n: n >= 2), "a whole number of seconds, at least 2 (PostgreSQL's minimum)"),
     ("DB_STATEMENT_TIMEOUT", _rule(_float, lambda n: n > 0), "a positive number of seconds"),
+    ("SMTP_URL", _optional(_rule(_string, parse_smtp_url)),
+     "unset or smtp://host:25, smtp+starttls://user:pass@host:587 or smtps://user:pass@host:465"),
+    ("SMTP_CA_FILE", _optional(_rule(_string, os.path.isfile)), "unset or the path of a PEM file of CA certificates"),
+    ("MAIL_FROM", _optional(_rule(_string, parse_address)), "unset or an e-mail address, e.g. sundown@example.org"),
+    ("NOTIFY_EMAILS", _optional(parse_emails),
+     "unset or e-mail addresses, comma-separated or a JSON list (at most 20)"),
+    ("WEBHOOK_URL", _optional(_rule(_string, parse_webhook_url)), "unset or an http:// or https:// URL"),
+    ("WEBHOOK_SECRET", _optional(_rule(_string, parse_secret)),
+     "unset or a Standard Webhooks secret: whsec_ and base64 of at least 24 bytes"),
+    ("WEBHOOK_ALLOW_PRIVATE", _rule(_as_is, lambda v: v in (0, 1) and not isinstance(v, float)), "0 or 1"),
+    ("DELIVERY_RETRY_BASE", _rule(_float, lambda n: n > 0), "a positive number of seconds"),
     ("WTF_CSRF_TIME_LIMIT", _optional(POSITIVE), f"{SECONDS}, or null for the session's lifetime"),
     ("WTF_CSRF_SSL_STRICT", _rule(_as_is, lambda v: isinstance(v, bool)), "true or false"),
 ]

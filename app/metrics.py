@@ -48,6 +48,10 @@ SUCCEEDED = (CleanupStatus.OK, CleanupStatus.PARTIAL)  # ended without an error
 disable_created_metrics()  # no *_created series: multiprocess mode has none either, so both read alike
 INQUIRIES = Counter("sundown_inquiries", "Inquiry submissions (form and API) by outcome.", ["outcome"])
 LOGINS = Counter("sundown_logins", "Passkey login verifications, and login requests over the rate limit.", ["outcome"])
+DELIVERY_CHANNELS = ("email", "webhook")
+DELIVERY_OUTCOMES = ("ok", "retry", "failed")  # retry: failed, tried again later; failed: given up
+DELIVERIES = Counter("sundown_delivery_attempts", "Notification delivery attempts, by channel and outcome.",
+                     ["channel", "outcome"])
 CLEANUP_RUNS = Counter("sundown_cleanup_runs", "Cleanup runs ended, by status.", ["status"])
 CLEANUP_DELETED = Counter("sundown_cleanup_deleted_rows", "Rows deleted by cleanup runs, by target.", ["target"])
 REQUEST_SECONDS = Histogram(
@@ -70,6 +74,9 @@ def init_app(app: Flask) -> None:
                             (CLEANUP_RUNS, RUN_STATUSES), (CLEANUP_DELETED, [t.name for t in TARGETS])):
         for label in labels:
             counter.labels(label)  # present as 0 from the start, so rates work from the first scrape
+    for channel in DELIVERY_CHANNELS:
+        for outcome in DELIVERY_OUTCOMES:
+            DELIVERIES.labels(channel, outcome)
     app.before_request(_start_timer)
     app.after_request(_observe)
     app.register_blueprint(bp)
@@ -90,6 +97,13 @@ def count_cleanup_run(status: str, deleted: dict[str, int]) -> None:
     CLEANUP_RUNS.labels(str(status)).inc()
     for target, rows in deleted.items():
         CLEANUP_DELETED.labels(target).inc(rows)
+
+
+def count_delivery(channel: str, outcome: str) -> None:
+    """Count one delivery attempt: ``ok``, ``retry`` (tried again later) or ``failed`` (given up)."""
+    if channel not in DELIVERY_CHANNELS or outcome not in DELIVERY_OUTCOMES:
+        raise ValueError(f"unknown delivery {channel!r} {outcome!r}")
+    DELIVERIES.labels(channel, outcome).inc()
 
 
 def _count(counter: Counter, allowed: tuple[str, ...], label: str) -> None:

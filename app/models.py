@@ -242,3 +242,38 @@ class AuditEntry(Base):
     count: Mapped[int] = mapped_column(Integer, default=0)
     detail: Mapped[str] = mapped_column(String(300), default="")
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, index=True)
+
+
+class DeliveryStatus(StrEnum):
+    """Where a notification stands in the outbox."""
+
+    PENDING = "pending"
+    DONE = "done"
+    FAILED = "failed"  # every attempt of the schedule failed
+
+
+class Delivery(Base):
+    """One notification to send on one channel (table ``outbox``): an inquiry's, or an admin's test.
+
+    No payload is stored: the message is built from the inquiry at send
+    time, so an inquiry deleted before delivery is never sent, and its rows
+    go with it (``ON DELETE CASCADE``). ``idempotency_key`` is the webhook's
+    ``webhook-id`` and the e-mail's ``Message-ID``, the same on every attempt.
+    """
+
+    __tablename__ = "outbox"
+    __table_args__ = (Index("ix_outbox_status_next_attempt_at", "status", "next_attempt_at"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    inquiry_id: Mapped[int | None] = mapped_column(ForeignKey("submissions.id", ondelete="CASCADE"), index=True)
+    channel: Mapped[str] = mapped_column(String(16))  # "email" or "webhook"
+    kind: Mapped[str] = mapped_column(String(16), default="inquiry")  # "inquiry" or "test"
+    status: Mapped[str] = mapped_column(String(16), default=DeliveryStatus.PENDING)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    next_attempt_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    lease_until: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    last_error: Mapped[str | None] = mapped_column(String(300))
+    idempotency_key: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    delivered_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime, index=True)  # done or failed; the cleanup's age

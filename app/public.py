@@ -19,7 +19,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from werkzeug.exceptions import Forbidden, HTTPException, TooManyRequests, UnsupportedMediaType
 
-from app import cleanup, clock, db, errors, intake, metrics, migrate, ratelimit, retention, spam
+from app import cleanup, clock, db, errors, intake, metrics, migrate, notify, ratelimit, retention, spam
 from app.models import Inquiry, InquiryStatus
 from app.security import csrf
 from app.validation import FIELDS, validate_inquiry
@@ -198,9 +198,14 @@ def _limit_submissions() -> None:
 
 
 def _save(clean: dict[str, str], verdict: spam.Verdict) -> None:
-    """Save the inquiry in the inbox or the spam folder; its challenge is consumed in the same transaction."""
+    """Save the inquiry in the inbox or the spam folder, in one transaction with its challenge consumed
+    and, for the inbox, its notifications enqueued."""
     agent = request.user_agent.string[:300] or None
     with db.transaction(write=True) as session:
         status = spam.file(session, verdict)
-        session.add(Inquiry(**clean, user_agent=agent, created_at=clock.now(), status=status))
+        inquiry = Inquiry(**clean, user_agent=agent, created_at=clock.now(), status=status)
+        session.add(inquiry)
+        if status == InquiryStatus.INBOX:
+            session.flush()  # its id, for the outbox rows
+            notify.enqueue_inquiries(session, [inquiry.id])
     metrics.count_inquiry("accepted" if status == InquiryStatus.INBOX else "spam")

@@ -24,7 +24,8 @@ def count_claim_statements(app) -> list[str]:
     statements: list[str] = []
 
     def record(_conn, _cursor, statement, *_args):
-        if "settings" in statement:
+        # The claim's statements; not the notification settings read with each saved inquiry (WHERE key IN).
+        if "settings" in statement and " IN (" not in statement:
             statements.append(statement)
 
     event.listen(db.engine_of(app), "before_cursor_execute", record)

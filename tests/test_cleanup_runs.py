@@ -17,7 +17,7 @@ from app.cleanup import claim, runs, state
 from app.clock import epoch_ms
 from app.config import ConfigurationError
 from app.db import get_session
-from app.models import Admin, AdminLogin, CleanupRun, RateLimit, Setting, Inquiry, OneTimeSecret, UsedChallenge
+from app.models import Admin, AdminLogin, CleanupRun, Delivery, RateLimit, Setting, Inquiry, OneTimeSecret, UsedChallenge
 from tests.factories import add_inquiries, aged_inquiries, inquiry
 from tests.helpers import submit_inquiry
 
@@ -89,6 +89,11 @@ def add_expiring_rows(session, clock) -> None:
         session.add(AdminLogin(token_hash=f"{index:064d}", admin_id=admin.id, expires_at=expires))
         session.add(RateLimit(key=f"submit:60:client:{index}", count=1, expires_at=expires))
         session.add(UsedChallenge(signature=f"{index:064x}", expires_at=expires))
+    for index, age in enumerate([timedelta(days=31), timedelta(days=29)]):  # finished notifications: 30 days
+        session.add(Delivery(channel="webhook", kind="test", status="done", next_attempt_at=now - age,
+                             idempotency_key=f"msg_{index}", created_at=now - age, finished_at=now - age))
+    session.add(Delivery(channel="email", kind="test", status="pending", next_attempt_at=now - timedelta(days=40),
+                         idempotency_key="msg_pending", created_at=now - timedelta(days=40)))
     for age in (timedelta(days=91), timedelta(days=89)):
         session.add(CleanupRun(trigger="old", started_at=now - age, finished_at=now - age,
                              cutoff=now - age, retention_days=180, status="ok"))
@@ -104,13 +109,14 @@ def test_every_target_loses_exactly_its_expired_rows(app, db_session, clock):
         run = cleanup.run("test")
     assert json.loads(run.deleted) == {
         "inquiries": 1, "spam": 1, "used_challenges": 1, "one_time_secrets": 1, "admin_logins": 1,
-        "rate_limits": 1, "cleanup_runs": 1,
+        "rate_limits": 1, "deliveries": 1, "cleanup_runs": 1,
     }
     db_session.rollback()
     for model in (UsedChallenge, OneTimeSecret, AdminLogin, RateLimit):
         assert db_session.scalar(select(func.min(model.expires_at))) > clock()
     assert db_session.scalar(select(func.count()).select_from(CleanupRun)) == 2  # the 89-day one and this run
     assert db_session.scalar(select(func.count()).select_from(Inquiry)) == 3
+    assert db_session.scalar(select(func.count()).select_from(Delivery)) == 2  # the 29-day one; pending kept
 
 
 @pytest.fixture

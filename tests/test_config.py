@@ -128,6 +128,21 @@ BAD = [
     ("DB_STATEMENT_TIMEOUT", "0"),
     ("WTF_CSRF_TIME_LIMIT", "0"),
     ("WTF_CSRF_SSL_STRICT", "yes"),
+    ("SMTP_URL", "http://mail.example.org"),
+    ("SMTP_URL", "smtp://"),
+    ("SMTP_URL", "smtps://user:pass@mail.example.org:465/path"),
+    ("SMTP_CA_FILE", "/nonexistent/ca.pem"),
+    ("MAIL_FROM", "not an address"),
+    ("NOTIFY_EMAILS", "admin@example.org, nope"),
+    ("NOTIFY_EMAILS", "[1, 2]"),
+    ("WEBHOOK_URL", "ftp://hooks.example.org/in"),
+    ("WEBHOOK_URL", "hooks.example.org/in"),
+    ("WEBHOOK_SECRET", "not-a-whsec"),
+    ("WEBHOOK_SECRET", "whsec_c2hvcnQ="),
+    ("WEBHOOK_ALLOW_PRIVATE", "yes"),
+    ("WEBHOOK_ALLOW_PRIVATE", "2"),
+    ("DELIVERY_RETRY_BASE", "0"),
+    ("DELIVERY_RETRY_BASE", "soon"),
 ]
 
 
@@ -185,6 +200,17 @@ GOOD = [
     ("WTF_CSRF_TIME_LIMIT", "3600", 3600),
     ("WTF_CSRF_TIME_LIMIT", "null", None),
     ("WTF_CSRF_SSL_STRICT", "false", False),
+    ("SMTP_URL", "smtp+starttls://user:p%40ss@mail.example.org:587", "smtp+starttls://user:p%40ss@mail.example.org:587"),
+    ("SMTP_URL", "smtps://mail.example.org", "smtps://mail.example.org"),
+    ("MAIL_FROM", "sundown@example.org", "sundown@example.org"),
+    ("NOTIFY_EMAILS", "a@example.org, b@example.org", ["a@example.org", "b@example.org"]),
+    ("NOTIFY_EMAILS", '["a@example.org"]', ["a@example.org"]),
+    ("WEBHOOK_URL", "https://hooks.example.org/in?x=1", "https://hooks.example.org/in?x=1"),
+    ("WEBHOOK_SECRET", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"),
+    ("WEBHOOK_ALLOW_PRIVATE", "1", 1),
+    ("WEBHOOK_ALLOW_PRIVATE", "0", 0),
+    ("DELIVERY_RETRY_BASE", "60", 60.0),
+    ("DELIVERY_RETRY_BASE", "0.5", 0.5),
 ]
 
 
@@ -238,3 +264,9 @@ def test_invalid_env_is_reported_before_missing_secrets(monkeypatch):
     monkeypatch.delenv("SUNDOWN_SECRET_KEY", raising=False)
     with pytest.raises(ConfigurationError, match="SUNDOWN_ENV must be production or development"):
         create_app({"ENV": "dev", "DATABASE_URL": "sqlite://"})
+
+
+def test_the_smtp_password_is_never_echoed(monkeypatch):
+    with pytest.raises(ConfigurationError) as error:
+        load_from_env(monkeypatch, SMTP_URL="ftp://user:hunter2@mail.example.org")
+    assert "hunter2" not in str(error.value)

@@ -1,4 +1,4 @@
-"""The cleanup page: last run, next due, the ledger, the audit log, "Run cleanup now"."""
+"""The cleanup page: last run, next due, the ledger, the audit log, "Run cleanup now", delivery health."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from app.admin import audit, bp
 from app import cleanup
 from app.cleanup import ledger
 from app.models import CleanupStatus
+from app.notify import health as delivery_health
 
 RECENT_RUNS = 20
 
@@ -30,6 +31,7 @@ def cleanup_page():
         runs=runs,
         next_due=cleanup.next_due_at(session),
         entries=audit.recent(session),
+        channels=delivery_health.per_channel(session),
     )
 
 

@@ -1,8 +1,8 @@
 """The Spam page, /admin/spam: what ``app.spam`` filed as spam, "Not spam", "Delete all spam".
 
 Both actions are in the audit log (who, when, how many; never content).
-Moving an inquiry to the inbox is where a notification will be sent, once
-Sundown sends any.
+Moving an inquiry to the inbox enqueues its notifications (``app.notify``),
+in the same transaction: spam is never notified while it is spam.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 from flask import flash, redirect, render_template, request, url_for
 from sqlalchemy import delete, func, select, update
 
-from app import db, retention
+from app import db, notify, retention
 from app.admin import audit, bp
 from app.admin.actions import selected_ids
 from app.admin.inbox import folder_page
@@ -38,12 +38,15 @@ def not_spam():
         flash(NOTHING_SELECTED, "warning")
         return redirect(url_for("admin.spam"), 303)
     session = db.get_session()
-    moved = session.execute(
+    moved_ids = list(session.scalars(
         update(Inquiry)
         .where(Inquiry.id.in_(ids), retention.visible_now(session, retention.SPAM))
-        .values(status=InquiryStatus.INBOX),
+        .values(status=InquiryStatus.INBOX)
+        .returning(Inquiry.id),
         execution_options={"synchronize_session": False},
-    ).rowcount
+    ))
+    moved = len(moved_ids)
+    notify.enqueue_inquiries(session, sorted(moved_ids))
     if moved:
         audit.record(session, "marked_not_spam", moved, f"inquiry #{ids[0]}" if len(ids) == 1 else "")
     session.commit()

@@ -15,9 +15,10 @@ from sqlalchemy import ColumnElement
 
 from app import db, retention
 from app.cleanup.batches import Moment, Target
-from app.models import AdminLogin, CleanupRun, Inquiry, OneTimeSecret, RateLimit, UsedChallenge
+from app.models import AdminLogin, CleanupRun, Delivery, Inquiry, OneTimeSecret, RateLimit, UsedChallenge
 
 LEDGER_KEEP = timedelta(days=90)
+DELIVERIES_KEEP = timedelta(days=30)  # done and failed notifications: the health figures look back this far
 
 
 def spam_expired(moment: Moment) -> ColumnElement[bool]:
@@ -34,5 +35,7 @@ TARGETS: tuple[Target, ...] = (
     Target("one_time_secrets", OneTimeSecret, lambda m: OneTimeSecret.expires_at < m.now, OneTimeSecret.expires_at),
     Target("admin_logins", AdminLogin, lambda m: AdminLogin.expires_at < m.now, AdminLogin.expires_at),
     Target("rate_limits", RateLimit, lambda m: RateLimit.expires_at < m.now, RateLimit.expires_at),
+    # Pending deliveries have no finished_at and are never deleted here (their inquiry's deletion cascades).
+    Target("deliveries", Delivery, lambda m: Delivery.finished_at < m.now - DELIVERIES_KEEP, Delivery.finished_at),
     Target("cleanup_runs", CleanupRun, lambda m: CleanupRun.started_at < m.now - LEDGER_KEEP, CleanupRun.started_at),
 )

@@ -1,0 +1,153 @@
+"""The Notifications page: recipients, webhook, content and digest; the signing secret; a test; health.
+
+Settings set in the environment (``SUNDOWN_NOTIFY_EMAILS``, ``SUNDOWN_WEBHOOK_URL``,
+``SUNDOWN_WEBHOOK_SECRET``) take precedence and are shown read-only. Every
+change is in the audit log, by what changed, never by address or secret.
+The secret is shown once, in the answer to the POST that made it, and never
+again (it is not put in a flash message, which lives in the cookie).
+"""
+
+from __future__ import annotations
+
+import json
+
+from flask import flash, redirect, render_template, request, url_for
+from flask_babel import gettext as _
+
+from app import db
+from app.models import Delivery
+from app.admin import audit, bp
+from app.notify import deliver, email, health, outbox
+from app.notify import settings as notify_settings
+from app.notify.settings import CONTENT_KEY, DIGEST_KEY, EMAILS_KEY, SECRET_KEY, WEBHOOK_KEY
+
+MAX_DIGEST_MINUTES = 7 * 24 * 60
+
+
+@bp.context_processor
+def delivery_banner() -> dict:
+    """``deliveries_failing`` for the banner on every admin page (one indexed query)."""
+    return {"deliveries_failing": health.failing(db.get_session())}
+
+
+@bp.get("/notifications")
+def notifications():
+    """The settings in force, the secret, the test button and the delivery health."""
+    return _page()
+
+
+@bp.post("/notifications")
+def change_notifications():
+    """Save the admin settings (those not set in the environment); 422 with a message per bad field."""
+    session = db.get_session()
+    current = notify_settings.load(session)
+    values, errors = _parse_form(current)
+    if errors:
+        return _page(form=request.form, errors=errors), 422
+    changes = _save_changes(session, current, values)
+    if changes:
+        audit.record(session, "notifications_changed", 0, ", ".join(changes))
+    session.commit()
+    flash(_("Notification settings saved.") if changes else _("Notification settings unchanged."))
+    return redirect(url_for("admin.notifications"), 303)
+
+
+@bp.post("/notifications/secret")
+def rotate_secret():
+    """Make a new signing secret; replacing one first asks to confirm. The new secret is shown once."""
+    session = db.get_session()
+    current = notify_settings.load(session)
+    if SECRET_KEY in current.from_environment:
+        flash(_("The signing secret is set in the environment (SUNDOWN_WEBHOOK_SECRET)."), "error")
+        return redirect(url_for("admin.notifications"), 303)
+    if current.secret and request.form.get("confirm") != "1":
+        return render_template("admin/notifications_confirm_rotate.html")
+    secret = notify_settings.new_secret()
+    notify_settings.save(session, SECRET_KEY, secret)
+    audit.record(session, "webhook_secret_rotated" if current.secret else "webhook_secret_created")
+    session.commit()
+    return _page(new_secret=secret)
+
+
+@bp.post("/notifications/test")
+def send_test():
+    """Send a test notification on every channel in force, through the outbox, and show each outcome."""
+    session = db.get_session()
+    channels = notify_settings.load(session).channels
+    if not channels:
+        flash(_("Nothing to test: set e-mail recipients (with an SMTP server) or a webhook URL and secret."),
+              "warning")
+        return redirect(url_for("admin.notifications"), 303)
+    rows = outbox.enqueue(session, None, channels, kind="test")
+    audit.record(session, "notification_test", len(rows))
+    session.commit()
+    session.close()  # no transaction open while sending
+    for row in rows:
+        status = deliver.deliver_one(row.id)
+        _flash_test_outcome(row.id, row.channel, status)
+    return redirect(url_for("admin.notifications"), 303)
+
+
+def _flash_test_outcome(delivery_id: int, channel: str, status: str | None) -> None:
+    name = _("E-mail") if channel == "email" else _("Webhook")
+    if status == "done":
+        flash(_("%(channel)s test delivered.", channel=name))
+        return
+    row = db.get_session().get(Delivery, delivery_id)
+    reason = row.last_error if row is not None else None
+    flash(_("%(channel)s test failed: %(reason)s. It will be retried.", channel=name, reason=reason or "?"),
+          "error")
+
+
+def _parse_form(current: notify_settings.Notifications) -> tuple[dict, dict]:
+    """The submitted values, checked; and an error message per bad field."""
+    values: dict = {}
+    errors: dict = {}
+    if EMAILS_KEY not in current.from_environment:
+        try:
+            values[EMAILS_KEY] = notify_settings.parse_emails(request.form.get("emails", ""))
+        except ValueError:
+            errors["emails"] = _("Enter e-mail addresses separated by commas or lines (at most %(n)s).",
+                                 n=notify_settings.MAX_RECIPIENTS)
+    if WEBHOOK_KEY not in current.from_environment:
+        raw = request.form.get("webhook_url", "").strip()
+        try:
+            values[WEBHOOK_KEY] = notify_settings.parse_webhook_url(raw) if raw else None
+        except ValueError:
+            errors["webhook_url"] = _("Enter an http:// or https:// URL, or leave it empty.")
+    values[CONTENT_KEY] = request.form.get("include_content") == "1"
+    raw_digest = request.form.get("digest_minutes", "0").strip() or "0"
+    if raw_digest.isdigit() and int(raw_digest) <= MAX_DIGEST_MINUTES:
+        values[DIGEST_KEY] = int(raw_digest)
+    else:
+        errors["digest_minutes"] = _("Enter a whole number of minutes from 0 (no digest) to %(max)s.",
+                                     max=MAX_DIGEST_MINUTES)
+    return values, errors
+
+
+def _save_changes(session, current: notify_settings.Notifications, values: dict) -> list[str]:
+    """Store what changed; the audit's words for it (no addresses, no URLs)."""
+    changes = []
+    if EMAILS_KEY in values and values[EMAILS_KEY] != current.emails:
+        notify_settings.save(session, EMAILS_KEY, json.dumps(values[EMAILS_KEY]) if values[EMAILS_KEY] else None)
+        changes.append(f"recipients {len(current.emails)} → {len(values[EMAILS_KEY])}")
+    if WEBHOOK_KEY in values and values[WEBHOOK_KEY] != current.webhook_url:
+        notify_settings.save(session, WEBHOOK_KEY, values[WEBHOOK_KEY])
+        changes.append("webhook URL " + ("set" if values[WEBHOOK_KEY] else "removed"))
+    if values[CONTENT_KEY] != current.include_content:
+        notify_settings.save(session, CONTENT_KEY, "1" if values[CONTENT_KEY] else None)
+        changes.append("content " + ("included" if values[CONTENT_KEY] else "left out"))
+    if values[DIGEST_KEY] != current.digest_minutes:
+        notify_settings.save(session, DIGEST_KEY, str(values[DIGEST_KEY]) if values[DIGEST_KEY] else None)
+        changes.append(f"digest {current.digest_minutes} → {values[DIGEST_KEY]} min")
+    return changes
+
+
+def _page(form=None, errors: dict | None = None, new_secret: str | None = None):
+    session = db.get_session()
+    current = notify_settings.load(session)
+    return render_template(
+        "admin/notifications.html", current=current, form=form, errors=errors or {}, new_secret=new_secret,
+        channels=health.per_channel(session), deliveries=health.recent(session),
+        emails_text="\n".join(current.emails), smtp_ready=email.configured(),
+    )

@@ -1,0 +1,76 @@
+"""The optional e-mail digest: at most one e-mail per interval, listing the inquiries since the last.
+
+With a digest interval of N minutes, an inquiry's e-mail row is enqueued due
+at the end of its window (windows aligned to the epoch, the same in every
+process). The first of the window's rows to be claimed takes the other due
+ones along, and one e-mail lists them all; each row is still recorded on its
+own, so a failed digest retries like any e-mail. Webhooks are never batched.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime, timezone
+from email.message import EmailMessage
+
+from flask_babel import gettext as _
+from flask_babel import ngettext
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from app.models import Delivery
+from app.notify import email, outbox
+from app.notify.message import Notice, local_time
+from app.notify.settings import Notifications
+
+MAX_LISTED = 100
+
+
+def window_end(now: datetime, minutes: int) -> datetime:
+    """The end of the digest window ``now`` falls in (a window includes its start, not its end)."""
+    seconds = minutes * 60
+    return datetime.fromtimestamp((math.floor(now.timestamp() / seconds) + 1) * seconds, timezone.utc)
+
+
+def applies(notice: Notice, config: Notifications) -> bool:
+    """Whether this delivery goes out in a digest: an inquiry's e-mail with an interval set."""
+    return config.digest_minutes > 0 and notice.delivery.channel == "email" and not notice.is_test
+
+
+def claim_companions(session: Session, first_id: int, now: datetime) -> dict[int, datetime]:
+    """Lease the other due inquiry e-mails (up to ``MAX_LISTED``); their ids and leases."""
+    candidates = session.scalars(
+        select(Delivery.id)
+        .where(outbox.due_now(now), Delivery.channel == "email", Delivery.kind == "inquiry", Delivery.id != first_id)
+        .order_by(Delivery.id).limit(MAX_LISTED - 1)
+    ).all()
+    leases = {}
+    for delivery_id in candidates:
+        lease_until = outbox.claim(session, delivery_id, now)
+        if lease_until is not None:
+            leases[delivery_id] = lease_until
+    return leases
+
+
+def build(notices: list[Notice], recipients: list[str], now: datetime) -> EmailMessage:
+    """One e-mail listing every inquiry of ``notices``; its Message-ID is the first row's key."""
+    message = email.build(notices[0], recipients, now)
+    del message["Reply-To"]  # several inquirers: no single one to reply to
+    del message["Subject"]
+    message["Subject"] = ngettext("%(num)d new inquiry", "%(num)d new inquiries", len(notices))
+    message.set_content(body(notices))
+    return message
+
+
+def body(notices: list[Notice]) -> str:
+    """The digest's plain text: a paragraph per inquiry, oldest first."""
+    paragraphs = []
+    for notice in sorted(notices, key=lambda each: each.inquiry.id):
+        inquiry = notice.inquiry
+        lines = [_("New inquiry #%(id)s received %(time)s", id=inquiry.id, time=local_time(inquiry.created_at)),
+                 notice.url]
+        if notice.include_content:
+            lines += [_("Name: %(name)s", name=inquiry.name), _("E-mail: %(email)s", email=inquiry.email),
+                      inquiry.message]
+        paragraphs.append("\n".join(lines))
+    return "\n\n".join(paragraphs) + "\n"

@@ -1,0 +1,83 @@
+"""E-mail through the standard library: ``smtplib`` and ``EmailMessage``, TLS verified.
+
+``smtps://`` speaks TLS from the start, ``smtp+starttls://`` upgrades with
+STARTTLS (and refuses a server that does not offer it); both verify the
+server's certificate against the system's CAs, or ``SUNDOWN_SMTP_CA_FILE``
+(a private relay's own CA). ``smtp://`` is plain, for a relay on the same
+host or network.
+"""
+
+from __future__ import annotations
+
+import smtplib
+import ssl
+from email.message import EmailMessage
+from email.utils import format_datetime
+from urllib.parse import urlsplit
+
+from flask import current_app
+
+from app.notify.message import Notice, subject, text_body
+from app.notify.outbox import Outcome
+from app.notify.settings import SmtpServer, parse_smtp_url
+
+TIMEOUT = 10.0  # seconds per SMTP operation
+
+
+def build(notice: Notice, recipients: list[str], now) -> EmailMessage:
+    """The e-mail for ``notice``; its ``Message-ID`` is the delivery's idempotency key."""
+    config = current_app.config
+    message = EmailMessage()
+    host = urlsplit(config["ORIGIN"]).hostname or "localhost"
+    message["From"] = config["MAIL_FROM"] or f"sundown@{host}"
+    message["To"] = ", ".join(recipients)
+    message["Subject"] = subject(notice)
+    message["Date"] = format_datetime(now)
+    message["Message-ID"] = f"<{notice.delivery.idempotency_key}@{host}>"
+    if notice.include_content and notice.inquiry is not None:
+        message["Reply-To"] = notice.inquiry.email
+    message.set_content(text_body(notice))
+    return message
+
+
+def send(message: EmailMessage) -> Outcome:
+    """Hand ``message`` to ``SUNDOWN_SMTP_URL``; the outcome, with a reason free of personal data."""
+    server = parse_smtp_url(current_app.config["SMTP_URL"])
+    try:
+        with _connect(server) as smtp:
+            if server.username:
+                smtp.login(server.username, server.password or "")
+            refused = smtp.send_message(message)
+    except smtplib.SMTPRecipientsRefused as error:
+        return Outcome(f"SMTP refused all {len(error.recipients)} recipients")
+    except smtplib.SMTPResponseException as error:
+        return Outcome(f"SMTP {error.smtp_code}")
+    except (smtplib.SMTPException, OSError) as error:
+        return Outcome(f"SMTP {type(error).__name__}")
+    if refused:
+        return Outcome(f"SMTP refused {len(refused)} recipients")
+    return Outcome()
+
+
+def _connect(server: SmtpServer) -> smtplib.SMTP:
+    context = _tls_context()
+    if server.security == "tls":
+        return smtplib.SMTP_SSL(server.host, server.port, timeout=TIMEOUT, context=context)
+    smtp = smtplib.SMTP(server.host, server.port, timeout=TIMEOUT)
+    try:
+        if server.security == "starttls":
+            smtp.starttls(context=context)  # raises SMTPNotSupportedError when not offered
+    except BaseException:
+        smtp.close()
+        raise
+    return smtp
+
+
+def _tls_context() -> ssl.SSLContext:
+    """Certificates and host names verified: the system's CAs, or ``SUNDOWN_SMTP_CA_FILE``."""
+    return ssl.create_default_context(cafile=current_app.config["SMTP_CA_FILE"])
+
+
+def configured() -> bool:
+    """Whether an SMTP server is set (the sender defaults to sundown@ the origin's host)."""
+    return bool(current_app.config["SMTP_URL"])

@@ -1,0 +1,137 @@
+"""The outbox: rows written with the inquiry, claimed with a lease, finished once.
+
+* ``enqueue``: one row per channel in force, inside the transaction that
+  saves the inquiry (or moves it out of spam), so a commit means a send.
+* ``claim``: a conditional ``UPDATE ... WHERE id = ? AND status = 'pending'
+  AND next_attempt_at <= now AND (lease_until IS NULL OR lease_until < now)``.
+  Only the statement that changed the row (rowcount 1, kept on PostgreSQL by
+  ``preserve_rowcount``) may send; the others skip it. A sender that dies
+  mid-send leaves a lease that runs out, and the row is sent again:
+  at-least-once, with the idempotency key for receivers to drop repeats.
+* ``finish``: done, retried later (backoff with jitter) or failed, written
+  only while the lease is still the sender's own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from flask import current_app
+from sqlalchemy import and_, or_, select, update
+from sqlalchemy.orm import Session
+
+from app import clock
+from app.models import Delivery, DeliveryStatus
+
+LEASE = timedelta(seconds=60)  # longer than any one send (SMTP 10 s, webhook 5 s)
+MIN_ATTEMPTS = 10
+SCHEDULE = timedelta(hours=24)  # retries go on for about this long, and at least MIN_ATTEMPTS times
+MAX_DELAY = timedelta(hours=6)
+CLAIM_BATCH = 20
+
+
+def new_key() -> str:
+    """An idempotency key: ``msg_`` and 32 hex digits from the app's randomness."""
+    return "msg_" + clock.random_bytes(16).hex()
+
+
+def enqueue(session: Session, inquiry_id: int | None, channels: list[str], kind: str = "inquiry",
+            due: datetime | None = None) -> list[Delivery]:
+    """Add one pending delivery per channel to ``session`` (the caller's transaction commits them)."""
+    now = clock.now()
+    rows = [
+        Delivery(inquiry_id=inquiry_id, channel=channel, kind=kind, status=DeliveryStatus.PENDING, attempts=0,
+                 next_attempt_at=due or now, idempotency_key=new_key(), created_at=now)
+        for channel in channels
+    ]
+    session.add_all(rows)
+    return rows
+
+
+def due_now(now: datetime):
+    """The condition of a delivery that may be claimed at ``now``."""
+    return and_(
+        Delivery.status == DeliveryStatus.PENDING,
+        Delivery.next_attempt_at <= now,
+        or_(Delivery.lease_until.is_(None), Delivery.lease_until < now),
+    )
+
+
+def due_ids(session: Session, now: datetime, limit: int = CLAIM_BATCH) -> list[int]:
+    """Up to ``limit`` due deliveries, oldest due first (candidates: each must still be claimed)."""
+    return list(session.scalars(
+        select(Delivery.id).where(due_now(now)).order_by(Delivery.next_attempt_at, Delivery.id).limit(limit)
+    ))
+
+
+def claim(session: Session, delivery_id: int, now: datetime) -> datetime | None:
+    """Take the lease on one due delivery; its expiry when this caller won, else None."""
+    lease_until = now + LEASE
+    won = session.execute(
+        update(Delivery)
+        .where(Delivery.id == delivery_id, due_now(now))
+        .values(lease_until=lease_until)
+        .execution_options(preserve_rowcount=True)
+    ).rowcount == 1
+    return lease_until if won else None
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one attempt came to: ``error`` is None on success (no personal data in it)."""
+
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """Whether the receiver accepted it."""
+        return self.error is None
+
+
+def finish(session: Session, row: Delivery, lease_until: datetime, outcome: Outcome, now: datetime,
+           jitter: float) -> str:
+    """Record one attempt under the lease; the new status (``pending`` means retried later).
+
+    A lease lost meanwhile (the send outlived it) writes nothing: the row's
+    new owner records its own attempt.
+    """
+    attempts = row.attempts + 1
+    values: dict = {"attempts": attempts, "lease_until": None, "last_error": outcome.error}
+    if outcome.ok:
+        values.update(status=DeliveryStatus.DONE, delivered_at=now, finished_at=now)
+    else:
+        last_chance = row.created_at + SCHEDULE  # the schedule's last attempt is about 24 hours in
+        if attempts >= MIN_ATTEMPTS and now >= last_chance:
+            values.update(status=DeliveryStatus.FAILED, finished_at=now)
+        else:
+            retry_at = now + retry_delay(attempts, jitter)
+            values.update(next_attempt_at=min(retry_at, last_chance) if now < last_chance else retry_at)
+    session.execute(
+        update(Delivery)
+        .where(Delivery.id == row.id, Delivery.lease_until == lease_until)
+        .values(**values)
+        .execution_options(synchronize_session=False)
+    )
+    return values.get("status", DeliveryStatus.PENDING)
+
+
+def retry_delay(attempts: int, jitter: float) -> timedelta:
+    """The wait after ``attempts`` failed attempts: the base, doubling, capped; stretched by ``jitter`` (0–1) up to 25%.
+
+    Jitter only lengthens the wait, so the first retry is never sooner than
+    ``SUNDOWN_DELIVERY_RETRY_BASE``; it spreads retries that failed together.
+    """
+    base = current_app.config["DELIVERY_RETRY_BASE"]
+    seconds = min(base * 2 ** min(attempts - 1, 30), MAX_DELAY.total_seconds())
+    return timedelta(seconds=seconds * (1 + 0.25 * jitter))
+
+
+def next_due_at(session: Session, sample: int = 50) -> datetime | None:
+    """When the earliest pending delivery falls due (a leased one when its lease runs out), or None."""
+    rows = session.execute(
+        select(Delivery.next_attempt_at, Delivery.lease_until)
+        .where(Delivery.status == DeliveryStatus.PENDING)
+        .order_by(Delivery.next_attempt_at).limit(sample)
+    ).all()
+    return min((max(due, lease or due) for due, lease in rows), default=None)

@@ -1,0 +1,38 @@
+"""This process's memory of the outbox: when it can next have something due.
+
+A request whose process knows nothing is due does no database work at all;
+the memory is a shortcut only, the leases in the database decide.
+``wakeups`` counts hand-offs, so a pass that was running when a new
+inquiry's hand-off was dropped (one job per name) looks once more.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from flask import Flask, current_app
+
+EXTENSION = "sundown.notify"
+
+
+@dataclass
+class NotifyState:
+    """``next_due_ms``: epoch ms before which nothing can be due (0: look at the next request)."""
+
+    next_due_ms: int = 0
+    wakeups: int = 0
+
+
+def install(app: Flask) -> None:
+    """Give ``app`` a fresh state."""
+    app.extensions[EXTENSION] = NotifyState()
+
+
+def of(app: Flask) -> NotifyState:
+    """The state of ``app``."""
+    return app.extensions[EXTENSION]
+
+
+def current() -> NotifyState:
+    """The state of the current app."""
+    return of(current_app)

@@ -1,0 +1,104 @@
+"""Signed webhooks per Standard Webhooks: ``POST`` JSON, signed afresh at each attempt.
+
+``webhook-id`` is the delivery's idempotency key, the same on every attempt;
+``webhook-timestamp`` and ``webhook-signature`` are made at send time (the
+``standardwebhooks`` package), since receivers refuse old timestamps. A 2xx
+answer is success; redirects are not followed; 5 s timeout.
+
+The host is resolved at send time and the connection goes to the address
+that was checked (no second lookup a DNS change could redirect): loopback,
+link-local, private and other non-public addresses are refused unless
+``SUNDOWN_WEBHOOK_ALLOW_PRIVATE`` is set.
+"""
+
+from __future__ import annotations
+
+import http.client
+import ipaddress
+import json
+import socket
+import ssl
+from datetime import datetime
+from urllib.parse import urlsplit
+
+from flask import current_app
+from standardwebhooks import Webhook
+
+from app.notify.outbox import Outcome
+
+TIMEOUT = 5.0  # seconds: connect, and each read
+
+
+class Refused(Exception):
+    """The URL's host resolves to an address Sundown does not send to."""
+
+
+def headers(secret: str, key: str, now: datetime, body: str) -> dict[str, str]:
+    """The Standard Webhooks headers for ``body``, signed at ``now``."""
+    return {
+        "Content-Type": "application/json",
+        "User-Agent": "Sundown",
+        "webhook-id": key,
+        "webhook-timestamp": str(int(now.timestamp())),
+        "webhook-signature": Webhook(secret).sign(key, now, body),
+    }
+
+
+def send(url: str, secret: str, key: str, payload: dict, now: datetime) -> Outcome:
+    """POST ``payload`` to ``url``; the outcome, with a reason free of personal data."""
+    body = json.dumps(payload, separators=(",", ":"))
+    parts = urlsplit(url)
+    try:
+        address = resolve(parts.hostname, parts.port or (443 if parts.scheme == "https" else 80))
+        connection = _connection(parts.scheme, parts.hostname, address)
+        try:
+            path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+            connection.request("POST", path, body.encode(), headers(secret, key, now, body))
+            status = connection.getresponse().status
+        finally:
+            connection.close()
+    except Refused as error:
+        return Outcome(str(error))
+    except TimeoutError:
+        return Outcome("webhook timed out")
+    except (OSError, http.client.HTTPException) as error:
+        return Outcome(f"webhook {type(error).__name__}")
+    return Outcome() if 200 <= status < 300 else Outcome(f"webhook HTTP {status}")
+
+
+def resolve(host: str, port: int) -> tuple[str, int]:
+    """The first address ``host`` resolves to, refused unless public (or private ones are allowed)."""
+    infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    allow_private = current_app.config["WEBHOOK_ALLOW_PRIVATE"]
+    for _family, _type, _proto, _name, sockaddr in infos:
+        ip = ipaddress.ip_address(sockaddr[0])
+        if allow_private or ip.is_global:
+            return sockaddr[0], sockaddr[1]
+    raise Refused("webhook host resolves to a private address (SUNDOWN_WEBHOOK_ALLOW_PRIVATE is off)")
+
+
+class _PinnedHTTP(http.client.HTTPConnection):
+    """HTTP to an address resolved and checked beforehand; the Host header keeps the name."""
+
+    def __init__(self, host: str, address: tuple[str, int]):
+        super().__init__(host, address[1], timeout=TIMEOUT)
+        self.address = address
+
+    def connect(self) -> None:
+        self.sock = socket.create_connection(self.address, self.timeout)
+
+
+class _PinnedHTTPS(http.client.HTTPSConnection):
+    """HTTPS to a checked address, the certificate verified for the host name."""
+
+    def __init__(self, host: str, address: tuple[str, int]):
+        super().__init__(host, address[1], timeout=TIMEOUT, context=ssl.create_default_context())
+        self.address = address
+
+    def connect(self) -> None:
+        sock = socket.create_connection(self.address, self.timeout)
+        self.sock = self._context.wrap_socket(sock, server_hostname=self.host)
+
+
+def _connection(scheme: str, host: str, address: tuple[str, int]) -> http.client.HTTPConnection:
+    return (_PinnedHTTPS if scheme == "https" else _PinnedHTTP)(host, address)

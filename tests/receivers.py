@@ -1,0 +1,219 @@
+"""Real receivers for notifications, on loopback: an SMTP server (aiosmtpd) and a webhook endpoint.
+
+* ``Certificate``: a self-signed certificate for 127.0.0.1 made with
+  ``cryptography``, which the app trusts through ``SUNDOWN_SMTP_CA_FILE``.
+* ``MailServer``: aiosmtpd with STARTTLS required and AUTH (one user); it can
+  be down (stopped, the port refusing connections) and started again on the
+  same port, and refuse chosen recipients with a 550.
+* ``WebhookReceiver``: an HTTP server that checks every request's signature
+  with ``standardwebhooks``, answers with a chosen status, or hangs.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import email
+import json
+import socket
+import ssl
+import threading
+import time
+from dataclasses import dataclass, field
+from email.message import Message
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+from aiosmtpd.controller import Controller
+from aiosmtpd.smtp import AuthResult, LoginPassword
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
+from standardwebhooks import Webhook
+from standardwebhooks.webhooks import WebhookVerificationError
+
+USER, PASSWORD = "sundown", "mail-password"
+LOOPBACK = "127.0.0.1"
+
+
+def free_port() -> int:
+    """A port on loopback that nothing listens on right now."""
+    with socket.socket() as probe:
+        probe.bind((LOOPBACK, 0))
+        return probe.getsockname()[1]
+
+
+@dataclass
+class Certificate:
+    """A self-signed certificate for 127.0.0.1 and localhost: ``cert`` (also the CA file) and ``key``."""
+
+    cert: Path
+    key: Path
+
+    @classmethod
+    def make(cls, directory: Path) -> Certificate:
+        """Generate the key and certificate into ``directory``."""
+        import ipaddress
+
+        key = ec.generate_private_key(ec.SECP256R1())
+        name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "Sundown test mail")])
+        now = dt.datetime.now(dt.timezone.utc)
+        certificate = (
+            x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - dt.timedelta(days=1)).not_valid_after(now + dt.timedelta(days=30))
+            .add_extension(x509.SubjectAlternativeName(
+                [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address(LOOPBACK))]), critical=False)
+            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+            .sign(key, hashes.SHA256())
+        )
+        made = cls(directory / "mail-cert.pem", directory / "mail-key.pem")
+        made.cert.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
+        made.key.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                               serialization.NoEncryption()))
+        return made
+
+
+class _Mailbox:
+    """aiosmtpd's handler: refuses ``refused`` recipients, keeps every message it accepts."""
+
+    def __init__(self) -> None:
+        self.messages: list[Message] = []
+        self.refused: set[str] = set()
+        self.lock = threading.Lock()
+
+    async def handle_RCPT(self, server, session, envelope, address, rcpt_options):  # noqa: N802 - aiosmtpd's name
+        if address in self.refused:
+            return "550 5.1.1 No such user"
+        envelope.rcpt_tos.append(address)
+        return "250 OK"
+
+    async def handle_DATA(self, server, session, envelope):  # noqa: N802
+        with self.lock:
+            self.messages.append(email.message_from_bytes(envelope.content))
+        return "250 Message accepted"
+
+
+def _authenticate(server, session, envelope, mechanism, auth_data) -> AuthResult:
+    ok = isinstance(auth_data, LoginPassword) and (auth_data.login, auth_data.password) == (
+        USER.encode(), PASSWORD.encode())
+    return AuthResult(success=ok)
+
+
+class MailServer:
+    """aiosmtpd on a fixed loopback port; ``start``/``stop`` at will.
+
+    With a certificate: STARTTLS required and AUTH. Without: plain SMTP, as
+    a relay on the same host is (``smtp://``).
+    """
+
+    def __init__(self, certificate: Certificate | None, port: int | None = None) -> None:
+        self.port = port or free_port()
+        self.mailbox = _Mailbox()
+        self.tls = None
+        if certificate is not None:
+            self.tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            self.tls.load_cert_chain(certificate.cert, certificate.key)
+        self.controller: Controller | None = None
+
+    @property
+    def url(self) -> str:
+        """The ``SUNDOWN_SMTP_URL`` of this server."""
+        if self.tls is None:
+            return f"smtp://{LOOPBACK}:{self.port}"
+        return f"smtp+starttls://{USER}:{PASSWORD}@{LOOPBACK}:{self.port}"
+
+    @property
+    def messages(self) -> list[Message]:
+        """The messages accepted so far."""
+        with self.mailbox.lock:
+            return list(self.mailbox.messages)
+
+    def start(self) -> MailServer:
+        """Listen (again) on the port."""
+        secure = {"tls_context": self.tls, "require_starttls": True, "auth_required": True,
+                  "authenticator": _authenticate} if self.tls else {}
+        self.controller = Controller(self.mailbox, hostname=LOOPBACK, port=self.port, ready_timeout=10, **secure)
+        self.controller.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop listening: connections to the port are refused."""
+        if self.controller is not None:
+            self.controller.stop()
+            self.controller = None
+
+
+@dataclass
+class Received:
+    """One webhook request as the receiver saw it."""
+
+    headers: dict[str, str]
+    body: bytes
+    signature_ok: bool  # the signature matches the body, id and timestamp (any age)
+    verified: bool  # standardwebhooks' full check, the 5-minute timestamp window included
+
+    @property
+    def payload(self) -> dict:
+        """The JSON body."""
+        return json.loads(self.body)
+
+
+@dataclass
+class WebhookReceiver:
+    """A real HTTP endpoint on loopback that checks signatures with the secret it is given."""
+
+    secret: str
+    status: int = 204
+    hang_seconds: float = 0.0
+    received: list[Received] = field(default_factory=list)
+
+    def start(self) -> WebhookReceiver:
+        """Serve in a thread."""
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802 - http.server's name
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                if receiver.hang_seconds:
+                    time.sleep(receiver.hang_seconds)
+                receiver.received.append(receiver.check(dict(self.headers.items()), body))
+                self.send_response(receiver.status)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer((LOOPBACK, 0), Handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+        return self
+
+    @property
+    def url(self) -> str:
+        """Where to send."""
+        return f"http://{LOOPBACK}:{self.server.server_address[1]}/hooks/sundown"
+
+    def check(self, headers: dict[str, str], body: bytes) -> Received:
+        """Check the signature as a receiver would (``standardwebhooks``)."""
+        lower = {key.lower(): value for key, value in headers.items()}
+        hook = Webhook(self.secret)
+        try:
+            hook.verify(body, lower)
+            verified = True
+        except WebhookVerificationError:
+            verified = False
+        try:
+            signed_at = dt.datetime.fromtimestamp(int(lower["webhook-timestamp"]), dt.timezone.utc)
+            expected = hook.sign(lower["webhook-id"], signed_at, body.decode()).split(",", 1)[1]
+            signature_ok = any(part.split(",", 1)[-1] == expected for part in lower["webhook-signature"].split())
+        except (KeyError, ValueError):
+            signature_ok = False
+        return Received(lower, body, signature_ok, verified)
+
+    def stop(self) -> None:
+        """Stop serving."""
+        self.server.shutdown()
+        self.server.server_close()

@@ -1,0 +1,360 @@
+"""Notifications: the outbox written with the inquiry, real SMTP and webhooks, retries, leases, faults.
+
+Every test runs on SQLite and PostgreSQL, against a real SMTP server
+(aiosmtpd with STARTTLS and AUTH, its certificate made here) and a real HTTP
+receiver that checks signatures with ``standardwebhooks``.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from sqlalchemy import event, select, update
+
+from app import cleanup, db
+from app.models import Delivery, DeliveryStatus, Inquiry, InquiryStatus, Setting
+from app.notify import deliver, outbox
+from tests.conftest import FakeClock
+from tests.factories import add_inquiries, aged_inquiries, inquiry
+from tests.helpers import VALID, csrf_token, settle, submit_inquiry
+from tests.receivers import Certificate, MailServer, WebhookReceiver
+
+SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+ADMIN_ADDRESS = "admin@example.org"
+DELIVERIES = select(Delivery).order_by(Delivery.id)
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    """Wall time (whole seconds) to start with, so receivers accept the signed timestamps."""
+    return FakeClock(datetime.now(timezone.utc).replace(microsecond=0))
+
+
+@pytest.fixture(scope="module")
+def certificate(tmp_path_factory) -> Certificate:
+    return Certificate.make(tmp_path_factory.mktemp("tls"))
+
+
+@pytest.fixture
+def mail(certificate):
+    server = MailServer(certificate).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def receiver():
+    hook = WebhookReceiver(SECRET).start()
+    yield hook
+    hook.stop()
+
+
+@pytest.fixture
+def app_config(app_config, mail, receiver, certificate) -> dict:
+    return {**app_config, "SMTP_URL": mail.url, "SMTP_CA_FILE": str(certificate.cert),
+            "MAIL_FROM": "sundown@example.org", "NOTIFY_EMAILS": [ADMIN_ADDRESS], "WEBHOOK_URL": receiver.url,
+            "WEBHOOK_SECRET": SECRET, "WEBHOOK_ALLOW_PRIVATE": 1, "TIME_ZONE": "Europe/Berlin",
+            "DELIVERY_RETRY_BASE": 60, "CLEANUP_TOKEN": "t" * 24}
+
+
+def request_after(client) -> None:
+    """An ordinary request, closed as a server closes it; waits for the work after it."""
+    with client.get("/privacy"):
+        pass
+    settle(client.application)
+
+
+def statuses(query) -> list[tuple[str, str, int]]:
+    return [(row.channel, row.status, row.attempts) for row in query(DELIVERIES)]
+
+
+# --- The outbox and the messages ------------------------------------------------
+
+
+def test_an_inquiry_is_delivered_by_email_and_signed_webhook_without_personal_data(client, query, mail, receiver):
+    assert submit_inquiry(client) == 201
+    [inquiry_id] = query(select(Inquiry.id))
+    assert statuses(query) == [("email", "done", 1), ("webhook", "done", 1)]
+    email_row, webhook_row = query(DELIVERIES)
+
+    [message] = mail.messages
+    body = message.get_payload()
+    assert message["To"] == ADMIN_ADDRESS and message["From"] == "sundown@example.org"
+    assert message["Subject"] == f"New inquiry #{inquiry_id}"
+    assert message["Message-ID"] == f"<{email_row.idempotency_key}@localhost>"
+    assert re.search(rf"New inquiry #{inquiry_id} received \d{{4}}-\d\d-\d\d \d\d:\d\d \(Europe/Berlin\)", body)
+    assert f"http://localhost/admin/inquiries/{inquiry_id}" in body
+    for personal in (VALID["name"], VALID["email"], "question"):
+        assert personal not in body
+    assert message["Reply-To"] is None
+
+    [hook] = receiver.received
+    assert hook.verified and hook.signature_ok
+    assert hook.headers["webhook-id"] == webhook_row.idempotency_key
+    payload = hook.payload
+    assert payload["type"] == "inquiry.received"
+    assert payload["data"] == {"id": inquiry_id, "received_at": payload["data"]["received_at"],
+                               "url": f"http://localhost/admin/inquiries/{inquiry_id}"}
+    datetime.fromisoformat(payload["timestamp"]), datetime.fromisoformat(payload["data"]["received_at"])
+
+
+def test_with_content_included_the_email_has_it_and_replies_go_to_the_inquirer(admin_client, query, mail, receiver):
+    admin_client.post("/admin/notifications", data={
+        "csrf_token": csrf_token(admin_client, "/admin/notifications"), "include_content": "1",
+        "digest_minutes": "0"})
+    submit_inquiry(admin_client)
+    [message] = mail.messages
+    assert message["Reply-To"] == VALID["email"]
+    assert VALID["name"] in message.get_payload() and "I have a question." in message.get_payload()
+    data = receiver.received[0].payload["data"]
+    assert (data["name"], data["email"], data["message"]) == (VALID["name"], VALID["email"], VALID["message"])
+
+
+def test_the_outbox_rows_commit_with_the_inquiry_and_survive_a_process_that_never_sent(app, client, query, mail):
+    # The response is never closed: as if the process died right after the commit.
+    response = client.post("/api/inquiries", json={**VALID, "altcha": "x"})
+    assert response.status_code == 201
+    assert query.count(Delivery) == 0  # no solution: filed as spam, no notification
+    from tests.helpers import solution
+
+    response = client.post("/api/inquiries", json={**VALID, "altcha": solution(client)})
+    assert statuses(query) == [("email", "pending", 0), ("webhook", "pending", 0)]
+    assert mail.messages == []
+    runner = app.test_cli_runner()
+    result = runner.invoke(args=["deliver"])
+    assert "2 attempted: 2 delivered" in result.output
+    assert len(mail.messages) == 1
+    response.close()
+
+
+def test_spam_is_not_notified_until_an_admin_marks_it_not_spam(admin_client, db_session, clock, query, mail):
+    [spam] = add_inquiries(db_session, [inquiry(clock, status=InquiryStatus.SPAM)])
+    request_after(admin_client)
+    assert query.count(Delivery) == 0
+    with admin_client.post("/admin/spam/not-spam", data={
+            "ids": [spam], "csrf_token": csrf_token(admin_client, "/admin/spam")}) as response:
+        assert response.status_code == 303
+    settle(admin_client.application)
+    assert [row.inquiry_id for row in query(DELIVERIES)] == [spam, spam]
+    assert statuses(query) == [("email", "done", 1), ("webhook", "done", 1)]
+    assert f"New inquiry #{spam}" == mail.messages[0]["Subject"]
+
+
+# --- Faults -----------------------------------------------------------------------
+
+
+def test_smtp_down_at_first_retries_with_backoff_and_delivers_once(client, app, clock, query, mail):
+    mail.stop()
+    for _ in range(3):
+        assert submit_inquiry(client) == 201
+    emails = [row for row in query(DELIVERIES) if row.channel == "email"]
+    assert [(row.status, row.attempts) for row in emails] == [("pending", 1)] * 3
+    first_retry = [row.next_attempt_at - clock() for row in emails]
+    assert all(timedelta(seconds=60) <= wait <= timedelta(seconds=75) for wait in first_retry)
+
+    clock.advance(seconds=30)
+    request_after(client)  # nothing due: nothing attempted
+    assert {row.attempts for row in query(DELIVERIES) if row.channel == "email"} == {1}
+    clock.advance(seconds=50)
+    request_after(client)  # due, still down: the second retry waits about twice as long
+    emails = [row for row in query(DELIVERIES) if row.channel == "email"]
+    assert {row.attempts for row in emails} == {2}
+    assert all(timedelta(seconds=120) <= row.next_attempt_at - clock() <= timedelta(seconds=150) for row in emails)
+
+    mail.start()
+    clock.advance(seconds=160)
+    request_after(client)
+    assert [row.status for row in query(DELIVERIES)] == ["done"] * 6
+    subjects = sorted(message["Subject"] for message in mail.messages)
+    assert subjects == sorted(f"New inquiry #{i}" for i in query(select(Inquiry.id)))  # each once, none lost
+
+
+def test_a_refused_recipient_fails_after_the_schedule_and_shows_on_the_pages(admin_client, login, clock, query,
+                                                                            mail):
+    mail.mailbox.refused.add(ADMIN_ADDRESS)
+    submit_inquiry(admin_client)
+    waits = []
+    while (row := query(DELIVERIES)[0]).status == DeliveryStatus.PENDING:
+        waits.append(row.next_attempt_at - clock())
+        clock.moment = row.next_attempt_at
+        request_after(admin_client)
+    assert row.status == DeliveryStatus.FAILED and row.attempts >= outbox.MIN_ATTEMPTS
+    assert row.finished_at - row.created_at == timedelta(hours=24)
+    assert waits[:4] == sorted(waits[:4]) and waits[1] > waits[0] * 1.5  # doubling, with jitter
+    assert row.last_error == "SMTP refused all 1 recipients"
+    assert mail.messages == []
+    login("Bea")  # a day later: the first login has expired
+    page = admin_client.get("/admin/notifications").get_data(as_text=True)
+    assert "Notifications are failing to deliver." in page
+    assert "SMTP refused all 1 recipients" in page and "failed" in page
+    assert "Notifications are failing to deliver." in admin_client.get("/admin/").get_data(as_text=True)
+    cleanup_page = admin_client.get("/admin/cleanup").get_data(as_text=True)
+    assert 'class="badge error">1<' in cleanup_page
+
+
+def test_an_inquiry_deleted_before_delivery_is_never_sent(client, app, db_session, clock, query, mail, receiver):
+    mail.stop()
+    receiver.status = 503
+    submit_inquiry(client)
+    assert statuses(query) == [("email", "pending", 1), ("webhook", "pending", 1)]
+    with app.app_context():
+        with db.transaction(write=True) as session:
+            session.execute(Inquiry.__table__.delete())
+    assert query.count(Delivery) == 0  # ON DELETE CASCADE
+    mail.start()
+    receiver.status = 204
+    clock.advance(hours=1)
+    request_after(client)
+    assert mail.messages == [] and len(receiver.received) == 1  # only the first, failed attempt
+
+
+def test_the_cleanup_deletes_outbox_rows_with_their_inquiries_and_old_finished_ones(app, db_session, clock, query):
+    old, young = add_inquiries(db_session, aged_inquiries(clock, [200, 1]))
+    with app.app_context():
+        with db.transaction() as session:
+            rows = outbox.enqueue(session, old, ["email"]) + outbox.enqueue(session, young, ["email", "webhook"])
+            rows += outbox.enqueue(session, None, ["webhook"], kind="test")
+    finished = {rows[1].id: 40, rows[2].id: 10, rows[3].id: 40}  # days ago; rows[0] (old inquiry's) stays pending
+    with app.app_context():
+        with db.transaction() as session:
+            for delivery_id, days in finished.items():
+                session.execute(update(Delivery).where(Delivery.id == delivery_id).values(
+                    status=DeliveryStatus.DONE, finished_at=clock() - timedelta(days=days)))
+        row = cleanup.run("test", force=True)
+    assert '"deliveries": 2' in row.deleted  # the 40-day-old ones
+    assert [r.id for r in query(DELIVERIES)] == [rows[2].id]  # the old inquiry's went with it
+
+
+# --- Leases, many senders ---------------------------------------------------------
+
+
+def test_two_processes_racing_send_each_delivery_exactly_once(app, app_config, make_app, db_session, clock,
+                                                               query, mail, receiver):
+    other = make_app(app_config)
+    ids = add_inquiries(db_session, aged_inquiries(clock, [0.01] * 15))
+    with app.app_context():
+        with db.transaction() as session:
+            for inquiry_id in ids:
+                outbox.enqueue(session, inquiry_id, ["email", "webhook"])
+    start = threading.Barrier(4)
+
+    def sender(application):
+        with application.app_context():
+            start.wait()
+            deliver.deliver_due()
+
+    threads = [threading.Thread(target=sender, args=(each,)) for each in (app, other, app, other)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert [row.status for row in query(DELIVERIES)] == ["done"] * 30
+    assert {row.attempts for row in query(DELIVERIES)} == {1}
+    assert sorted(int(m["Subject"].split("#")[1]) for m in mail.messages) == ids
+    assert len({hook.headers["webhook-id"] for hook in receiver.received}) == len(receiver.received) == 15
+
+
+def test_a_sender_that_died_holding_a_lease_is_replaced_once_the_lease_runs_out(app, client, clock, query, receiver):
+    with client.post("/api/inquiries", json={**VALID, "altcha": __import__("tests.helpers").helpers.solution(client)}):
+        pass  # closed, but take the lease first as a dead process would have
+    settle(app)
+    # Enqueue a second and take its leases by hand: a process that died mid-send.
+    response = client.post("/api/inquiries", json={**VALID, "altcha": __import__("tests.helpers").helpers.solution(client)})
+    pending = [row.id for row in query(DELIVERIES) if row.status == DeliveryStatus.PENDING]
+    with app.app_context():
+        with db.transaction() as session:
+            assert all(outbox.claim(session, each, clock()) for each in pending)
+    response.close()
+    settle(app)
+    assert sum(row.status == DeliveryStatus.PENDING for row in query(DELIVERIES)) == 2  # leased: skipped
+    clock.advance(seconds=61)
+    request_after(client)
+    assert [row.status for row in query(DELIVERIES)] == ["done"] * 4
+    hook_ids = [hook.headers["webhook-id"] for hook in receiver.received]
+    assert len(hook_ids) == len(set(hook_ids)) == 2
+
+
+def test_each_attempt_is_signed_afresh_with_the_same_webhook_id(client, clock, query, receiver):
+    receiver.status = 500
+    submit_inquiry(client)
+    clock.advance(minutes=10)
+    receiver.status = 200
+    request_after(client)
+    first, second = receiver.received
+    assert first.headers["webhook-id"] == second.headers["webhook-id"]
+    assert int(second.headers["webhook-timestamp"]) - int(first.headers["webhook-timestamp"]) >= 600
+    assert first.headers["webhook-signature"] != second.headers["webhook-signature"]
+    assert first.signature_ok and second.signature_ok
+    assert [row.status for row in query(DELIVERIES) if row.channel == "webhook"] == ["done"]
+
+
+# --- No work when nothing is due --------------------------------------------------
+
+
+def test_a_request_with_nothing_due_does_no_outbox_work(client, app, clock):
+    submit_inquiry(client)
+    statements: list[str] = []
+    event.listen(db.engine_of(app), "before_cursor_execute",
+                 lambda _c, _cur, statement, *_a: statements.append(statement) if "outbox" in statement else None)
+    for _ in range(3):
+        clock.advance(seconds=30)
+        request_after(client)
+    assert statements == []
+    clock.advance(minutes=5)  # the periodic look for other processes' rows
+    request_after(client)
+    assert statements
+
+
+# --- Where webhooks may go -------------------------------------------------------
+
+
+def test_private_addresses_are_refused_unless_allowed(app_config, make_app, query, receiver):
+    refusing = make_app({**app_config, "WEBHOOK_ALLOW_PRIVATE": 0})
+    submit_inquiry(refusing.test_client())
+    [hook] = [row for row in query(DELIVERIES) if row.channel == "webhook"]
+    assert hook.status == "pending" and "private address" in hook.last_error
+    assert receiver.received == []
+
+
+# --- Operators: the command and the endpoint ------------------------------------
+
+
+def test_the_internal_endpoint_sends_what_is_due_with_the_cleanup_token(client, app, clock, query, mail):
+    mail.stop()
+    submit_inquiry(client)
+    mail.start()
+    assert client.post("/internal/deliver").status_code == 401
+    assert client.post("/internal/deliver", headers={"Authorization": "Bearer wrong"}).status_code == 403
+    auth = {"Authorization": f"Bearer {'t' * 24}"}
+    assert client.post("/internal/deliver", headers=auth).get_json()["attempts"] == 0  # not due yet
+    clock.advance(minutes=2)
+    answer = client.post("/internal/deliver", headers=auth).get_json()
+    assert (answer["attempts"], answer["done"]) == (1, 1)
+    assert len(mail.messages) == 1
+
+
+# --- The digest -----------------------------------------------------------------
+
+
+def test_a_digest_sends_one_email_per_interval_listing_the_inquiries(client, db_session, clock, query, mail,
+                                                                     receiver):
+    db_session.add(Setting(key="notify_digest_minutes", value="10"))
+    db_session.commit()
+    for _ in range(3):
+        submit_inquiry(client)
+    assert len(receiver.received) == 3 and mail.messages == []  # webhooks at once; e-mail waits
+    window_end = max(row.next_attempt_at for row in query(DELIVERIES) if row.channel == "email")
+    assert window_end.timestamp() % 600 == 0 and window_end - clock() <= timedelta(minutes=10)
+    clock.moment = window_end
+    request_after(client)
+    [message] = mail.messages
+    ids = query(select(Inquiry.id))
+    assert message["Subject"] == "3 new inquiries"
+    assert all(f"/admin/inquiries/{each}" in message.get_payload() for each in ids)
+    assert VALID["name"] not in message.get_payload()
+    assert [row.status for row in query(DELIVERIES)] == ["done"] * 6
+    submit_inquiry(client)
+    assert len(mail.messages) == 1  # the next window's
