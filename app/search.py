@@ -11,13 +11,14 @@ where the dialect difference lives (see ``app.dialect``):
   with a limit: when at most ``CANDIDATE_LIMIT`` inquiries contain the text,
   the page reads only those; when more do, the text is common and walking the
   folder newest first (its ``(status, created_at, id)`` index) with ``LIKE``
-  fills a page within a few thousand rows. Trigrams cannot serve one or two
-  characters: those use ``LIKE`` too.
+  fills a page within a few thousand rows.
 * PostgreSQL: ``ILIKE`` on each column, each with a GIN trigram index
   (``pg_trgm``); the planner chooses between the indexes (rare text) and the
   newest-first walk (common text).
 
-Both keep the inbox's keyset pagination: the search only narrows the rows.
+Trigrams cannot serve one or two characters, which would read every
+message: the inbox asks for at least three. Both keep the inbox's keyset
+pagination: the search only narrows the rows.
 """
 
 from __future__ import annotations

@@ -7,11 +7,12 @@ from flask_babel import gettext as _
 from flask_login import current_user
 from werkzeug.exceptions import BadRequest
 
-from app import cleanup, db, retention
+from app import cleanup, db, retention, search
 from app.admin import bp, workflow
 from app.admin.inquiries import SHOW, Cursor, count, count_capped, get_inquiry_or_404, inbox_page, listed, unread_count
 
 MAX_QUERY_LENGTH = 254
+MIN_QUERY_LENGTH = search.TRIGRAM  # shorter text cannot use the index, and would read every message
 
 
 @bp.get("/")
@@ -43,6 +44,8 @@ def folder_page(policy: retention.Policy, endpoint: str, trigger: str) -> str:
     query = request.args.get("q", "").strip()
     if len(query) > MAX_QUERY_LENGTH:
         raise BadRequest(_("The search is too long (at most %(limit)d characters).", limit=MAX_QUERY_LENGTH))
+    if 0 < len(query) < MIN_QUERY_LENGTH:
+        raise BadRequest(_("Search for at least %(limit)d characters.", limit=MIN_QUERY_LENGTH))
     show = request.args.get("show", "")
     if show and show not in SHOW:
         raise BadRequest(_("Unknown filter: show unread or unanswered inquiries, or every inquiry."))
