@@ -11,6 +11,8 @@
   ``timestamptz``.
 * ``app.cleanup.plans``: the batch-delete plan and the batch defaults.
 * ``app.admin.export``: reads ``created_at`` as each driver returns it.
+* ``app.search``: the search index (SQLite FTS5 with trigrams, PostgreSQL
+  ``pg_trgm``), made by migration 0004, and how a search uses it.
 """
 
 from __future__ import annotations

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 
 from flask import Flask, jsonify, render_template, request
+from flask_login import current_user
 from flask_wtf.csrf import CSRFError
 from gunicorn.http.errors import ParseException
 from sqlalchemy.exc import DBAPIError
@@ -47,9 +48,20 @@ def render_error(error: HTTPException):
     if wants_json():
         response = jsonify(ok=False, error=message)
     else:
-        response = render_template("error.html", code=error.code, title=error.name, message=message)
+        response = render_template(
+            _error_template(), code=error.code, title=error.name, message=message,
+            database_down=error.code >= 500,
+        )
     headers = [(k, v) for k, v in error.get_headers() if k.lower() != "content-type"]
     return response, error.code, headers
+
+
+def _error_template() -> str:
+    """The admin frame (navigation, a link back to the inbox) for a logged-in admin under /admin; else the public one."""
+    in_admin = request.path == "/admin" or request.path.startswith("/admin/")
+    if in_admin and current_user.is_authenticated:
+        return "admin/error.html"
+    return "error.html"
 
 
 def _csrf_error(error: CSRFError):

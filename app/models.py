@@ -86,7 +86,11 @@ class Inquiry(Base):
     """
 
     __tablename__ = "submissions"
-    __table_args__ = (Index("ix_submissions_status_created_at_id", "status", "created_at", "id"),)
+    __table_args__ = (
+        Index("ix_submissions_status_created_at_id", "status", "created_at", "id"),
+        # The unread count (admin navigation) seeks straight to the unread rows.
+        Index("ix_submissions_status_read_at_created_at", "status", "read_at", "created_at"),
+    )
 
     id: Mapped[int] = mapped_column(primary_key=True)
     name: Mapped[str] = mapped_column(String(100))
@@ -101,6 +105,10 @@ class Inquiry(Base):
     status: Mapped[str] = mapped_column(
         String(16), default=InquiryStatus.INBOX, server_default=InquiryStatus.INBOX.value
     )
+    # The inbox workflow (app.admin.workflow): read when an admin first opens it, answered when marked so.
+    read_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    answered_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    answered_by: Mapped[int | None] = mapped_column(ForeignKey("admins.id", ondelete="SET NULL"))
 
 
 class Setting(Base):

@@ -139,6 +139,18 @@ def visible_now(session: Session, policy: Policy | None = INBOX) -> ColumnElemen
     return or_(*(visible_in(each, current_cutoff(session, each)) for each in POLICIES))
 
 
+def policy_of(inquiry: Inquiry) -> Policy:
+    """The policy that covers ``inquiry`` (its folder's)."""
+    return SPAM if inquiry.status == InquiryStatus.SPAM else INBOX
+
+
+def deletion_due(session: Session, inquiry: Inquiry) -> datetime | None:
+    """When ``inquiry`` passes retention (hidden then, deleted by the next cleanup); None while on legal hold."""
+    if inquiry.legal_hold:
+        return None
+    return inquiry.created_at + timedelta(days=retention_days(session, policy_of(inquiry)))
+
+
 @dataclass(frozen=True)
 class Preview:
     """What a retention of ``retention_days`` would delete at the next cleanup."""

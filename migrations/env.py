@@ -12,6 +12,7 @@ from alembic import context
 
 from app.db import make_engine
 from app.models import Base
+from app.search import is_search_index
 
 config = context.config
 if config.config_file_name is not None and not config.attributes.get("connection"):
@@ -20,12 +21,18 @@ if config.config_file_name is not None and not config.attributes.get("connection
 DEFAULT_URL = f"sqlite:///{Path(__file__).resolve().parent.parent / 'instance' / 'sundown.db'}"
 
 
+def _made_by_models(object_, name, type_, reflected, compare_to) -> bool:
+    """Leave the search index to its migration (0004): the models do not describe it."""
+    return not is_search_index(name)
+
+
 def run_migrations(connection) -> None:
     context.configure(
         connection=connection,
         target_metadata=Base.metadata,
         render_as_batch=connection.dialect.name == "sqlite",
         compare_type=True,
+        include_object=_made_by_models,
     )
     with context.begin_transaction():
         context.run_migrations()

@@ -13,14 +13,23 @@ from app import db
 from app.db import make_engine
 from app.migrate import alembic_config, current_revision, head_revision, upgrade
 from app.models import Base, Inquiry
+from app.search import is_search_index
 
 NOW = datetime(2026, 6, 1, tzinfo=timezone.utc)
+
+
+def _made_by_models(object_, name, type_, reflected, compare_to) -> bool:
+    """The search index is made by migration 0004 alone (``app.search``): the models do not describe it."""
+    return not is_search_index(name)
+
+
+COMPARE = {"compare_type": True, "include_object": _made_by_models}
 
 
 def test_models_and_migrations_agree(database_url):
     engine = make_engine(database_url)
     with engine.connect() as connection:
-        context = MigrationContext.configure(connection, opts={"compare_type": True})
+        context = MigrationContext.configure(connection, opts=COMPARE)
         assert compare_metadata(context, Base.metadata) == []
     assert current_revision(engine) == head_revision()
     engine.dispose()
@@ -54,7 +63,7 @@ def test_the_spam_migration_downgrades_and_upgrades_keeping_every_inquiry(databa
         assert list(connection.execute(sa.select(Inquiry.__table__.c.status).order_by(Inquiry.__table__.c.id))) == [
             ("inbox",), ("inbox",)]
         assert [name for (name,) in connection.execute(rows)] == ["Ina", "Sam"]
-        context = MigrationContext.configure(connection, opts={"compare_type": True})
+        context = MigrationContext.configure(connection, opts=COMPARE)
         assert compare_metadata(context, Base.metadata) == []
     engine.dispose()
 

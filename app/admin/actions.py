@@ -13,6 +13,7 @@ from werkzeug.exceptions import BadRequest
 
 from app import clock, db
 from app.admin import audit, bp
+from app.admin.inbox import render_detail
 from app.admin.inquiries import get_inquiry_or_404
 from app.retention import visible_now
 from app.models import Inquiry, InquiryStatus
@@ -52,7 +53,7 @@ def place_hold(inquiry_id: int):
     reason = request.form.get("reason", "").strip()
     error = _reason_error(reason)
     if error:
-        return render_template("admin/detail.html", inquiry=inquiry, errors={"reason": error}), 422
+        return render_detail(inquiry, {"reason": error}), 422
     _update_visible(
         inquiry_id, legal_hold=True, hold_reason=reason, hold_by=current_user.name, held_at=clock.now()
     )

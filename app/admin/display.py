@@ -6,8 +6,10 @@ from datetime import datetime
 from zoneinfo import ZoneInfo
 
 from flask import current_app
+from flask_babel import format_decimal, ngettext
 
 from app.admin import bp
+from app.auth.browser import browser_name
 
 FIRST_LINE_MAX = 120
 
@@ -46,3 +48,18 @@ def first_line(message: str) -> str:
 def days(count: int) -> str:
     """``1 day`` or ``N days``."""
     return f"{count} day" if count == 1 else f"{count} days"
+
+
+@bp.app_template_filter("browser")
+def browser(user_agent: str | None) -> str:
+    """A user agent as a short browser name, e.g. ``Firefox 133 on Linux`` (``app.auth.browser``)."""
+    return browser_name(user_agent)
+
+
+@bp.app_template_filter("inquiry_count")
+def inquiry_count(count) -> str:
+    """A count of inquiries from ``inquiries.count_capped``: ``1 inquiry``, ``42 inquiries``, ``more than 1,000 inquiries``."""
+    if count.more:
+        return ngettext("more than %(shown)s inquiry", "more than %(shown)s inquiries", count.value,
+                        shown=format_decimal(count.value))
+    return ngettext("%(shown)s inquiry", "%(shown)s inquiries", count.value, shown=format_decimal(count.value))

@@ -3,39 +3,71 @@
 from __future__ import annotations
 
 from flask import render_template, request
+from flask_babel import gettext as _
+from flask_login import current_user
 from werkzeug.exceptions import BadRequest
 
-from app import cleanup, db, retention
-from app.admin import bp
-from app.admin.inquiries import Cursor, count, get_inquiry_or_404, inbox_page
+from app import cleanup, db, retention, search
+from app.admin import bp, workflow
+from app.admin.inquiries import SHOW, Cursor, count, count_capped, get_inquiry_or_404, inbox_page, listed, unread_count
 
 MAX_QUERY_LENGTH = 254
+MIN_QUERY_LENGTH = search.TRIGRAM  # shorter text cannot use the index, and would read every message
 
 
 @bp.get("/")
 def inbox():
-    """Visible inquiries, newest first, 50 a page, optionally filtered by name or email."""
+    """Visible inquiries, newest first, 50 a page; searched, and filtered to unread or unanswered."""
     return folder_page(retention.INBOX, "admin.inbox", "admin_inbox")
 
 
 @bp.get("/inquiries/<int:inquiry_id>")
 def detail(inquiry_id: int):
-    """The whole inquiry, its legal hold and the delete and hold forms ("Not spam" for spam)."""
-    return render_template("admin/detail.html", inquiry=get_inquiry_or_404(inquiry_id), errors={})
+    """The whole inquiry (opening it marks it read), reply, answered, hold and delete; "Not spam" for spam."""
+    inquiry = get_inquiry_or_404(inquiry_id)
+    workflow.mark_read_on_open(inquiry)
+    return render_detail(inquiry)
+
+
+def render_detail(inquiry, errors: dict | None = None) -> str:
+    """The detail page of ``inquiry``, with the form ``errors`` to show."""
+    session = db.get_session()
+    return render_template(
+        "admin/detail.html", inquiry=inquiry, errors=errors or {},
+        deletion_due=retention.deletion_due(session, inquiry),
+        answered_by=workflow.answered_by_name(inquiry),
+    )
 
 
 def folder_page(policy: retention.Policy, endpoint: str, trigger: str) -> str:
-    """One folder's list page: its rows, the search, the pager, and the spam count beside the tabs."""
+    """One folder's list page: its rows, the count of matches, the search and filters, the pager."""
     query = request.args.get("q", "").strip()
     if len(query) > MAX_QUERY_LENGTH:
-        raise BadRequest(f"The search is too long (at most {MAX_QUERY_LENGTH} characters).")
+        raise BadRequest(_("The search is too long (at most %(limit)d characters).", limit=MAX_QUERY_LENGTH))
+    if 0 < len(query) < MIN_QUERY_LENGTH:
+        raise BadRequest(_("Search for at least %(limit)d characters.", limit=MIN_QUERY_LENGTH))
+    show = request.args.get("show", "")
+    if show and show not in SHOW:
+        raise BadRequest(_("Unknown filter: show unread or unanswered inquiries, or every inquiry."))
     session = db.get_session()
-    page = inbox_page(session, query, after=_cursor_arg("after"), before=_cursor_arg("before"), policy=policy)
+    where = listed(session, policy, query, show)
+    page = inbox_page(session, after=_cursor_arg("after"), before=_cursor_arg("before"), where=where)
     cleanup.trigger(trigger)
     return render_template(
-        "admin/inbox.html", page=page, query=query, folder=policy.status, endpoint=endpoint,
+        "admin/inbox.html", page=page, query=query, show=show, folder=policy.status, endpoint=endpoint,
+        matches=count_capped(session, where),
         spam_count=count(session, retention.SPAM), spam_days=retention.spam_retention_days(session),
     )
+
+
+@bp.app_context_processor
+def navigation_counts():
+    """``unread_inquiries()`` for the admin navigation: counted only when a page asks, for a logged-in admin."""
+    def unread_inquiries():
+        if not current_user.is_authenticated:
+            return None
+        return unread_count(db.get_session())
+    return {"unread_inquiries": unread_inquiries}
 
 
 def _cursor_arg(name: str) -> Cursor | None:

@@ -1,8 +1,10 @@
 """Queries on inquiries for the admin pages; every read goes through the retention rule's predicate.
 
 A list reads one folder (the inbox unless asked: ``retention.INBOX`` or
-``retention.SPAM``); one inquiry (the detail page, its actions) is found in
-either.
+``retention.SPAM``), optionally only its unread or unanswered inquiries and
+those a search finds (``app.search``); one inquiry (the detail page, its
+actions) is found in either. Counts stop at ``COUNT_LIMIT``: past it the
+page says "more than", so that no count reads a million rows.
 """
 
 from __future__ import annotations
@@ -11,17 +13,20 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
 from flask import abort
-from sqlalchemy import ColumnElement, Select, func, or_, select, tuple_
+from sqlalchemy import ColumnElement, Select, func, select, true, tuple_
 from sqlalchemy.orm import Session
 from werkzeug.exceptions import BadRequest
 
-from app import db
+from app import db, search
 from app.retention import INBOX, Policy, visible_now
 from app.models import Inquiry
 
 PAGE_SIZE = 50
+COUNT_LIMIT = 1000
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
-LIKE_ESCAPE = "\\"
+UNREAD = "unread"
+UNANSWERED = "unanswered"
+SHOW = (UNREAD, UNANSWERED)
 
 
 @dataclass(frozen=True)
@@ -71,20 +76,37 @@ def get_inquiry_or_404(inquiry_id: int) -> Inquiry:
     return row
 
 
-def escape_like(text: str) -> str:
-    """``text`` with LIKE wildcards escaped, for a literal substring match."""
-    for char in (LIKE_ESCAPE, "%", "_"):
-        text = text.replace(char, LIKE_ESCAPE + char)
-    return text
+def shown(show: str) -> ColumnElement[bool]:
+    """The ``show`` filter: ``unread``, ``unanswered``, or every inquiry (``""``)."""
+    if show == UNREAD:
+        return Inquiry.read_at.is_(None)
+    if show == UNANSWERED:
+        return Inquiry.answered_at.is_(None)
+    return true()
 
 
-def matching(query: str) -> ColumnElement[bool]:
-    """Inquiries whose name or email contains ``query`` (case-insensitive)."""
-    pattern = f"%{escape_like(query)}%"
-    return or_(
-        Inquiry.name.ilike(pattern, escape=LIKE_ESCAPE),
-        Inquiry.email.ilike(pattern, escape=LIKE_ESCAPE),
+def listed(session: Session, policy: Policy = INBOX, query: str = "", show: str = "") -> ColumnElement[bool]:
+    """The inquiries a list shows: one folder's visible ones, filtered by ``show`` and the search ``query``."""
+    condition = visible_now(session, policy) & shown(show)
+    if query:
+        condition = condition & search.matching(session, query)
+    return condition
+
+
+@dataclass(frozen=True)
+class Count:
+    """How many inquiries match, exact up to ``COUNT_LIMIT``; ``more`` when there are more than that."""
+
+    value: int
+    more: bool
+
+
+def count_capped(session: Session, condition: ColumnElement[bool]) -> Count:
+    """How many inquiries satisfy ``condition``, reading at most ``COUNT_LIMIT + 1`` of them."""
+    found = session.scalar(
+        select(func.count()).select_from(select(Inquiry.id).where(condition).limit(COUNT_LIMIT + 1).subquery())
     )
+    return Count(min(found, COUNT_LIMIT), found > COUNT_LIMIT)
 
 
 def count(session: Session, policy: Policy = INBOX) -> int:
@@ -92,18 +114,23 @@ def count(session: Session, policy: Policy = INBOX) -> int:
     return session.scalar(select(func.count()).select_from(Inquiry).where(visible_now(session, policy)))
 
 
+def unread_count(session: Session) -> Count:
+    """How many visible inquiries in the inbox no admin has opened yet (for the navigation)."""
+    return count_capped(session, listed(session, INBOX, show=UNREAD))
+
+
 def inbox_page(
     session: Session, query: str = "", after: Cursor | None = None, before: Cursor | None = None,
-    policy: Policy = INBOX,
+    policy: Policy = INBOX, show: str = "", where: ColumnElement[bool] | None = None,
 ) -> Page:
     """The page of one folder's visible inquiries older than ``after`` (or newer than ``before``).
 
     Keyset pagination on ``(created_at, id)``: rows with equal timestamps are
-    ordered by id, so no row is skipped or repeated across pages.
+    ordered by id, so no row is skipped or repeated across pages. ``where``,
+    when given, replaces ``listed(session, policy, query, show)`` (a caller
+    that also counts builds it once).
     """
-    stmt = select(Inquiry).where(visible_now(session, policy))
-    if query:
-        stmt = stmt.where(matching(query))
+    stmt = select(Inquiry).where(where if where is not None else listed(session, policy, query, show))
     if before is not None:
         rows = _newer_than(session, stmt, before)
         has_newer = len(rows) > PAGE_SIZE

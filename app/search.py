@@ -1,0 +1,89 @@
+"""The search over inquiries: name, email and message, a case-insensitive substring match.
+
+An index serves it on each database (migration 0004 makes both); this is
+where the dialect difference lives (see ``app.dialect``):
+
+* SQLite: the FTS5 table ``submissions_fts`` (trigram tokenizer, external
+  content: the index only, no copy of the text), kept in step with
+  ``submissions`` by triggers, so every delete (a cleanup batch, an admin's
+  delete, "Delete all spam") removes the inquiry from the index in the same
+  transaction. A search of three characters or more asks the index first,
+  with a limit: when at most ``CANDIDATE_LIMIT`` inquiries contain the text,
+  the page reads only those; when more do, the text is common and walking the
+  folder newest first (its ``(status, created_at, id)`` index) with ``LIKE``
+  fills a page within a few thousand rows.
+* PostgreSQL: ``ILIKE`` on each column, each with a GIN trigram index
+  (``pg_trgm``); the planner chooses between the indexes (rare text) and the
+  newest-first walk (common text).
+
+Trigrams cannot serve one or two characters, which would read every
+message: the inbox asks for at least three. Both keep the inbox's keyset
+pagination: the search only narrows the rows.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import ColumnElement, column, literal_column, or_, select, table, text
+from sqlalchemy.orm import Session
+
+from app.models import Inquiry
+
+CANDIDATE_LIMIT = 20_000
+TRIGRAM = 3
+LIKE_ESCAPE = "\\"
+FTS_TABLE = "submissions_fts"
+TRIGRAM_INDEXES = frozenset(f"ix_submissions_{name}_trgm" for name in ("name", "email", "message"))
+
+_fts = table(FTS_TABLE, column("rowid"))
+
+
+def matching(session: Session, query: str) -> ColumnElement[bool]:
+    """Inquiries whose name, email or message contains ``query`` (case-insensitive)."""
+    if session.get_bind().dialect.name == "sqlite" and len(query) >= TRIGRAM:
+        phrase = fts_phrase(query)
+        if _few_contain(session, phrase):
+            return Inquiry.id.in_(select(_fts.c.rowid).where(_fts_match(phrase)))
+    return contains(query)
+
+
+def contains(query: str) -> ColumnElement[bool]:
+    """The plain substring test on the three columns (``ILIKE``; ``LIKE`` on SQLite, ASCII case folding)."""
+    pattern = f"%{escape_like(query)}%"
+    return or_(*(
+        field.ilike(pattern, escape=LIKE_ESCAPE) for field in (Inquiry.name, Inquiry.email, Inquiry.message)
+    ))
+
+
+def escape_like(query: str) -> str:
+    """``query`` with LIKE wildcards escaped, for a literal substring match."""
+    for char in (LIKE_ESCAPE, "%", "_"):
+        query = query.replace(char, LIKE_ESCAPE + char)
+    return query
+
+
+def fts_phrase(query: str) -> str:
+    """``query`` as one FTS5 phrase: with trigrams, a phrase matches any substring."""
+    return '"' + query.replace('"', '""') + '"'
+
+
+def index_rowids(session: Session, query: str) -> list[int]:
+    """SQLite only: the rowids the search index holds for ``query`` (for checks after deletions)."""
+    return list(session.scalars(select(_fts.c.rowid).where(_fts_match(fts_phrase(query)))))
+
+
+def is_search_index(name: str | None) -> bool:
+    """Whether a table or index ``name`` belongs to the search index (made by migration 0004, not the models)."""
+    return bool(name) and (name.startswith(FTS_TABLE) or name in TRIGRAM_INDEXES)
+
+
+def _fts_match(phrase: str) -> ColumnElement[bool]:
+    return literal_column(FTS_TABLE).op("MATCH")(phrase)
+
+
+def _few_contain(session: Session, phrase: str) -> bool:
+    """Whether at most ``CANDIDATE_LIMIT`` inquiries (any folder, any age) contain the phrase."""
+    found = session.scalar(
+        text(f"SELECT count(*) FROM (SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH :phrase LIMIT :limit)"),
+        {"phrase": phrase, "limit": CANDIDATE_LIMIT + 1},
+    )
+    return found <= CANDIDATE_LIMIT
