@@ -8,7 +8,7 @@ from flask import flash, redirect, render_template, request, url_for
 
 from app import db, retention
 from app.admin import audit, bp
-from app.admin.display import days as plural_days
+from app.i18n import days as plural_days
 
 INVALID = f"Enter a whole number of days from {retention.MIN_DAYS} to {retention.MAX_DAYS}."
 
