@@ -23,7 +23,7 @@ from datetime import datetime
 from zoneinfo import ZoneInfo
 
 from babel.dates import format_datetime
-from flask import Blueprint, Flask, current_app, g, jsonify, redirect, request, url_for
+from flask import Blueprint, Flask, current_app, g, has_request_context, jsonify, redirect, request, url_for
 from flask_babel import Babel, force_locale, format_number, get_locale, gettext, ngettext
 
 LOCALES = ("en", "ja", "zh_Hans")  # catalog names; a page says zh-Hans (BCP 47)
@@ -93,6 +93,8 @@ def from_accept_language(header_values) -> str | None:
 
 def select_locale() -> str:
     """This request's locale: cookie, the admin's choice, ``Accept-Language``, the default."""
+    if not has_request_context():  # e.g. a notification sent after the response
+        return current_app.config["DEFAULT_LOCALE"]
     chosen = normalize(request.cookies.get(COOKIE))
     if chosen:
         return chosen

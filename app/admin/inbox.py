@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from flask_babel import gettext as _
 from flask import render_template, request
 from werkzeug.exceptions import BadRequest
 
@@ -28,7 +29,7 @@ def folder_page(policy: retention.Policy, endpoint: str, trigger: str) -> str:
     """One folder's list page: its rows, the search, the pager, and the spam count beside the tabs."""
     query = request.args.get("q", "").strip()
     if len(query) > MAX_QUERY_LENGTH:
-        raise BadRequest(f"The search is too long (at most {MAX_QUERY_LENGTH} characters).")
+        raise BadRequest(_("The search is too long (at most %(max)s characters).", max=MAX_QUERY_LENGTH))
     session = db.get_session()
     page = inbox_page(session, query, after=_cursor_arg("after"), before=_cursor_arg("before"), policy=policy)
     cleanup.trigger(trigger)

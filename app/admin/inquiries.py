@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
+from flask_babel import gettext as _
 from flask import abort
 from sqlalchemy import ColumnElement, Select, func, or_, select, tuple_
 from sqlalchemy.orm import Session
@@ -43,7 +44,7 @@ class Cursor:
             micros, row_id = (int(part) for part in token.split("."))
             return cls(EPOCH + timedelta(microseconds=micros), row_id)
         except (ValueError, OverflowError):
-            raise BadRequest("That page link is malformed; go back to the first page.") from None
+            raise BadRequest(_("That page link is malformed; go back to the first page.")) from None
 
     @classmethod
     def of(cls, row: Inquiry) -> Cursor:
@@ -67,7 +68,7 @@ def get_inquiry_or_404(inquiry_id: int) -> Inquiry:
         select(Inquiry).where(Inquiry.id == inquiry_id, visible_now(session, None))
     )
     if row is None:
-        abort(404, "This inquiry does not exist, was deleted, or is past retention.")
+        abort(404, _("This inquiry does not exist, was deleted, or is past retention."))
     return row
 
 
