@@ -30,9 +30,9 @@ translations: $(COMPILED)
 
 # Extract every gettext message from app/ and templates/, then add new ones to each catalog (to translate).
 messages: $(VENV)/.installed
-	$(BIN)/pybabel extract -F babel.cfg -k lazy_gettext -k lazy_pgettext:1c,2 -k N_ \
+	$(BIN)/pybabel extract -F babel.cfg -k lazy_gettext -k _l -k lazy_pgettext:1c,2 -k N_ \
 		--add-location=file --sort-output --no-wrap --project=Sundown -o $(TRANSLATIONS)/messages.pot app templates
-	$(BIN)/pybabel update --quiet --no-wrap --ignore-obsolete -i $(TRANSLATIONS)/messages.pot -d $(TRANSLATIONS)
+	$(BIN)/pybabel update --no-wrap --ignore-obsolete -i $(TRANSLATIONS)/messages.pot -d $(TRANSLATIONS)
 	$(MAKE) translations
 
 # The dev server prints, last before serving, a box with http://localhost:PORT and the first admin's link.

@@ -13,42 +13,42 @@ from flask_babel import lazy_pgettext
 
 from app.admin import bp
 
-TARGET, OUTCOME, TRIGGER, ACTION = "cleanup target", "cleanup outcome", "cleanup trigger", "audit action"
 
+# The contexts are written out: the extractor reads only literal strings.
 LABELS = {
     # cleanup targets (app.cleanup.targets)
-    "inquiries": lazy_pgettext(TARGET, "inquiries"),
-    "spam": lazy_pgettext(TARGET, "spam"),
-    "used_challenges": lazy_pgettext(TARGET, "used_challenges"),
-    "one_time_secrets": lazy_pgettext(TARGET, "one_time_secrets"),
-    "admin_logins": lazy_pgettext(TARGET, "admin_logins"),
-    "rate_limits": lazy_pgettext(TARGET, "rate_limits"),
-    "cleanup_runs": lazy_pgettext(TARGET, "cleanup_runs"),
+    "inquiries": lazy_pgettext("cleanup target", "inquiries"),
+    "spam": lazy_pgettext("cleanup target", "spam"),
+    "used_challenges": lazy_pgettext("cleanup target", "used_challenges"),
+    "one_time_secrets": lazy_pgettext("cleanup target", "one_time_secrets"),
+    "admin_logins": lazy_pgettext("cleanup target", "admin_logins"),
+    "rate_limits": lazy_pgettext("cleanup target", "rate_limits"),
+    "cleanup_runs": lazy_pgettext("cleanup target", "cleanup_runs"),
     # how a run ended (CleanupStatus)
-    "running": lazy_pgettext(OUTCOME, "running"),
-    "ok": lazy_pgettext(OUTCOME, "ok"),
-    "partial": lazy_pgettext(OUTCOME, "partial"),
-    "error": lazy_pgettext(OUTCOME, "error"),
-    "abandoned": lazy_pgettext(OUTCOME, "abandoned"),
+    "running": lazy_pgettext("cleanup outcome", "running"),
+    "ok": lazy_pgettext("cleanup outcome", "ok"),
+    "partial": lazy_pgettext("cleanup outcome", "partial"),
+    "error": lazy_pgettext("cleanup outcome", "error"),
+    "abandoned": lazy_pgettext("cleanup outcome", "abandoned"),
     # what started a run (cleanup.trigger and cleanup.run callers)
-    "admin_manual": lazy_pgettext(TRIGGER, "admin_manual"),
-    "admin_inbox": lazy_pgettext(TRIGGER, "admin_inbox"),
-    "admin_spam": lazy_pgettext(TRIGGER, "admin_spam"),
-    "inquiry_form": lazy_pgettext(TRIGGER, "inquiry_form"),
-    "inquiry_api": lazy_pgettext(TRIGGER, "inquiry_api"),
-    "login_options": lazy_pgettext(TRIGGER, "login_options"),
-    "login_verify": lazy_pgettext(TRIGGER, "login_verify"),
-    "internal": lazy_pgettext(TRIGGER, "internal"),
-    "cli": lazy_pgettext(TRIGGER, "cli"),
+    "admin_manual": lazy_pgettext("cleanup trigger", "admin_manual"),
+    "admin_inbox": lazy_pgettext("cleanup trigger", "admin_inbox"),
+    "admin_spam": lazy_pgettext("cleanup trigger", "admin_spam"),
+    "inquiry_form": lazy_pgettext("cleanup trigger", "inquiry_form"),
+    "inquiry_api": lazy_pgettext("cleanup trigger", "inquiry_api"),
+    "login_options": lazy_pgettext("cleanup trigger", "login_options"),
+    "login_verify": lazy_pgettext("cleanup trigger", "login_verify"),
+    "internal": lazy_pgettext("cleanup trigger", "internal"),
+    "cli": lazy_pgettext("cleanup trigger", "cli"),
     # audit actions (app.admin.audit)
-    "deleted": lazy_pgettext(ACTION, "deleted"),
-    "spam_deleted": lazy_pgettext(ACTION, "spam deleted"),
-    "marked_not_spam": lazy_pgettext(ACTION, "marked not spam"),
-    "hold_placed": lazy_pgettext(ACTION, "hold placed"),
-    "hold_released": lazy_pgettext(ACTION, "hold released"),
-    "retention_changed": lazy_pgettext(ACTION, "retention changed"),
-    "spam_retention_changed": lazy_pgettext(ACTION, "spam retention changed"),
-    "language_changed": lazy_pgettext(ACTION, "language changed"),
+    "deleted": lazy_pgettext("audit action", "deleted"),
+    "spam_deleted": lazy_pgettext("audit action", "spam deleted"),
+    "marked_not_spam": lazy_pgettext("audit action", "marked not spam"),
+    "hold_placed": lazy_pgettext("audit action", "hold placed"),
+    "hold_released": lazy_pgettext("audit action", "hold released"),
+    "retention_changed": lazy_pgettext("audit action", "retention changed"),
+    "spam_retention_changed": lazy_pgettext("audit action", "spam retention changed"),
+    "language_changed": lazy_pgettext("audit action", "language changed"),
 }
 
 
