@@ -6,7 +6,12 @@ BIN := $(VENV)/bin
 FLASK := SUNDOWN_ENV=$${SUNDOWN_ENV:-development} SUNDOWN_ORIGIN=$${SUNDOWN_ORIGIN:-http://localhost:$(PORT)} \
 	$(BIN)/flask --app wsgi
 
-.PHONY: run test bench install clean
+# The gettext catalogs: app/translations/<locale>/LC_MESSAGES/messages.po, compiled to .mo (never committed).
+TRANSLATIONS := app/translations
+CATALOGS := $(wildcard $(TRANSLATIONS)/*/LC_MESSAGES/messages.po)
+COMPILED := $(CATALOGS:.po=.mo)
+
+.PHONY: run test bench install clean messages translations
 
 $(BIN)/activate:
 	$(PYTHON) -m venv $(VENV)
@@ -16,7 +21,19 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/activate
 	$(BIN)/pip install --quiet -e '.[test]'
 	touch $@
 
-install: $(VENV)/.installed
+install: $(VENV)/.installed translations
+
+translations: $(COMPILED)
+
+%.mo: %.po $(VENV)/.installed
+	$(BIN)/pybabel compile --statistics -i $< -o $@ 2>&1 | tail -n 1
+
+# Extract every gettext message from app/ and templates/, then add new ones to each catalog (to translate).
+messages: $(VENV)/.installed
+	$(BIN)/pybabel extract -F babel.cfg -k lazy_gettext -k _l -k lazy_pgettext:1c,2 -k N_ \
+		--add-location=file --sort-output --no-wrap --project=Sundown -o $(TRANSLATIONS)/messages.pot app templates
+	$(BIN)/pybabel update --no-wrap --ignore-obsolete -i $(TRANSLATIONS)/messages.pot -d $(TRANSLATIONS)
+	$(MAKE) translations
 
 # The dev server prints, last before serving, a box with http://localhost:PORT and the first admin's link.
 run: install

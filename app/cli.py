@@ -7,6 +7,7 @@ import urllib.error
 import urllib.request
 
 import click
+from flask_babel import force_locale
 from flask import Flask, current_app
 from flask.cli import with_appcontext
 
@@ -82,7 +83,8 @@ def admin_invite(name: str, recover: bool) -> None:
 
     session = db.get_session()
     try:
-        url = invites.create(session, name, recover=recover)
+        with force_locale("en"):  # operator output stays English
+            url = invites.create(session, name, recover=recover)
     except invites.InviteError as error:
         raise click.ClickException(str(error)) from error
     session.commit()

@@ -23,7 +23,7 @@ from sqlalchemy.exc import ArgumentError
 
 # None of these imports this module (no cycle): ratelimit and retention need only
 # app.clock, app.db, app.dialect and app.models.
-from app import db
+from app import db, i18n
 from app.notify.settings import parse_address, parse_emails, parse_secret, parse_smtp_url, parse_webhook_url
 from app.ratelimit import parse_limits
 from app.retention import MAX_DAYS, MIN_DAYS
@@ -33,6 +33,7 @@ DEFAULTS: dict[str, Any] = {
     "RP_NAME": "Sundown",
     "MAX_CONTENT_LENGTH": 64 * 1024,
     "TIME_ZONE": "UTC",
+    "DEFAULT_LOCALE": "en",
     "PROXY_FIX": 0,
     "DEFAULT_RETENTION_DAYS": 180,
     "CLEANUP_INTERVAL": 3600,
@@ -152,6 +153,7 @@ SETTINGS: list[tuple[str, Callable[[Any], Any], str]] = [
     ("DATABASE_URL", _rule(_as_is, lambda url: make_url(url).get_backend_name() in SQL_BACKENDS),
      "a sqlite:///path or postgresql://user:pass@host/db URL"),
     ("TIME_ZONE", _rule(_string, ZoneInfo), "an IANA time zone name such as UTC or Europe/Paris"),
+    ("DEFAULT_LOCALE", _rule(i18n.normalize, bool), "one of en, ja, zh-Hans"),
     ("PROXY_FIX", _rule(_integer, lambda n: 0 <= n <= 10), "a whole number of trusted proxies from 0 to 10"),
     ("MAX_CONTENT_LENGTH", _rule(_integer, lambda n: n >= 1024), "a whole number of bytes, at least 1024"),
     ("DEFAULT_RETENTION_DAYS", _rule(_integer, lambda n: MIN_DAYS <= n <= MAX_DAYS),

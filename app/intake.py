@@ -23,6 +23,7 @@ import re
 from typing import IO, Any
 
 from flask import Flask, current_app, request
+from flask_babel import lazy_gettext as _l
 from gunicorn.http.errors import ParseException
 from werkzeug.exceptions import BadRequest, RequestEntityTooLarge
 from werkzeug.wsgi import get_content_length
@@ -31,14 +32,14 @@ MAX_JSON_DEPTH = 32
 READ_SIZE = 64 * 1024
 RECEIVED = "sundown.intake.received"  # the environ key holding the received body
 
-# Messages for API clients; the form words its own (app.public).
-TOO_LARGE = "The request body is larger than the limit of {limit} bytes."
-CUT_SHORT = "The request body ended after {received} of its declared {declared} bytes."
-BROKEN = "The request body could not be read: its chunked framing is malformed."
-LOST = "The request body could not be read: the connection broke off before it ended."
-NOT_UTF8 = "The request body is not valid JSON: send it encoded as UTF-8."
-TOO_DEEP = "The JSON is nested too deeply: at most {depth} levels of arrays and objects."
-NOT_JSON = "The request body is not valid JSON."
+# Messages for API clients, translated when shown; the form words its own (app.public).
+TOO_LARGE = _l("The request body is larger than the limit of {limit} bytes.")
+CUT_SHORT = _l("The request body ended after {received} of its declared {declared} bytes.")
+BROKEN = _l("The request body could not be read: its chunked framing is malformed.")
+LOST = _l("The request body could not be read: the connection broke off before it ended.")
+NOT_UTF8 = _l("The request body is not valid JSON: send it encoded as UTF-8.")
+TOO_DEEP = _l("The JSON is nested too deeply: at most {depth} levels of arrays and objects.")
+NOT_JSON = _l("The request body is not valid JSON.")
 
 _STRING = re.compile(r'"(?:[^"\\]++|\\.)*+"?', re.S)  # a JSON string, or an unterminated one
 _NOT_BRACKET = re.compile(r"[^\[\]{}]++")
@@ -99,13 +100,13 @@ def json_body() -> Any:
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError:
-        raise BadRequest(NOT_UTF8) from None
+        raise BadRequest(str(NOT_UTF8)) from None
     if nested_deeper_than(text, MAX_JSON_DEPTH):
         raise BadRequest(TOO_DEEP.format(depth=MAX_JSON_DEPTH))
     try:
         return json.loads(text)
     except ValueError:  # includes the too-many-digits integer limit
-        raise BadRequest(NOT_JSON) from None
+        raise BadRequest(str(NOT_JSON)) from None
 
 
 def nested_deeper_than(text: str, most: int) -> bool:
@@ -131,7 +132,7 @@ def _read(stream: IO[bytes], most: int) -> bytes:
             chunks.append(chunk)
             size += len(chunk)
     except ParseException:  # gunicorn: bad chunk size, terminator, extension or trailer
-        raise BadRequest(BROKEN) from None
+        raise BadRequest(str(BROKEN)) from None
     except (OSError, ValueError):  # gunicorn's NoMoreData, a reset, Werkzeug's dechunker
-        raise BadRequest(LOST) from None
+        raise BadRequest(str(LOST)) from None
     return b"".join(chunks)

@@ -139,6 +139,8 @@ class Admin(UserMixin, Base):
     name: Mapped[str] = mapped_column(String(100), unique=True)
     user_handle: Mapped[bytes] = mapped_column(LargeBinary(64), unique=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    # The admin's language for the admin pages (app.i18n); None: the browser's.
+    locale: Mapped[str | None] = mapped_column(String(16), nullable=True)
 
 
 class Passkey(Base):

@@ -13,6 +13,7 @@ verdict, which files it in the inbox or the spam folder and never refuses it.
 from __future__ import annotations
 
 from flask import Blueprint, current_app, jsonify, redirect, render_template, request, url_for
+from flask_babel import lazy_gettext as _l
 from flask_wtf.csrf import CSRFError
 from sqlalchemy import select
 from sqlalchemy.exc import DBAPIError
@@ -28,20 +29,20 @@ bp = Blueprint("public", __name__)
 
 HONEYPOT = "website"
 
-# What the form says when it refuses a submission: whole sentences, for translation later.
-TOO_LARGE = ("Your inquiry is too large to send (the limit is {kib} KB), so nothing was saved, "
-             "and your text could not be kept: please shorten it and send it again.")
-NOT_RECEIVED = ("Your inquiry did not arrive complete (the connection may have broken off), so nothing "
-                "was saved, and your text could not be kept: please type it again and send it.")
-EXPIRED = ("The form had expired or was not sent from this site, so nothing was saved. "
-           "Your text is kept below: send it again.")
-RATE_LIMITED = "{refusal} Your text is kept below."
-UNAVAILABLE = ("The inbox cannot save inquiries right now, so nothing was saved. "
-               "Your text is kept below: please send it again in a minute.")
-NOT_JSON_TYPE = "Send the inquiry as JSON (Content-Type: application/json)."
-CROSS_ORIGIN = "Cross-origin requests are not accepted."
-NOT_AN_OBJECT = "Send a JSON object."
-LABELS = {"name": "Your name", "email": "Email address", "message": "Message"}  # also the error summary's
+# What the form says when it refuses a submission: whole sentences, translated when shown.
+TOO_LARGE = _l("Your inquiry is too large to send (the limit is {kib} KB), so nothing was saved, "
+               "and your text could not be kept: please shorten it and send it again.")
+NOT_RECEIVED = _l("Your inquiry did not arrive complete (the connection may have broken off), so nothing "
+                  "was saved, and your text could not be kept: please type it again and send it.")
+EXPIRED = _l("The form had expired or was not sent from this site, so nothing was saved. "
+             "Your text is kept below: send it again.")
+RATE_LIMITED = _l("{refusal} Your text is kept below.")
+UNAVAILABLE = _l("The inbox cannot save inquiries right now, so nothing was saved. "
+                 "Your text is kept below: please send it again in a minute.")
+NOT_JSON_TYPE = _l("Send the inquiry as JSON (Content-Type: application/json).")
+CROSS_ORIGIN = _l("Cross-origin requests are not accepted.")
+NOT_AN_OBJECT = _l("Send a JSON object.")
+LABELS = {"name": _l("Your name"), "email": _l("Email address"), "message": _l("Message")}  # also the error summary's
 
 
 @bp.get("/")
@@ -77,11 +78,11 @@ def submit_form():
     try:
         return _accept_form(values, token)
     except CSRFError as refusal:
-        return _form_refused(refusal, values, EXPIRED, token)
+        return _form_refused(refusal, values, str(EXPIRED), token)
     except TooManyRequests as refusal:
         return _form_refused(refusal, values, RATE_LIMITED.format(refusal=refusal.description), token)
     except (DBAPIError, PoolTimeout) as error:
-        return _form_refused(errors.database_unavailable(error), values, UNAVAILABLE, token)
+        return _form_refused(errors.database_unavailable(error), values, str(UNAVAILABLE), token)
 
 
 @bp.post("/api/inquiries")
@@ -94,14 +95,14 @@ def submit_json():
     without a valid one the inquiry is filed as spam, with the same answer.
     """
     if not request.is_json:
-        raise UnsupportedMediaType(NOT_JSON_TYPE)
+        raise UnsupportedMediaType(str(NOT_JSON_TYPE))
     origin = request.headers.get("Origin")
     if origin is not None and origin not in current_app.config["ORIGINS"]:
-        raise Forbidden(CROSS_ORIGIN)
+        raise Forbidden(str(CROSS_ORIGIN))
     data = intake.json_body()
     if not isinstance(data, dict):
         metrics.count_inquiry("invalid")
-        return jsonify(ok=False, errors={"_": NOT_AN_OBJECT}), 422
+        return jsonify(ok=False, errors={"_": str(NOT_AN_OBJECT)}), 422
     if data.get(HONEYPOT):
         _limit_submissions()
         metrics.count_inquiry("honeypot")
@@ -179,7 +180,7 @@ def _form_page(values: dict[str, str], field_errors: dict[str, str], notice: str
 def _lost_message(refusal: HTTPException) -> str:
     if refusal.code == 413:
         return TOO_LARGE.format(kib=current_app.config["MAX_CONTENT_LENGTH"] // 1024)
-    return NOT_RECEIVED
+    return str(NOT_RECEIVED)
 
 
 def _form_refused(refusal: HTTPException, values: dict[str, str], notice: str, token: str | None = None):

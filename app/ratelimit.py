@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from flask import current_app, request
+from flask_babel import gettext as _
+from flask_babel import ngettext
 from werkzeug.exceptions import TooManyRequests
 
 from app import clock, db, dialect
@@ -66,14 +68,13 @@ def enforce(bucket: str, subject: str, limits: list[Limit]) -> None:
     """Raise 429 with ``Retry-After`` when ``subject`` is over a limit in ``bucket``."""
     wait = hit(bucket, subject, limits)
     if wait is not None:
-        raise TooManyRequests(
-            f"Too many requests. Please try again in {_human(wait)}.", retry_after=wait
-        )
+        raise TooManyRequests(_("Too many requests. Please try again in %(wait)s.", wait=_human(wait)),
+                              retry_after=wait)
 
 
 def _human(seconds: int) -> str:
     if seconds < 120:
-        return f"{seconds} seconds"
+        return ngettext("%(num)s second", "%(num)s seconds", seconds)
     if seconds < 7200:
-        return f"{math.ceil(seconds / 60)} minutes"
-    return f"{math.ceil(seconds / 3600)} hours"
+        return ngettext("%(num)s minute", "%(num)s minutes", math.ceil(seconds / 60))
+    return ngettext("%(num)s hour", "%(num)s hours", math.ceil(seconds / 3600))

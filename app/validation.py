@@ -7,11 +7,30 @@ from collections.abc import Mapping
 from typing import Any
 
 from email_validator import EmailNotValidError, validate_email
+from flask_babel import gettext as _
+from flask_babel import lazy_gettext as _l
 
 FIELDS = {"name": 100, "email": 254, "message": 5000}
 MULTILINE = {"message"}
-# Plain words, not the email library's sentence (which names "@-signs" and "domain labels").
-INVALID_EMAIL = "Enter a valid email address, like name@example.com."
+# Plain words, not the email library's sentences (which name "@-signs" and
+# "domain labels", in English only): the library's message is matched by its
+# beginning, and anything not listed gets the general message.
+INVALID_EMAIL = _l("Enter a valid email address, like name@example.com.")
+EMAIL_MESSAGES = (
+    ("An email address must have an @-sign.", _l("An email address has an @, like name@example.com.")),
+    ("There must be something before the @-sign.", _l("Add the part before the @, like name@example.com.")),
+    ("There must be something after the @-sign.", _l("Add the part after the @, like name@example.com.")),
+    ("The part after the @-sign is not valid. It should have a period.",
+     _l("The part after the @ needs a dot, like name@example.com.")),
+    ('The email address has the "full-width" at-sign', _l("Use the ordinary @ sign, not the full-width ＠.")),
+    ('The email address has the "small commercial at"', _l("Use the ordinary @ sign, not the small ﹫.")),
+    ("An email address cannot have two periods in a row.", _l("An email address cannot have two dots in a row.")),
+    ("An email address cannot start with a period.", _l("An email address cannot start with a dot.")),
+    ("An email address cannot end with a period.", _l("An email address cannot end with a dot.")),
+    ("The email address is too long", _l("This email address is too long.")),
+    ("The part after the @-sign is a special-use or reserved name",
+     _l("This domain cannot receive email: check the part after the @.")),
+)
 
 
 def validate_inquiry(data: Mapping[str, Any]) -> tuple[dict[str, str], dict[str, str]]:
@@ -33,14 +52,14 @@ def _clean_text(raw: Any, multiline: bool, max_length: int) -> tuple[str, str | 
     if raw is None:
         raw = ""
     if not isinstance(raw, str):
-        return "", "Must be text."
+        return "", _("Must be text.")
     value = raw.replace("\r\n", "\n").replace("\r", "\n").strip()
     if not value:
-        return value, "This field is required."
+        return value, _("This field is required.")
     if len(value) > max_length:
-        return value, f"Must be at most {max_length} characters (this is {len(value)})."
+        return value, _("Must be at most %(max)s characters (this is %(num)s).", max=max_length, num=len(value))
     if _has_forbidden_characters(value, multiline):
-        return value, "Contains characters that are not allowed."
+        return value, _("Contains characters that are not allowed.")
     return value, None
 
 
@@ -56,6 +75,14 @@ def _has_forbidden_characters(value: str, multiline: bool) -> bool:
 def _clean_email(value: str) -> tuple[str, str | None]:
     try:
         result = validate_email(value, check_deliverability=False)
-    except EmailNotValidError:
-        return value, INVALID_EMAIL
+    except EmailNotValidError as error:
+        return value, email_message(str(error))
     return result.normalized, None
+
+
+def email_message(library_message: str) -> str:
+    """The words (in this request's language) for the email library's English ``library_message``."""
+    for start, message in EMAIL_MESSAGES:
+        if library_message.startswith(start):
+            return str(message)
+    return str(INVALID_EMAIL)

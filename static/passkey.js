@@ -4,6 +4,13 @@
 (function () {
   "use strict";
 
+  // Messages in the page's language: <body data-messages> holds them, keyed by
+  // their English text (app.i18n.SCRIPT_MESSAGES); English when one is missing.
+  var MESSAGES = (function () {
+    try { return JSON.parse(document.body.dataset.messages || "{}"); } catch (e) { return {}; }
+  })();
+  function t(text) { return MESSAGES[text] || text; }
+
   function b64urlToBuffer(value) {
     var base64 = value.replace(/-/g, "+").replace(/_/g, "/");
     while (base64.length % 4) { base64 += "="; }
@@ -89,7 +96,7 @@
     }).then(function (response) {
       return response.json().catch(function () { return {}; }).then(function (data) {
         if (!response.ok) {
-          throw new Error(data.error || ("The server answered " + response.status + ". Please try again."));
+          throw new Error(data.error || t("The server answered {status}. Please try again.").replace("{status}", response.status));
         }
         return data;
       });
@@ -98,21 +105,21 @@
 
   function explain(error) {
     if (error && error.name === "NotAllowedError") {
-      return "The passkey request was cancelled or timed out. You can try again.";
+      return t("The passkey request was cancelled or timed out. You can try again.");
     }
     if (error && error.name === "InvalidStateError") {
-      return "This passkey is already registered here.";
+      return t("This passkey is already registered here.");
     }
     if (error && error.name === "SecurityError") {
-      return "This page's address does not match the site's passkey settings.";
+      return t("This page's address does not match the site's passkey settings.");
     }
-    return (error && error.message) || "Something went wrong. Please try again.";
+    return (error && error.message) || t("Something went wrong. Please try again.");
   }
 
   function run(button, status) {
     var login = button.dataset.passkey === "login";
     var next = localPath(button.dataset.next);
-    status.textContent = login ? "Waiting for your passkey…" : "Follow your browser's prompts to create a passkey…";
+    status.textContent = login ? t("Waiting for your passkey…") : t("Follow your browser's prompts to create a passkey…");
     button.disabled = true;
     return postJSON(button.dataset.optionsUrl)
       .then(function (options) {
@@ -126,7 +133,7 @@
         return postJSON(button.dataset.verifyUrl, body);
       })
       .then(function (result) {
-        status.textContent = login ? "Logged in." : "Passkey created.";
+        status.textContent = login ? t("Logged in.") : t("Passkey created.");
         window.location.assign(localPath(result.redirect) || "/admin/");
       })
       .catch(function (error) {
@@ -141,7 +148,7 @@
     Array.prototype.forEach.call(buttons, function (button) {
       if (!window.PublicKeyCredential || !navigator.credentials) {
         button.disabled = true;
-        if (status) { status.textContent = "This browser does not support passkeys. Please use a current browser."; }
+        if (status) { status.textContent = t("This browser does not support passkeys. Please use a current browser."); }
         return;
       }
       button.addEventListener("click", function () { run(button, status); });

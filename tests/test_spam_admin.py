@@ -178,7 +178,7 @@ def test_shorter_spam_retention_previews_spam_only_then_saves_and_audits(admin_c
     preview = settings_post(admin_client, {"spam_retention_days": "10"})
     page = preview.get_data(as_text=True)
     assert "Shorten spam retention to 10 days?" in page
-    assert "permanently delete <strong>2</strong>\n    spam inquiries" in page
+    assert "permanently delete <strong>2</strong> spam inquiries" in page
     assert 'name="spam_retention_days" value="10"' in page and 'action="/admin/settings/spam"' in page
     assert stored(query, "spam_retention_days") is None
     assert settings_post(admin_client, {"spam_retention_days": "10", "confirm": "1"}).status_code == 303

@@ -28,4 +28,4 @@ def forbid_caching(response):
 
 
 # The view modules register their routes on ``bp`` when imported.
-from app.admin import account, actions, cleanup, display, export, inbox, notifications, settings, spam, workflow  # noqa: E402,F401
+from app.admin import account, actions, cleanup, display, export, inbox, labels, notifications, settings, spam, workflow  # noqa: E402,F401

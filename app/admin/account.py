@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from flask_babel import gettext as _
 from flask import flash, redirect, render_template, request, url_for
+from flask_babel import force_locale
+from flask_babel import gettext as _
 from flask_login import current_user
 from sqlalchemy import delete, select
 
-from app import clock, db
-from app.admin import bp
+from app import clock, db, i18n
+from app.admin import audit, bp
 from app.auth import invites, logins, passkeys
-from app.models import AdminLogin
+from app.models import Admin, AdminLogin
 
 
 @bp.get("/account")
@@ -40,7 +43,7 @@ def revoke_login(login_id: int):
         response = redirect(url_for("auth.login"), 303)
         logins.clear_cookie(response)
         return response
-    flash("The session was revoked.")
+    flash(_("The session was revoked."))
     return redirect(url_for("admin.account"), 303)
 
 
@@ -50,7 +53,7 @@ def rename_passkey(passkey_id: int):
     name = request.form.get("name", "")
     return _change_passkey(
         lambda session: passkeys.rename(session, current_user.id, passkey_id, name),
-        "Passkey renamed.",
+        _("Passkey renamed."),
     )
 
 
@@ -59,8 +62,28 @@ def remove_passkey(passkey_id: int):
     """Remove a passkey and log out the browsers it logged in; never the last one."""
     return _change_passkey(
         lambda session: passkeys.remove(session, current_user.id, passkey_id),
-        "Passkey removed; the browsers it logged in were logged out.",
+        _("Passkey removed; the browsers it logged in were logged out."),
     )
+
+
+@bp.post("/account/language")
+def change_language():
+    """Store this admin's language (empty: the browser's) and remember it in this browser too."""
+    field = request.form.get("locale", "")
+    chosen = i18n.normalize(field)
+    if field and chosen is None:
+        flash(_("Choose one of the languages offered."), "error")
+        return redirect(url_for("admin.account"), 303)
+    session = db.get_session()
+    session.get(Admin, current_user.id).locale = chosen
+    audit.record(session, "language_changed", 0, chosen or "browser")
+    session.commit()
+    response = redirect(url_for("admin.account"), 303)
+    # The cookie comes first in the choice of locale, so it must agree with the new choice.
+    i18n.remember(response, chosen)
+    with force_locale(chosen or i18n.from_accept_language(request.accept_languages) or "en"):
+        flash(_("Language saved."))
+    return response
 
 
 @bp.post("/account/invite")

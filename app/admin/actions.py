@@ -6,6 +6,8 @@ page (``folder=spam``) returns there.
 
 from __future__ import annotations
 
+from flask_babel import gettext as _
+from flask_babel import ngettext
 from flask import abort, flash, redirect, render_template, request, url_for
 from flask_login import current_user
 from sqlalchemy import delete, func, select, update
@@ -30,7 +32,7 @@ def delete_inquiries():
     """
     ids = selected_ids()
     if not ids:
-        flash("Select at least one inquiry to delete.", "warning")
+        flash(_("Select at least one inquiry to delete."), "warning")
         return redirect(_list_url(), 303)
     deletable, held = _count_selection(ids)
     if deletable == 0:
@@ -42,7 +44,7 @@ def delete_inquiries():
             folder=_folder(),
         )
     deleted = _delete(ids, held)
-    flash(f"Deleted {_inquiries(deleted)}." + (f" {_inquiries(held)} on legal hold kept." if held else ""))
+    flash(_deleted_message(deleted, held))
     return redirect(_list_url(), 303)
 
 
@@ -59,7 +61,7 @@ def place_hold(inquiry_id: int):
     )
     audit.record(db.get_session(), "hold_placed", 1, f"inquiry #{inquiry_id}: {reason}")
     db.get_session().commit()
-    flash("Legal hold placed: this inquiry is kept until the hold is released.")
+    flash(_("Legal hold placed: this inquiry is kept until the hold is released."))
     return redirect(url_for("admin.detail", inquiry_id=inquiry_id), 303)
 
 
@@ -67,16 +69,16 @@ def place_hold(inquiry_id: int):
 def release_hold(inquiry_id: int):
     """Release a legal hold: the inquiry falls under the retention policy again."""
     if not get_inquiry_or_404(inquiry_id).legal_hold:
-        flash("This inquiry is not on legal hold.", "warning")
+        flash(_("This inquiry is not on legal hold."), "warning")
         return redirect(url_for("admin.detail", inquiry_id=inquiry_id), 303)
     _update_visible(inquiry_id, legal_hold=False, hold_reason=None, hold_by=None, held_at=None)
     session = db.get_session()
     audit.record(session, "hold_released", 1, f"inquiry #{inquiry_id}")
     session.commit()
     if session.scalar(select(Inquiry.id).where(Inquiry.id == inquiry_id, visible_now(session, None))) is None:
-        flash("Hold released. The inquiry is past retention: it is hidden now and deleted at the next cleanup.")
+        flash(_("Hold released. The inquiry is past retention: it is hidden now and deleted at the next cleanup."))
         return redirect(url_for("admin.inbox"), 303)
-    flash("Hold released.")
+    flash(_("Hold released."))
     return redirect(url_for("admin.detail", inquiry_id=inquiry_id), 303)
 
 
@@ -89,18 +91,18 @@ def _update_visible(inquiry_id: int, **values) -> None:
     )
     if result.rowcount != 1:
         session.rollback()
-        abort(404, "This inquiry was deleted in the meantime.")
+        abort(404, _("This inquiry was deleted in the meantime."))
 
 
 def selected_ids() -> list[int]:
     """The ids of the inquiries ticked in a list (field ``ids``); 400 when malformed or too many."""
     values = request.form.getlist("ids")
     if len(values) > MAX_SELECTION:
-        raise BadRequest(f"Select at most {MAX_SELECTION} inquiries at once.")
+        raise BadRequest(_("Select at most %(max)s inquiries at once.", max=MAX_SELECTION))
     try:
         return sorted({int(value) for value in values})
     except ValueError:
-        raise BadRequest("The selection is malformed; reload the inbox and try again.") from None
+        raise BadRequest(_("The selection is malformed; reload the inbox and try again.")) from None
 
 
 def _count_selection(ids: list[int]) -> tuple[int, int]:
@@ -149,8 +151,8 @@ def _back_to(ids: list[int]) -> str:
 
 def _nothing_to_delete(held: int) -> str:
     if held:
-        return "Nothing deleted: inquiries on legal hold cannot be deleted until the hold is released."
-    return "Nothing deleted: the selected inquiries no longer exist."
+        return _("Nothing deleted: inquiries on legal hold cannot be deleted until the hold is released.")
+    return _("Nothing deleted: the selected inquiries no longer exist.")
 
 
 def _reason_error(reason: str) -> str | None:
@@ -161,5 +163,8 @@ def _reason_error(reason: str) -> str | None:
     return None
 
 
-def _inquiries(count: int) -> str:
-    return f"{count} inquiry" if count == 1 else f"{count} inquiries"
+def _deleted_message(deleted: int, held: int) -> str:
+    message = ngettext("Deleted %(num)s inquiry.", "Deleted %(num)s inquiries.", deleted)
+    if held:
+        message += " " + ngettext("%(num)s inquiry on legal hold kept.", "%(num)s inquiries on legal hold kept.", held)
+    return message

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from flask_babel import gettext as _
+from flask_babel import ngettext
 from flask import flash, redirect, render_template, url_for
 
 from app import db
 from app.admin import audit, bp
+from app.admin.labels import label
 from app import cleanup
 from app.cleanup import ledger
 from app.models import CleanupStatus
@@ -41,15 +44,15 @@ def run_cleanup():
     db.get_session().close()  # hold no transaction while the cleanup deletes
     row = cleanup.run("admin_manual", force=True)
     if row is None:
-        flash("A cleanup is already running; its result will appear below.", "warning")
+        flash(_("A cleanup is already running; its result will appear below."), "warning")
         return redirect(url_for("admin.cleanup_page"), 303)
     result = ledger.view_of(row)
     if result.failed:
-        flash(f"Cleanup failed: {row.error or row.status}.", "error")
+        flash(_("Cleanup failed: %(error)s.", error=row.error or label(row.status)), "error")
     else:
-        flash(f"Cleanup finished: deleted {result.total} rows ({_counts(result.counts)}).")
+        flash(ngettext("Cleanup finished: deleted %(num)s row (%(counts)s).", "Cleanup finished: deleted %(num)s rows (%(counts)s).", result.total, counts=_counts(result.counts)))
     return redirect(url_for("admin.cleanup_page"), 303)
 
 
 def _counts(counts: dict[str, int]) -> str:
-    return ", ".join(f"{target} {count}" for target, count in counts.items()) or "nothing to delete"
+    return _(", ").join(f"{label(target)} {count}" for target, count in counts.items()) or _("nothing to delete")

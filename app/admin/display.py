@@ -1,8 +1,7 @@
-"""How the admin pages show times and messages (Jinja filters)."""
+"""How the admin pages show messages (Jinja filters); times, dates, numbers and days are app.i18n's."""
 
 from __future__ import annotations
 
-from datetime import datetime
 from zoneinfo import ZoneInfo
 
 from flask import current_app
@@ -19,22 +18,6 @@ def local_zone() -> ZoneInfo:
     return ZoneInfo(current_app.config["TIME_ZONE"])
 
 
-@bp.app_template_filter("local_time")
-def local_time(moment: datetime | None) -> str:
-    """``moment`` in the display time zone, e.g. ``2026-06-01 14:00 CEST``."""
-    if moment is None:
-        return "—"
-    return moment.astimezone(local_zone()).strftime("%Y-%m-%d %H:%M %Z")
-
-
-@bp.app_template_filter("local_date")
-def local_date(moment: datetime | None) -> str:
-    """The calendar date of ``moment`` in the display time zone."""
-    if moment is None:
-        return "—"
-    return moment.astimezone(local_zone()).strftime("%Y-%m-%d")
-
-
 @bp.app_template_filter("first_line")
 def first_line(message: str) -> str:
     """The message's first non-empty line, shortened for the inbox table."""
@@ -42,12 +25,6 @@ def first_line(message: str) -> str:
     if len(line) > FIRST_LINE_MAX:
         return line[: FIRST_LINE_MAX - 1] + "…"
     return line
-
-
-@bp.app_template_filter("days")
-def days(count: int) -> str:
-    """``1 day`` or ``N days``."""
-    return f"{count} day" if count == 1 else f"{count} days"
 
 
 @bp.app_template_filter("browser")

@@ -22,6 +22,7 @@ import io
 from collections.abc import Iterator
 from datetime import date, datetime, time, timedelta, timezone
 
+from flask_babel import gettext as _
 from flask import Flask, Response, current_app, request
 from sqlalchemy import ColumnElement, Integer, Select, String, and_, bindparam, select, tuple_, type_coerce
 from werkzeug.exceptions import BadRequest
@@ -173,7 +174,7 @@ def _export_condition(session) -> ColumnElement[bool]:
     """The shared read predicate at today's cutoff, narrowed by the ``since``/``until`` dates."""
     since, until = _date_arg("since"), _date_arg("until")
     if since and until and since > until:
-        raise BadRequest("'since' must not be after 'until'.")
+        raise BadRequest(_("'since' must not be after 'until'."))
     parts = [retention.visible_now(session, _policy_arg())]
     if since:
         parts.append(Inquiry.created_at >= _start_of(since))
@@ -188,7 +189,7 @@ def _policy_arg() -> retention.Policy:
     for policy in retention.POLICIES:
         if raw == policy.status:
             return policy
-    raise BadRequest("'status' must be inbox or spam.")
+    raise BadRequest(_("'status' must be inbox or spam."))
 
 
 def _date_arg(name: str) -> date | None:
@@ -201,7 +202,7 @@ def _date_arg(name: str) -> date | None:
             raise ValueError
         return day
     except ValueError:
-        raise BadRequest(f"'{name}' must be a date like 2026-01-31.") from None
+        raise BadRequest(_("'%(name)s' must be a date like 2026-01-31.", name=name)) from None
 
 
 def _start_of(day: date) -> datetime:

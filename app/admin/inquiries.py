@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
+from flask_babel import gettext as _
 from flask import abort
 from sqlalchemy import ColumnElement, Select, func, select, true, tuple_
 from sqlalchemy.orm import Session
@@ -48,7 +49,7 @@ class Cursor:
             micros, row_id = (int(part) for part in token.split("."))
             return cls(EPOCH + timedelta(microseconds=micros), row_id)
         except (ValueError, OverflowError):
-            raise BadRequest("That page link is malformed; go back to the first page.") from None
+            raise BadRequest(_("That page link is malformed; go back to the first page.")) from None
 
     @classmethod
     def of(cls, row: Inquiry) -> Cursor:
@@ -72,7 +73,7 @@ def get_inquiry_or_404(inquiry_id: int) -> Inquiry:
         select(Inquiry).where(Inquiry.id == inquiry_id, visible_now(session, None))
     )
     if row is None:
-        abort(404, "This inquiry does not exist, was deleted, or is past retention.")
+        abort(404, _("This inquiry does not exist, was deleted, or is past retention."))
     return row
 
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from flask import flash, redirect, render_template, request, url_for
+from flask_babel import gettext as _
+from flask_babel import ngettext
 
 from app import db, retention
 from app.admin import audit, bp
-from app.admin.display import days as plural_days
 
-INVALID = f"Enter a whole number of days from {retention.MIN_DAYS} to {retention.MAX_DAYS}."
 
 
 @dataclass(frozen=True)
@@ -21,17 +21,13 @@ class Form:
     field: str
     endpoint: str
     action: str
-    name: str  # "Retention" / "Spam retention", starting the messages
-    rows: str  # what a cleanup deletes, plural
-    row: str  # singular
+    spam: bool  # chooses the sentences the messages use
 
 
 INQUIRIES = Form(retention.INBOX, "retention_days", "admin.change_retention", "retention_changed",
-                 "Retention", "inquiries", "inquiry")
+                 False)
 SPAM = Form(retention.SPAM, "spam_retention_days", "admin.change_spam_retention", "spam_retention_changed",
-            "Spam retention", "spam inquiries", "spam inquiry")
-UNCHANGED = "{name} unchanged: {days}."
-CHANGED = "{name} set to {days} (was {current})."
+            True)
 
 
 @bp.context_processor
@@ -73,15 +69,34 @@ def _change(form: Form):
     raw = request.form.get(form.field, "")
     days = retention.parse(raw)
     if days is None:
-        return _page(form, raw.strip(), INVALID), 422
+        return _page(form, raw.strip(), _invalid()), 422
     if days == current:
-        flash(UNCHANGED.format(name=form.name, days=plural_days(days)))
+        flash(_unchanged(form, days))
         return redirect(url_for("admin.settings"), 303)
     if days < current and request.form.get("confirm") != "1":
         preview = retention.preview(session, days, form.policy)
         return render_template("admin/settings_confirm.html", current=current, preview=preview, form=form)
     retention.save(session, days, form.policy)
-    audit.record(session, form.action, 0, f"{current} → {plural_days(days)}")
+    # Stored words stay English whatever the admin's language (the audit log is a record).
+    audit.record(session, form.action, 0, f"{current} → {days} day" if days == 1 else f"{current} → {days} days")
     session.commit()
-    flash(CHANGED.format(name=form.name, days=plural_days(days), current=current))
+    flash(_changed(form, days, current))
     return redirect(url_for("admin.settings"), 303)
+
+
+def _invalid() -> str:
+    return _("Enter a whole number of days from %(min)s to %(max)s.", min=retention.MIN_DAYS, max=retention.MAX_DAYS)
+
+
+def _unchanged(form: Form, days: int) -> str:
+    if form.spam:
+        return ngettext("Spam retention unchanged: %(num)s day.", "Spam retention unchanged: %(num)s days.", days)
+    return ngettext("Retention unchanged: %(num)s day.", "Retention unchanged: %(num)s days.", days)
+
+
+def _changed(form: Form, days: int, current: int) -> str:
+    if form.spam:
+        return ngettext("Spam retention set to %(num)s day (was %(current)s).",
+                        "Spam retention set to %(num)s days (was %(current)s).", days, current=current)
+    return ngettext("Retention set to %(num)s day (was %(current)s).",
+                    "Retention set to %(num)s days (was %(current)s).", days, current=current)

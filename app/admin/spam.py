@@ -8,6 +8,8 @@ in the same transaction: spam is never notified while it is spam.
 from __future__ import annotations
 
 from flask import flash, redirect, render_template, request, url_for
+from flask_babel import lazy_gettext as _l
+from flask_babel import ngettext
 from sqlalchemy import delete, func, select, update
 
 from app import db, notify, retention
@@ -16,12 +18,9 @@ from app.admin.actions import selected_ids
 from app.admin.inbox import folder_page
 from app.models import Inquiry, InquiryStatus
 
-NOTHING_SELECTED = "Select at least one inquiry to move to the inbox."
-NOTHING_MOVED = "Nothing moved: the selected inquiries are no longer in the spam folder."
-MOVED = "Moved {count} to the inbox."
-NO_SPAM = "There is no spam to delete."
-DELETED = "Deleted {count} from the spam folder."
-HELD_KEPT = " {count} on legal hold kept."
+NOTHING_SELECTED = _l("Select at least one inquiry to move to the inbox.")
+NOTHING_MOVED = _l("Nothing moved: the selected inquiries are no longer in the spam folder.")
+NO_SPAM = _l("There is no spam to delete.")
 
 
 @bp.get("/spam")
@@ -35,7 +34,7 @@ def not_spam():
     """Move the selected spam inquiries to the inbox (``back=detail``: return to the one inquiry)."""
     ids = selected_ids()
     if not ids:
-        flash(NOTHING_SELECTED, "warning")
+        flash(str(NOTHING_SELECTED), "warning")
         return redirect(url_for("admin.spam"), 303)
     session = db.get_session()
     moved_ids = list(session.scalars(
@@ -50,7 +49,7 @@ def not_spam():
     if moved:
         audit.record(session, "marked_not_spam", moved, f"inquiry #{ids[0]}" if len(ids) == 1 else "")
     session.commit()
-    flash(MOVED.format(count=_inquiries(moved)) if moved else NOTHING_MOVED, "message" if moved else "error")
+    flash(_moved_message(moved) if moved else str(NOTHING_MOVED), "message" if moved else "error")
     if request.form.get("back") == "detail" and len(ids) == 1 and moved:
         return redirect(url_for("admin.detail", inquiry_id=ids[0]), 303)
     return redirect(url_for("admin.spam"), 303)
@@ -71,7 +70,7 @@ def delete_all_spam():
     ).one()
     if request.form.get("confirm") != "1":
         if not deletable:
-            flash(NO_SPAM, "warning")
+            flash(str(NO_SPAM), "warning")
             return redirect(url_for("admin.spam"), 303)
         return render_template("admin/confirm_delete_spam.html", deletable=deletable, through=newest)
     through = request.form.get("through", "")
@@ -85,7 +84,7 @@ def delete_all_spam():
         retention.visible_now(session, retention.SPAM), Inquiry.legal_hold.is_(True)))
     audit.record(session, "spam_deleted", deleted, f"{held} on legal hold kept" if held else "")
     session.commit()
-    flash(DELETED.format(count=_inquiries(deleted)) + (HELD_KEPT.format(count=held) if held else ""))
+    flash(_deleted_message(deleted, held))
     return redirect(url_for("admin.spam"), 303)
 
 
@@ -94,5 +93,13 @@ def _deletable_spam(session):
     return retention.visible_now(session, retention.SPAM) & Inquiry.legal_hold.is_(False)
 
 
-def _inquiries(count: int) -> str:
-    return f"{count} inquiry" if count == 1 else f"{count} inquiries"
+def _moved_message(moved: int) -> str:
+    return ngettext("Moved %(num)s inquiry to the inbox.", "Moved %(num)s inquiries to the inbox.", moved)
+
+
+def _deleted_message(deleted: int, held: int) -> str:
+    message = ngettext("Deleted %(num)s inquiry from the spam folder.",
+                       "Deleted %(num)s inquiries from the spam folder.", deleted)
+    if held:
+        message += " " + ngettext("%(num)s inquiry on legal hold kept.", "%(num)s inquiries on legal hold kept.", held)
+    return message

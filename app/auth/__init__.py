@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from flask_babel import gettext as _
 from flask import Blueprint, Flask, redirect, request, url_for
 from flask_login import LoginManager, current_user
 from werkzeug.exceptions import Unauthorized
@@ -31,7 +32,7 @@ def _require_login_under_admin():
 
 def _unauthorized():
     if request.is_json or request.accept_mimetypes.best == "application/json":
-        raise Unauthorized("Log in with your passkey first.")
+        raise Unauthorized(_("Log in with your passkey first."))
     # Only a page can be returned to; a form's POST target cannot be re-opened.
     next_path = request.full_path.rstrip("?") if request.method == "GET" else None
     return redirect(url_for("auth.login", next=next_path))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from flask_babel import gettext as _
 from flask import current_app
 from webauthn import (
     generate_authentication_options,
@@ -83,7 +84,7 @@ def registration_options(
 def verify_registration(credential: dict, ceremony: challenges.Ceremony):
     """Verify a registration response against ``ceremony``; raise CeremonyFailed if refused."""
     if not isinstance(credential, dict):
-        raise CeremonyFailed("The passkey response is malformed.")
+        raise CeremonyFailed(_("The passkey response is malformed."))
     try:
         verified = verify_registration_response(
             credential=credential,
@@ -95,9 +96,9 @@ def verify_registration(credential: dict, ceremony: challenges.Ceremony):
         )
     except WebAuthnException as error:
         log.info("passkey registration refused: %s", error)
-        raise CeremonyFailed("The new passkey could not be verified. Please try again.") from error
+        raise CeremonyFailed(_("The new passkey could not be verified. Please try again.")) from error
     if len(verified.credential_id) > MAX_CREDENTIAL_ID_BYTES:
-        raise CeremonyFailed("This passkey's credential ID is too long to be accepted.")
+        raise CeremonyFailed(_("This passkey's credential ID is too long to be accepted."))
     return verified
 
 
@@ -122,7 +123,7 @@ def verify_login(credential: dict, ceremony: challenges.Ceremony, passkey: Passk
             )
         else:
             log.info("passkey login refused: %s", error)
-        raise CeremonyFailed("The passkey could not be verified. Please try again.") from error
+        raise CeremonyFailed(_("The passkey could not be verified. Please try again.")) from error
 
 
 def sign_count_regressed(credential: dict, stored: int) -> bool:
@@ -139,13 +140,13 @@ def credential_id(credential: dict) -> bytes:
     """The raw credential ID of a response, or CeremonyFailed when malformed or too long."""
     raw = credential.get("rawId") if isinstance(credential, dict) else None
     if not isinstance(raw, str):
-        raise CeremonyFailed("The passkey response is malformed.")
+        raise CeremonyFailed(_("The passkey response is malformed."))
     try:
         value = base64url_to_bytes(raw)
     except ValueError as error:
-        raise CeremonyFailed("The passkey response is malformed.") from error
+        raise CeremonyFailed(_("The passkey response is malformed.")) from error
     if not value or len(value) > MAX_CREDENTIAL_ID_BYTES:
-        raise CeremonyFailed("The passkey response is malformed.")
+        raise CeremonyFailed(_("The passkey response is malformed."))
     return value
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from flask_babel import gettext as _
 from flask import jsonify, render_template, request
 from flask_login import current_user, login_required
 from sqlalchemy.exc import IntegrityError
@@ -47,7 +48,7 @@ def enroll_verify(token: str):
     ceremony = _registration_ceremony()
     invite = _invite_or_gone(token)
     if ceremony.context.get("invite") != invite.identifier:
-        raise CeremonyFailed("This passkey was not created for this enrollment link.")
+        raise CeremonyFailed(_("This passkey was not created for this enrollment link."))
     verified = ceremonies.verify_registration(body.get("credential"), ceremony)
     with db.transaction(write=True) as writer:
         # Using the link is the first write; it comes undone if anything below fails.
@@ -80,7 +81,7 @@ def register_verify():
     body = web.json_body()
     ceremony = _registration_ceremony()
     if ceremony.context.get("admin_id") != current_user.id:
-        raise CeremonyFailed("This passkey was not created for your account.")
+        raise CeremonyFailed(_("This passkey was not created for your account."))
     verified = ceremonies.verify_registration(body.get("credential"), ceremony)
     with db.transaction(write=True) as writer:
         passkey = _add_passkey(writer, current_user.id, verified, body)
@@ -97,7 +98,7 @@ def _invite_or_gone(token: str) -> invites.Invite:
 def _registration_ceremony() -> challenges.Ceremony:
     ceremony = challenges.consume(challenges.REGISTRATION)
     if ceremony is None:
-        raise CeremonyFailed("This passkey request expired or was already used. Please try again.")
+        raise CeremonyFailed(_("This passkey request expired or was already used. Please try again."))
     return ceremony
 
 
@@ -105,7 +106,7 @@ def _admin_for(session, invite: invites.Invite, user_handle: bytes) -> Admin:
     if invite.admin_id is not None:
         admin = session.get(Admin, invite.admin_id)
         if admin is None:
-            raise Gone("The admin this link was made for no longer exists.")
+            raise Gone(_("The admin this link was made for no longer exists."))
         return admin
     admin = Admin(name=invite.name, user_handle=user_handle, created_at=clock.now())
     session.add(admin)

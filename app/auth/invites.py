@@ -13,6 +13,7 @@ import json
 from dataclasses import dataclass
 from datetime import timedelta
 
+from flask_babel import gettext as _
 from flask import current_app
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
@@ -49,14 +50,14 @@ def create(session: Session, name: str, recover: bool = False) -> str:
     """Store a new invite for ``name`` (caller commits) and return its enrollment URL."""
     name = " ".join(name.split())
     if not name or len(name) > MAX_NAME_LENGTH:
-        raise InviteError(f"The name must be 1 to {MAX_NAME_LENGTH} characters.")
+        raise InviteError(_("The name must be 1 to %(max)s characters.", max=MAX_NAME_LENGTH))
     admin = session.scalar(select(Admin).where(Admin.name == name))
     if recover and admin is None:
-        raise InviteError(f"There is no admin named {name!r} to recover.")
+        raise InviteError(_("There is no admin named %(name)s to recover.", name=repr(name)))
     if not recover and admin is not None:
         raise InviteError(
-            f"An admin named {name!r} already exists; to give them a new passkey, an operator"
-            " runs: flask admin invite --recover NAME"
+            _("An admin named %(name)s already exists; to give them a new passkey, an operator"
+              " runs: flask admin invite --recover NAME", name=repr(name))
         )
     token = bytes_to_base64url(clock.random_bytes(TOKEN_BYTES))
     moment = clock.now()

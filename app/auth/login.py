@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hmac
 
+from flask_babel import gettext as _
 from flask import flash, redirect, render_template, request, url_for
 from flask import session as browser_session
 from flask_login import current_user
@@ -52,11 +53,11 @@ def _verify(credential) -> str:
     """Check the assertion, record the passkey's use and start a session; its token."""
     ceremony = challenges.consume(challenges.LOGIN)
     if ceremony is None:
-        raise CeremonyFailed("This login attempt expired or was already used. Please try again.")
+        raise CeremonyFailed(_("This login attempt expired or was already used. Please try again."))
     session = db.get_session()
     passkey = passkeys.by_credential_id(session, ceremonies.credential_id(credential))
     if passkey is None:
-        raise CeremonyFailed("This passkey is not registered here.")
+        raise CeremonyFailed(_("This passkey is not registered here."))
     admin = session.get(Admin, passkey.admin_id)
     _check_user_handle(credential, admin)
     verified = ceremonies.verify_login(credential, ceremony, passkey)
@@ -65,7 +66,7 @@ def _verify(credential) -> str:
         if not passkeys.record_use(
             writer, passkey, verified.new_sign_count, verified.credential_backed_up, clock.now()
         ):
-            raise CeremonyFailed("The passkey could not be verified. Please try again.")
+            raise CeremonyFailed(_("The passkey could not be verified. Please try again."))
         token, _row = logins.start_login(
             admin.id, passkey.id, browser_name(request.user_agent.string), writer
         )
@@ -78,7 +79,7 @@ def logout():
     if current_user.is_authenticated:  # resolves the cookie to its session row
         logins.end_login(logins.current_login().id)
     browser_session.clear()
-    flash("You are logged out.")
+    flash(_("You are logged out."))
     response = redirect(url_for("auth.login"), 303)
     logins.clear_cookie(response)
     return response
@@ -95,4 +96,4 @@ def _limit_attempt() -> None:
 def _check_user_handle(credential: dict, admin: Admin) -> None:
     handle = ceremonies.user_handle(credential)
     if handle is None or not hmac.compare_digest(handle, admin.user_handle):
-        raise CeremonyFailed("This passkey does not belong to its account. Please try again.")
+        raise CeremonyFailed(_("This passkey does not belong to its account. Please try again."))

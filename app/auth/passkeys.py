@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from flask_babel import gettext as _
 from datetime import datetime
 
 from sqlalchemy import delete, func, select, update
@@ -71,7 +72,7 @@ def rename(session: Session, admin_id: int, passkey_id: int, name: str) -> None:
     """Rename one of the admin's passkeys (caller commits)."""
     name = clean_name(name)
     if not name:
-        raise PasskeyError(f"A passkey name must be 1 to {MAX_NAME_LENGTH} characters.")
+        raise PasskeyError(_("A passkey name must be 1 to %(max)s characters.", max=MAX_NAME_LENGTH))
     result = session.execute(
         update(Passkey)
         .where(Passkey.id == passkey_id, Passkey.admin_id == admin_id)
@@ -79,7 +80,7 @@ def rename(session: Session, admin_id: int, passkey_id: int, name: str) -> None:
         .execution_options(synchronize_session=False)
     )
     if result.rowcount != 1:
-        raise PasskeyError("No such passkey.")
+        raise PasskeyError(_("No such passkey."))
 
 
 def remove(session: Session, admin_id: int, passkey_id: int) -> None:
@@ -95,9 +96,9 @@ def remove(session: Session, admin_id: int, passkey_id: int) -> None:
         select(Passkey.id).where(Passkey.id == passkey_id, Passkey.admin_id == admin_id)
     )
     if owned is None:
-        raise PasskeyError("No such passkey.")
+        raise PasskeyError(_("No such passkey."))
     if count <= 1:
-        raise PasskeyError("You cannot remove your last passkey: add another one first.")
+        raise PasskeyError(_("You cannot remove your last passkey: add another one first."))
     session.execute(delete(AdminLogin).where(AdminLogin.passkey_id == passkey_id))
     session.execute(delete(Passkey).where(Passkey.id == passkey_id))
 

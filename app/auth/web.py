@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
+from flask_babel import gettext as _
 from flask import Response, jsonify, session as browser_session
 from werkzeug.exceptions import BadRequest
 
@@ -17,7 +18,7 @@ def json_body() -> dict:
     """The request's JSON object, or 400 with a readable message."""
     body = intake.json_body()
     if not isinstance(body, dict):
-        raise BadRequest("Send the passkey response as a JSON object.")
+        raise BadRequest(_("Send the passkey response as a JSON object."))
     return body
 
 

@@ -1,0 +1,59 @@
+"""Words for the codes the admin pages show: cleanup targets, outcomes, triggers, audit actions.
+
+The codes are stored, logged and exported as they are. English pages show
+them as they are too (so the Cleanup page matches the logs and the JSON of
+POST /internal/cleanup); the other languages show words for them. Each
+message's context tells translators what kind of code it is. An unknown code
+(a newer one) is shown as it is.
+"""
+
+from __future__ import annotations
+
+from flask_babel import lazy_pgettext
+
+from app.admin import bp
+
+
+# The contexts are written out: the extractor reads only literal strings.
+LABELS = {
+    # cleanup targets (app.cleanup.targets)
+    "inquiries": lazy_pgettext("cleanup target", "inquiries"),
+    "spam": lazy_pgettext("cleanup target", "spam"),
+    "used_challenges": lazy_pgettext("cleanup target", "used_challenges"),
+    "one_time_secrets": lazy_pgettext("cleanup target", "one_time_secrets"),
+    "admin_logins": lazy_pgettext("cleanup target", "admin_logins"),
+    "rate_limits": lazy_pgettext("cleanup target", "rate_limits"),
+    "cleanup_runs": lazy_pgettext("cleanup target", "cleanup_runs"),
+    # how a run ended (CleanupStatus)
+    "running": lazy_pgettext("cleanup outcome", "running"),
+    "ok": lazy_pgettext("cleanup outcome", "ok"),
+    "partial": lazy_pgettext("cleanup outcome", "partial"),
+    "error": lazy_pgettext("cleanup outcome", "error"),
+    "abandoned": lazy_pgettext("cleanup outcome", "abandoned"),
+    # what started a run (cleanup.trigger and cleanup.run callers)
+    "admin_manual": lazy_pgettext("cleanup trigger", "admin_manual"),
+    "admin_inbox": lazy_pgettext("cleanup trigger", "admin_inbox"),
+    "admin_spam": lazy_pgettext("cleanup trigger", "admin_spam"),
+    "inquiry_form": lazy_pgettext("cleanup trigger", "inquiry_form"),
+    "inquiry_api": lazy_pgettext("cleanup trigger", "inquiry_api"),
+    "login_options": lazy_pgettext("cleanup trigger", "login_options"),
+    "login_verify": lazy_pgettext("cleanup trigger", "login_verify"),
+    "internal": lazy_pgettext("cleanup trigger", "internal"),
+    "cli": lazy_pgettext("cleanup trigger", "cli"),
+    # audit actions (app.admin.audit)
+    "deleted": lazy_pgettext("audit action", "deleted"),
+    "spam_deleted": lazy_pgettext("audit action", "spam deleted"),
+    "marked_not_spam": lazy_pgettext("audit action", "marked not spam"),
+    "hold_placed": lazy_pgettext("audit action", "hold placed"),
+    "hold_released": lazy_pgettext("audit action", "hold released"),
+    "retention_changed": lazy_pgettext("audit action", "retention changed"),
+    "spam_retention_changed": lazy_pgettext("audit action", "spam retention changed"),
+    "language_changed": lazy_pgettext("audit action", "language changed"),
+}
+
+
+@bp.app_template_filter("label")
+def label(code: object) -> str:
+    """The words for ``code`` in this request's language; the code itself when it has none."""
+    text = LABELS.get(str(code))
+    return str(text) if text is not None else str(code).replace("_", " ")
