@@ -171,10 +171,14 @@ def local_time(moment: datetime | None) -> str:
     """``moment`` in ``TIME_ZONE``: ``2026-06-01 14:00 CEST``, ``2026年6月1日 14:00 JST``."""
     if moment is None:
         return "—"
+    return f"{local_datetime(moment)} {moment.astimezone(_zone()).strftime('%Z')}"
+
+
+def local_datetime(moment: datetime) -> str:
+    """``moment`` in ``TIME_ZONE`` without the zone: ``2026-06-01 14:00``, ``2026年6月1日 14:00``."""
     # Translators: a CLDR date-time pattern (y year, M month, d day, HH hour, mm minute).
     pattern = gettext("yyyy-MM-dd HH:mm")
-    local = moment.astimezone(_zone())
-    return f"{format_datetime(local, pattern, tzinfo=_zone(), locale=get_locale())} {local.strftime('%Z')}"
+    return format_datetime(moment.astimezone(_zone()), pattern, tzinfo=_zone(), locale=get_locale())
 
 
 def local_date(moment: datetime | None) -> str:

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from zoneinfo import ZoneInfo
 
 from flask import current_app
 from flask_babel import gettext as _
 
+from app import i18n
 from app.models import Delivery, Inquiry
 
 
@@ -38,9 +38,8 @@ class Notice:
 
 
 def local_time(moment: datetime) -> str:
-    """``2026-12-02 14:05 (Europe/Berlin)`` in ``SUNDOWN_TIME_ZONE``."""
-    zone = current_app.config["TIME_ZONE"]
-    return f"{moment.astimezone(ZoneInfo(zone)):%Y-%m-%d %H:%M} ({zone})"
+    """``2026-12-02 14:05 (Europe/Berlin)`` in ``SUNDOWN_TIME_ZONE``, written the notification language's way."""
+    return f"{i18n.local_datetime(moment)} ({current_app.config['TIME_ZONE']})"
 
 
 def subject(notice: Notice) -> str:
