@@ -1,6 +1,11 @@
 """The database: one engine per app, one session per request, short transactions.
 
-SQLite gets WAL, a busy timeout and foreign keys on every connection.
+SQLite gets WAL, a busy timeout, foreign keys and ``secure_delete`` on every
+connection. "Deleted" means gone from the file: ``secure_delete`` zeroes the
+bytes a deleted row leaves in the database file, and ``forget_deleted``
+(after a cleanup run, a manual delete or an erasure that removed rows)
+checkpoints the WAL and truncates it, so the old pages do not linger there
+either. PostgreSQL keeps dead tuples until vacuum, and WAL: docs/cleanup.md.
 
 Timeouts, so that a database that hangs costs a request a 503 in bounded
 time (app.errors), never a hung worker thread:
@@ -15,6 +20,7 @@ time (app.errors), never a hung worker thread:
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -25,6 +31,8 @@ from flask import Flask, current_app, g
 from sqlalchemy import Engine, create_engine, event, exc
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
+
+log = logging.getLogger(__name__)
 
 WRITE_OPTION = "sundown_write"  # execution option: this transaction will write
 WRITE_POLL = 0.001  # seconds between tries for SQLite's write lock
@@ -89,6 +97,8 @@ def _tune_sqlite(busy_timeout_ms: int, dbapi_connection, _record) -> None:
     cursor.execute(f"PRAGMA busy_timeout={busy_timeout_ms}")
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute("PRAGMA synchronous=NORMAL")
+    # Many builds (Debian's among them) default to it; it is set, not assumed.
+    cursor.execute("PRAGMA secure_delete=ON")
     cursor.close()
 
 
@@ -121,6 +131,28 @@ def _begin_sqlite(busy_timeout: float, connection) -> None:
     finally:
         cursor.execute(f"PRAGMA busy_timeout={_milliseconds(busy_timeout)}")
         cursor.close()
+
+
+def forget_deleted(engine: Engine) -> bool:
+    """SQLite: after a delete, copy the WAL into the database file and truncate it; True when done.
+
+    With ``secure_delete`` the database file holds no deleted bytes, but the
+    WAL still holds the pages as they were before the delete until a
+    checkpoint overwrites them; a ``TRUNCATE`` checkpoint empties it. It
+    waits (busy timeout) for readers on older snapshots, and reports False
+    when one outlives that: the next run's checkpoint finishes the job.
+    A no-op on PostgreSQL (docs/cleanup.md says what remains there).
+    """
+    if engine.dialect.name != "sqlite":
+        return True
+    with engine.connect() as connection:
+        # On the driver's connection: a checkpoint cannot run inside a transaction.
+        cursor = connection.connection.driver_connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        busy, _log_frames, _checkpointed = cursor.fetchone()
+        cursor.close()
+    if busy:
+        log.warning("the WAL checkpoint after a delete was blocked by a reader; the next one completes it")
+    return not busy
 
 
 def get_engine() -> Engine:

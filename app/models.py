@@ -23,6 +23,8 @@ from sqlalchemy import (
     String,
     Text,
     TypeDecorator,
+    func,
+    text,
 )
 from flask_login import UserMixin
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
@@ -86,7 +88,11 @@ class Inquiry(Base):
     """
 
     __tablename__ = "submissions"
-    __table_args__ = (Index("ix_submissions_status_created_at_id", "status", "created_at", "id"),)
+    __table_args__ = (
+        Index("ix_submissions_status_created_at_id", "status", "created_at", "id"),
+        # The People page and erasures find a person's inquiries by address, case-insensitively.
+        Index("ix_submissions_email_lower", func.lower(text("email"))),
+    )
 
     id: Mapped[int] = mapped_column(primary_key=True)
     name: Mapped[str] = mapped_column(String(100))
@@ -242,3 +248,21 @@ class AuditEntry(Base):
     count: Mapped[int] = mapped_column(Integer, default=0)
     detail: Mapped[str] = mapped_column(String(300), default="")
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, index=True)
+
+
+class Erasure(Base):
+    """A person's inquiries erased on request (``app.people``): never the address itself.
+
+    ``email_hash`` is a keyed HMAC of the normalised address, so that
+    ``flask erasures apply`` can erase again, after a restore, the inquiries
+    this erasure covered: those of that address received up to ``created_at``.
+    """
+
+    __tablename__ = "erasures"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    email_hash: Mapped[str] = mapped_column(String(64), index=True)  # HMAC-SHA-256, hex
+    count: Mapped[int] = mapped_column(Integer, default=0)
+    kept_on_hold: Mapped[int] = mapped_column(Integer, default=0)
+    actor: Mapped[str] = mapped_column(String(100))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)

@@ -54,8 +54,17 @@ def _has_forbidden_characters(value: str, multiline: bool) -> bool:
 
 
 def _clean_email(value: str) -> tuple[str, str | None]:
+    normalized = normalize_email(value)
+    return (value, INVALID_EMAIL) if normalized is None else (normalized, None)
+
+
+def normalize_email(value: str) -> str | None:
+    """``value`` as intake stores it (domain lowercased and IDNA-checked, Unicode NFC), or None if invalid.
+
+    The one normaliser: intake stores this form, and the People page and
+    erasures look a person up by it.
+    """
     try:
-        result = validate_email(value, check_deliverability=False)
+        return validate_email(value.strip(), check_deliverability=False).normalized
     except EmailNotValidError:
-        return value, INVALID_EMAIL
-    return result.normalized, None
+        return None

@@ -1,4 +1,4 @@
-"""Every page under /admin: inbox, spam, detail, changes, export, retention, cleanup, account.
+"""Every page under /admin: inbox, spam, detail, changes, export, people, retention, cleanup, account.
 
 One blueprint, so one guard and one ``Cache-Control: no-store`` cover them
 all: every page needs a live admin login and none may be cached, since they
@@ -28,4 +28,4 @@ def forbid_caching(response):
 
 
 # The view modules register their routes on ``bp`` when imported.
-from app.admin import account, actions, cleanup, display, export, inbox, settings, spam  # noqa: E402,F401
+from app.admin import account, actions, cleanup, display, export, inbox, people, settings, spam  # noqa: E402,F401

@@ -10,7 +10,7 @@ from __future__ import annotations
 from flask import flash, redirect, render_template, request, url_for
 from sqlalchemy import delete, func, select, update
 
-from app import db, retention
+from app import db, gone, retention
 from app.admin import audit, bp
 from app.admin.actions import selected_ids
 from app.admin.inbox import folder_page
@@ -82,6 +82,8 @@ def delete_all_spam():
         retention.visible_now(session, retention.SPAM), Inquiry.legal_hold.is_(True)))
     audit.record(session, "spam_deleted", deleted, f"{held} on legal hold kept" if held else "")
     session.commit()
+    if deleted:
+        gone.after_response()
     flash(DELETED.format(count=_inquiries(deleted)) + (HELD_KEPT.format(count=held) if held else ""))
     return redirect(url_for("admin.spam"), 303)
 
