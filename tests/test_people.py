@@ -118,7 +118,7 @@ def test_erase_confirms_with_the_count_and_the_holds_then_keeps_only_a_hash(app,
     done = post(admin_client, "/admin/people/erase", {"email": "ADA@example.com", "confirm": "1"})
     assert done.status_code == 303
     settle(app)
-    db_session.expire_all()
+    db_session.rollback()  # a fresh snapshot
     assert sorted(db_session.scalars(select(Inquiry.id))) == sorted([ids["held"], ids["other"]])
     (record,) = db_session.scalars(select(Erasure)).all()
     with app.app_context():
@@ -139,7 +139,7 @@ def test_erase_with_only_held_inquiries_erases_nothing_and_records_nothing(admin
                                        held_at=clock())])
     response = post(admin_client, "/admin/people/erase", {"email": ADA})
     assert response.status_code == 303
-    db_session.expire_all()
+    db_session.rollback()  # a fresh snapshot
     assert db_session.scalar(select(Inquiry.id)) is not None
     assert db_session.scalars(select(Erasure)).all() == []
     assert "Release the hold first." in admin_client.get(response.headers["Location"]).get_data(as_text=True)
@@ -159,7 +159,7 @@ def test_hold_reasons_of_erased_inquiries_leave_the_audit_log(app, admin_client,
                               detail=f"inquiry #{row}: Ada Lovelace's complaint", created_at=clock()))
     db_session.commit()
     post(admin_client, "/admin/people/erase", {"email": ADA, "confirm": "1"})
-    db_session.expire_all()
+    db_session.rollback()  # a fresh snapshot
     details = list(db_session.scalars(select(AuditEntry.detail).where(AuditEntry.action == "hold_placed")))
     assert details == [f"inquiry #{row}: (erased)"]
 
@@ -179,7 +179,7 @@ def test_an_erasure_while_the_export_streams_stops_the_export_and_leaves_no_half
     with pytest.raises(records.PersonChanged):
         list(chunks)
     response.close()
-    db_session.expire_all()
+    db_session.rollback()  # a fresh snapshot
     assert db_session.scalars(select(Inquiry)).all() == []
     assert db_session.scalar(select(Erasure.count)) == 5
     assert [entry.action for entry in db_session.scalars(select(AuditEntry))] == ["erased"]

@@ -59,7 +59,6 @@ def person_erase():
             flash(_nothing_to_erase(len(person.held)), "warning")
             return redirect(url_for("admin.people", email=address), 303)
         return render_template("admin/people_confirm_erase.html", person=person)
-    db.get_session().rollback()  # the erasure writes in its own transaction
     outcome = erasure.erase(address, current_user.name)
     if outcome.erased:
         gone.after_response()

@@ -73,8 +73,8 @@ def people_export(email: str) -> None:
 def people_erase(email: str, yes: bool) -> None:
     """Erase every inquiry of EMAIL not on legal hold; keep only a keyed hash of the address."""
     address = _address(email)
-    person = lookup.find(db.get_session(), address)
-    db.get_session().rollback()  # no read transaction stays open while the erasure writes
+    with db.transaction() as session:  # ends before the erasure: no snapshot pins the WAL
+        person = lookup.find(session, address)
     for inquiry in person.held:
         click.echo(f"kept: #{inquiry.id} is on legal hold ({inquiry.hold_reason})")
     if not yes and not click.confirm(f"Erase {person.erasable} inquiries of {address}?"):
