@@ -38,6 +38,8 @@ WRITE_OPTION = "sundown_write"  # execution option: this transaction will write
 WRITE_POLL = 0.001  # seconds between tries for SQLite's write lock
 CONNECT_TIMEOUT = 5  # seconds (libpq counts whole seconds, at least 2)
 STATEMENT_TIMEOUT = 5.0  # seconds; SQLite's busy timeout too
+FORGET_PATIENCE = 0.5  # seconds a truncating checkpoint keeps trying after a delete
+FORGET_RETRY = 0.02  # seconds between its tries
 
 
 def init_app(app: Flask) -> None:
@@ -133,25 +135,41 @@ def _begin_sqlite(busy_timeout: float, connection) -> None:
         cursor.close()
 
 
-def forget_deleted(engine: Engine) -> bool:
+def forget_deleted(engine: Engine, patience: float = FORGET_PATIENCE) -> bool:
     """SQLite: after a delete, copy the WAL into the database file and truncate it; True when done.
 
     With ``secure_delete`` the database file holds no deleted bytes, but the
     WAL still holds the pages as they were before the delete until a
     checkpoint overwrites them; a ``TRUNCATE`` checkpoint empties it. It
-    waits (busy timeout) for readers on older snapshots, and reports False
-    when one outlives that: the next run's checkpoint finishes the job.
-    A no-op on PostgreSQL (docs/cleanup.md says what remains there).
+    needs every reader to be on the newest snapshot, and while it waits for
+    one it holds off new writers; so it never waits: it tries every
+    ``FORGET_RETRY`` seconds for ``patience`` seconds, and reports False
+    when readers outlasted that (the next delete's checkpoint completes the
+    job; each try that fails still copies what it can). A no-op on
+    PostgreSQL (docs/cleanup.md says what remains there).
     """
     if engine.dialect.name != "sqlite":
         return True
+    deadline = time.monotonic() + patience
     with engine.connect() as connection:
         # On the driver's connection: a checkpoint cannot run inside a transaction.
-        cursor = connection.connection.driver_connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        busy, _log_frames, _checkpointed = cursor.fetchone()
-        cursor.close()
-    if busy:
-        log.warning("the WAL checkpoint after a delete was blocked by a reader; the next one completes it")
+        driver = connection.connection.driver_connection
+        driver.execute("PRAGMA busy_timeout=0").close()
+        try:
+            while not _truncate_wal(driver) and time.monotonic() < deadline:
+                time.sleep(FORGET_RETRY)
+            done = _truncate_wal(driver)
+        finally:
+            driver.execute(f"PRAGMA busy_timeout={_milliseconds(STATEMENT_TIMEOUT)}").close()
+    if not done:
+        log.warning("readers kept the WAL from being truncated after a delete; the next checkpoint completes it")
+    return done
+
+
+def _truncate_wal(driver) -> bool:
+    cursor = driver.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    busy, _log_frames, _checkpointed = cursor.fetchone()
+    cursor.close()
     return not busy
 
 

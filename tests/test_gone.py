@@ -21,9 +21,9 @@ MARKER = "zq-marker-7f3a9c1e-only-in-this-message"
 
 
 @pytest.fixture
-def sqlite_only(db_kind):
-    if db_kind != "sqlite":
-        pytest.skip("SQLite files only; PostgreSQL's dead tuples and WAL are documented in docs/cleanup.md")
+def db_kind() -> str:
+    """SQLite only: these tests read its files. PostgreSQL's dead tuples and WAL: docs/cleanup.md."""
+    return "sqlite"
 
 
 def database_files(app) -> list[Path]:
@@ -59,12 +59,12 @@ def post(client, path, data) -> int:
         return response.status_code
 
 
-def test_every_sqlite_connection_has_secure_delete_on(app, sqlite_only):
+def test_every_sqlite_connection_has_secure_delete_on(app):
     with db.engine_of(app).connect() as connection:
         assert connection.execute(text("PRAGMA secure_delete")).scalar() == 1
 
 
-def test_an_admins_delete_leaves_no_trace_in_the_file_or_the_wal(app, admin_client, db_session, clock, sqlite_only):
+def test_an_admins_delete_leaves_no_trace_in_the_file_or_the_wal(app, admin_client, db_session, clock):
     marked, _ = arrange(db_session, clock)
     assert holds_marker(app)
     assert post(admin_client, "/admin/inquiries/delete", {"ids": [marked], "confirm": "1"}) == 303
@@ -72,7 +72,7 @@ def test_an_admins_delete_leaves_no_trace_in_the_file_or_the_wal(app, admin_clie
     assert not holds_marker(app)
 
 
-def test_an_erasure_leaves_no_trace_in_the_file_or_the_wal(app, admin_client, db_session, clock, sqlite_only):
+def test_an_erasure_leaves_no_trace_in_the_file_or_the_wal(app, admin_client, db_session, clock):
     arrange(db_session, clock)
     assert holds_marker(app)
     assert post(admin_client, "/admin/people/erase", {"email": "marked@example.com", "confirm": "1"}) == 303
@@ -80,7 +80,7 @@ def test_an_erasure_leaves_no_trace_in_the_file_or_the_wal(app, admin_client, db
     assert not holds_marker(app)
 
 
-def test_the_cleanup_of_an_expired_inquiry_leaves_no_trace(app, db_session, clock, sqlite_only):
+def test_the_cleanup_of_an_expired_inquiry_leaves_no_trace(app, db_session, clock):
     arrange(db_session, clock, days_old=400)
     assert holds_marker(app)
     with app.app_context():
@@ -89,7 +89,7 @@ def test_the_cleanup_of_an_expired_inquiry_leaves_no_trace(app, db_session, cloc
     assert not holds_marker(app)
 
 
-def test_a_command_line_erasure_leaves_no_trace(app, runner, db_session, clock, sqlite_only):
+def test_a_command_line_erasure_leaves_no_trace(app, runner, db_session, clock):
     arrange(db_session, clock)
     assert holds_marker(app)
     result = runner.invoke(args=["people", "erase", "marked@example.com", "--yes"])
