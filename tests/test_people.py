@@ -202,3 +202,9 @@ def test_the_address_lookup_uses_its_index(app, db_session):
         db_session.execute(text("SET enable_seqscan = off"))  # a tiny table: make the planner show its choice
         plan = " ".join(row[0] for row in db_session.execute(text(f"EXPLAIN {compiled}")))
     assert "ix_submissions_email_lower" in plan
+
+
+def test_the_privacy_page_says_how_to_ask_for_access_or_erasure(client):
+    html = client.get("/privacy").get_data(as_text=True)
+    assert "See or erase what we hold about you" in html
+    assert '<a href="/">send us an inquiry</a>' in html
