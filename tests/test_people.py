@@ -51,6 +51,7 @@ def test_the_people_page_shows_every_inquiry_of_the_address_in_any_case(admin_cl
     assert f'id="inquiry-{ids["other"]}"' not in html
     assert "Claim 42" in html and "marked_not_spam" in html
     assert "hold_released" not in html  # about inquiry #<id>0, not this one
+    assert html.count("Past retention: deleted at the next cleanup") == 1
     assert page.headers["Cache-Control"] == "no-store"
 
 

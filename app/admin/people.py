@@ -14,7 +14,7 @@ from flask_babel import gettext as _, ngettext
 from flask_login import current_user
 from werkzeug.exceptions import BadRequest
 
-from app import clock, db, gone
+from app import clock, db, gone, retention
 from app.admin import bp
 from app.people import erasure, lookup, records
 
@@ -31,8 +31,10 @@ def people():
     if address is None:
         error = _("Enter a valid email address, like name@example.com.")
         return render_template("admin/people.html", raw=raw[:MAX_ADDRESS_LENGTH], person=None, error=error), 422
-    person = lookup.find(db.get_session(), address)
-    return render_template("admin/people.html", raw=address, person=person, error=None, now=clock.now())
+    session = db.get_session()
+    person = lookup.find(session, address)
+    cutoffs = {policy.status.value: retention.current_cutoff(session, policy) for policy in retention.POLICIES}
+    return render_template("admin/people.html", raw=address, person=person, error=None, cutoffs=cutoffs)
 
 
 @bp.get("/people/export.json")
