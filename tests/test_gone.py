@@ -7,6 +7,7 @@ disk. PostgreSQL keeps dead tuples until vacuum: docs/cleanup.md.
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -96,3 +97,25 @@ def test_a_command_line_erasure_leaves_no_trace(app, runner, db_session, clock):
     result = runner.invoke(args=["people", "erase", "marked@example.com", "--yes"])
     assert result.exit_code == 0, result.output
     assert not holds_marker(app)
+
+
+def test_deleting_all_spam_leaves_no_trace(app, admin_client, db_session, clock):
+    (spam,) = add_inquiries(db_session, [inquiry(clock, 1, status="spam", message=f"Buy {MARKER} now")])
+    db_session.close()
+    assert holds_marker(app)
+    assert post(admin_client, "/admin/spam/delete-all", {"confirm": "1", "through": str(spam)}) == 303
+    settle(app)
+    assert not holds_marker(app)
+
+
+def test_the_check_has_teeth_a_plain_delete_leaves_the_marker(app, db_session, clock):
+    """Without secure_delete and the truncating checkpoint, the deleted text is still in the files."""
+    marked, _ = arrange(db_session, clock)
+    path = database_files(app)[0]
+    connection = sqlite3.connect(path, isolation_level=None)
+    try:
+        connection.execute("PRAGMA secure_delete=OFF")
+        connection.execute("DELETE FROM submissions WHERE id = ?", (marked,))
+        assert holds_marker(app)
+    finally:
+        connection.close()
