@@ -15,7 +15,7 @@ from flask import current_app
 from flask.cli import with_appcontext
 
 from app import db, gone
-from app.people import erasure, lookup, records
+from app.people import erasure, lookup, reapply, records
 
 
 def init_app(app) -> None:
@@ -94,7 +94,7 @@ def erasures_group() -> None:
 @with_appcontext
 def erasures_export(file: Path) -> None:
     """Write every erasure record (address hashes, never addresses) to FILE as JSON ('-' for stdout)."""
-    document = erasure.export_records(db.get_session())
+    document = reapply.export_records(db.get_session())
     text = json.dumps(document, indent=1) + "\n"
     if str(file) == "-":
         click.echo(text, nl=False)
@@ -109,10 +109,10 @@ def erasures_export(file: Path) -> None:
 def erasures_apply(file: Path) -> None:
     """After a restore: erase again every inquiry that an erasure in FILE covered."""
     try:
-        parsed = erasure.parse_records(file.read_text(encoding="utf-8"))
-    except (erasure.RecordsError, UnicodeDecodeError) as error:
+        parsed = reapply.parse_records(file.read_text(encoding="utf-8"))
+    except (reapply.RecordsError, UnicodeDecodeError) as error:
         raise click.ClickException(f"{file}: {error}") from None
-    outcome = erasure.apply_records(parsed)
+    outcome = reapply.apply_records(parsed)
     gone.now()
     click.echo(f"{len(parsed)} erasure records applied: {outcome.erased} inquiries erased again, "
                f"{outcome.kept_on_hold} kept on legal hold")
