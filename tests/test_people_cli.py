@@ -6,13 +6,19 @@ import json
 import shutil
 import sqlite3
 import threading
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
+import sqlalchemy as sa
+from alembic import command
+from alembic.script import ScriptDirectory
 from sqlalchemy import delete, insert, select
 from sqlalchemy.engine import make_url
 
 from app import db
+from app.db import make_engine
+from app.migrate import alembic_config, upgrade
 from app.models import AuditEntry, Erasure, Inquiry
 from app.people import records
 from tests.factories import add_inquiries, inquiry
@@ -182,3 +188,22 @@ def test_backup_is_consistent_while_the_app_writes(app, runner, db_session, cloc
         copy.close()
     assert not Path(f"{path}-wal").exists()
     assert runner.invoke(args=["backup", str(path)]).exit_code == 1  # never overwrites
+
+
+def test_the_erasures_migration_downgrades_and_upgrades(database_url):
+    """0006 removes its table and index going down (inquiries untouched) and makes them again going up."""
+    engine = make_engine(database_url)
+    config = alembic_config()
+    before = ScriptDirectory.from_config(config).get_revision("0006").down_revision
+    with engine.begin() as connection:
+        connection.execute(insert(Inquiry.__table__), [inquiry(lambda: datetime.now(timezone.utc))])
+        config.attributes["connection"] = connection
+        command.downgrade(config, before)
+    inspector = sa.inspect(engine)
+    assert "erasures" not in inspector.get_table_names()
+    assert "ix_submissions_email_lower" not in {index["name"] for index in inspector.get_indexes("submissions")}
+    upgrade(engine)
+    assert "erasures" in sa.inspect(engine).get_table_names()
+    with engine.connect() as connection:
+        assert connection.execute(select(sa.func.count()).select_from(Inquiry.__table__)).scalar() == 1
+    engine.dispose()
