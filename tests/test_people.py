@@ -131,8 +131,9 @@ def test_erase_confirms_with_the_count_and_the_holds_then_keeps_only_a_hash(app,
     assert entry.detail == f"address hmac {digest}; 1 on legal hold kept"
     every_detail = " ".join(db_session.scalars(select(AuditEntry.detail)))
     assert "ada@" not in every_detail.lower()
-    assert "Erased 3 inquiries. 1 inquiry on legal hold kept." in admin_client.get(
-        "/admin/people?email=ada@example.com").get_data(as_text=True)
+    after = admin_client.get("/admin/people?email=ada@example.com").get_data(as_text=True)
+    assert "Erased 3 inquiries. 1 inquiry on legal hold kept." in after
+    assert "2026-06-01 12:00 UTC: 3 inquiries erased by Ada (1 kept on legal hold)" in after
 
 
 def test_erase_with_only_held_inquiries_erases_nothing_and_records_nothing(admin_client, db_session, clock):

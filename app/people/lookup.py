@@ -16,7 +16,7 @@ from flask import current_app
 from sqlalchemy import ColumnElement, bindparam, func, or_, select
 from sqlalchemy.orm import Session
 
-from app.models import AuditEntry, Inquiry
+from app.models import AuditEntry, Erasure, Inquiry
 from app.validation import normalize_email
 
 HASH_CONTEXT = b"sundown erasures: e-mail address hash v1"
@@ -82,13 +82,20 @@ def _inquiry_id_of(detail: str) -> int:
     return int(detail.removeprefix("inquiry #").split(":", 1)[0])
 
 
+def erasures_of(session: Session, address: str) -> list[Erasure]:
+    """The erasures of ``address`` so far, oldest first (found by its keyed hash)."""
+    statement = select(Erasure).where(Erasure.email_hash == email_hash(address)).order_by(Erasure.created_at)
+    return list(session.scalars(statement))
+
+
 @dataclass
 class Person:
-    """Everything held about one address: the inquiries and the audit entries about each."""
+    """Everything held about one address: the inquiries, the audit entries about each, its past erasures."""
 
     address: str
     inquiries: list[Inquiry]
     audit: dict[int, list[AuditEntry]] = field(default_factory=dict)
+    erasures: list[Erasure] = field(default_factory=list)
 
     @property
     def held(self) -> list[Inquiry]:
@@ -104,4 +111,5 @@ class Person:
 def find(session: Session, address: str) -> Person:
     """Everything held about the normalised ``address``."""
     inquiries = inquiries_of(session, address)
-    return Person(address, inquiries, audit_of(session, [inquiry.id for inquiry in inquiries]))
+    audit = audit_of(session, [inquiry.id for inquiry in inquiries])
+    return Person(address, inquiries, audit, erasures_of(session, address))
