@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import urllib.error
+from pathlib import Path
 import urllib.request
 
 import click
@@ -13,8 +14,9 @@ from flask.cli import with_appcontext
 
 from app.models import CleanupStatus
 
-from app import db, migrate
+from app import backup, db, migrate
 from app import cleanup
+from app.people import cli as people_cli
 
 
 def init_app(app: Flask) -> None:
@@ -25,6 +27,8 @@ def init_app(app: Flask) -> None:
     app.cli.add_command(admin_group)
     app.cli.add_command(health_command)
     app.cli.add_command(dev_server)
+    app.cli.add_command(backup_command)
+    people_cli.init_app(app)  # people find/export/erase, erasures export/apply
 
 
 @click.command("db-upgrade")
@@ -148,3 +152,17 @@ def dev_server(port: int | None) -> None:
     from app import devserver
 
     devserver.serve(current_app._get_current_object(), port)
+
+
+@click.command("backup")
+@click.argument("path", type=click.Path(dir_okay=False, path_type=Path))
+@with_appcontext
+def backup_command(path: Path) -> None:
+    """Copy the SQLite database to PATH, consistently, while the app serves (PostgreSQL: use pg_dump)."""
+    try:
+        size = backup.backup(db.get_engine(), path)
+    except backup.NotSQLite as error:
+        raise click.ClickException(f"{error}: pg_dump --format=custom --file=PATH DATABASE_URL") from None
+    except FileExistsError as error:
+        raise click.ClickException(str(error)) from None
+    click.echo(f"backup written to {path} ({size} bytes); keep 'flask erasures export' beside it")

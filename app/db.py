@@ -1,6 +1,11 @@
 """The database: one engine per app, one session per request, short transactions.
 
-SQLite gets WAL, a busy timeout and foreign keys on every connection.
+SQLite gets WAL, a busy timeout, foreign keys and ``secure_delete`` on every
+connection. "Deleted" means gone from the file: ``secure_delete`` zeroes the
+bytes a deleted row leaves in the database file, and ``forget_deleted``
+(after a cleanup run, a manual delete or an erasure that removed rows)
+checkpoints the WAL and truncates it, so the old pages do not linger there
+either. PostgreSQL keeps dead tuples until vacuum, and WAL: docs/cleanup.md.
 
 Timeouts, so that a database that hangs costs a request a 503 in bounded
 time (app.errors), never a hung worker thread:
@@ -15,6 +20,7 @@ time (app.errors), never a hung worker thread:
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -26,10 +32,14 @@ from sqlalchemy import Engine, create_engine, event, exc
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
+log = logging.getLogger(__name__)
+
 WRITE_OPTION = "sundown_write"  # execution option: this transaction will write
 WRITE_POLL = 0.001  # seconds between tries for SQLite's write lock
 CONNECT_TIMEOUT = 5  # seconds (libpq counts whole seconds, at least 2)
 STATEMENT_TIMEOUT = 5.0  # seconds; SQLite's busy timeout too
+FORGET_PATIENCE = 0.5  # seconds a truncating checkpoint keeps trying after a delete
+FORGET_RETRY = 0.02  # seconds between its tries
 
 
 def init_app(app: Flask) -> None:
@@ -89,6 +99,8 @@ def _tune_sqlite(busy_timeout_ms: int, dbapi_connection, _record) -> None:
     cursor.execute(f"PRAGMA busy_timeout={busy_timeout_ms}")
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute("PRAGMA synchronous=NORMAL")
+    # Many builds (Debian's among them) default to it; it is set, not assumed.
+    cursor.execute("PRAGMA secure_delete=ON")
     cursor.close()
 
 
@@ -121,6 +133,44 @@ def _begin_sqlite(busy_timeout: float, connection) -> None:
     finally:
         cursor.execute(f"PRAGMA busy_timeout={_milliseconds(busy_timeout)}")
         cursor.close()
+
+
+def forget_deleted(engine: Engine, patience: float = FORGET_PATIENCE) -> bool:
+    """SQLite: after a delete, copy the WAL into the database file and truncate it; True when done.
+
+    With ``secure_delete`` the database file holds no deleted bytes, but the
+    WAL still holds the pages as they were before the delete until a
+    checkpoint overwrites them; a ``TRUNCATE`` checkpoint empties it. It
+    needs every reader to be on the newest snapshot, and while it waits for
+    one it holds off new writers; so it never waits: it tries every
+    ``FORGET_RETRY`` seconds for ``patience`` seconds, and reports False
+    when readers outlasted that (the next delete's checkpoint completes the
+    job; each try that fails still copies what it can). A no-op on
+    PostgreSQL (docs/cleanup.md says what remains there).
+    """
+    if engine.dialect.name != "sqlite":
+        return True
+    deadline = time.monotonic() + patience
+    with engine.connect() as connection:
+        # On the driver's connection: a checkpoint cannot run inside a transaction.
+        driver = connection.connection.driver_connection
+        driver.execute("PRAGMA busy_timeout=0").close()
+        try:
+            while not _truncate_wal(driver) and time.monotonic() < deadline:
+                time.sleep(FORGET_RETRY)
+            done = _truncate_wal(driver)
+        finally:
+            driver.execute(f"PRAGMA busy_timeout={_milliseconds(STATEMENT_TIMEOUT)}").close()
+    if not done:
+        log.warning("readers kept the WAL from being truncated after a delete; the next checkpoint completes it")
+    return done
+
+
+def _truncate_wal(driver) -> bool:
+    cursor = driver.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    busy, _log_frames, _checkpointed = cursor.fetchone()
+    cursor.close()
+    return not busy
 
 
 def get_engine() -> Engine:

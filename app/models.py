@@ -23,6 +23,8 @@ from sqlalchemy import (
     String,
     Text,
     TypeDecorator,
+    func,
+    text,
 )
 from flask_login import UserMixin
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
@@ -90,6 +92,8 @@ class Inquiry(Base):
         Index("ix_submissions_status_created_at_id", "status", "created_at", "id"),
         # The unread count (admin navigation) seeks straight to the unread rows.
         Index("ix_submissions_status_read_at_created_at", "status", "read_at", "created_at"),
+        # The People page and erasures find a person's inquiries by address, case-insensitively.
+        Index("ix_submissions_email_lower", func.lower(text("email"))),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -287,3 +291,21 @@ class Delivery(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     delivered_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime, index=True)  # done or failed; the cleanup's age
+
+
+class Erasure(Base):
+    """A person's inquiries erased on request (``app.people``): never the address itself.
+
+    ``email_hash`` is a keyed HMAC of the normalised address, so that
+    ``flask erasures apply`` can erase again, after a restore, the inquiries
+    this erasure covered: those of that address received up to ``created_at``.
+    """
+
+    __tablename__ = "erasures"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    email_hash: Mapped[str] = mapped_column(String(64), index=True)  # HMAC-SHA-256, hex
+    count: Mapped[int] = mapped_column(Integer, default=0)
+    kept_on_hold: Mapped[int] = mapped_column(Integer, default=0)
+    actor: Mapped[str] = mapped_column(String(100))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)

@@ -74,10 +74,25 @@ def _has_forbidden_characters(value: str, multiline: bool) -> bool:
 
 def _clean_email(value: str) -> tuple[str, str | None]:
     try:
-        result = validate_email(value, check_deliverability=False)
+        return _normalized(value), None
     except EmailNotValidError as error:
         return value, email_message(str(error))
-    return result.normalized, None
+
+
+def normalize_email(value: str) -> str | None:
+    """``value`` as intake stores it (domain lowercased and IDNA-checked, Unicode NFC), or None if invalid.
+
+    The one normaliser: intake stores this form, and the People page and
+    erasures look a person up by it.
+    """
+    try:
+        return _normalized(value)
+    except EmailNotValidError:
+        return None
+
+
+def _normalized(value: str) -> str:
+    return validate_email(value.strip(), check_deliverability=False).normalized
 
 
 def email_message(library_message: str) -> str:

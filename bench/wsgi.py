@@ -5,6 +5,9 @@
 * ``shipped``: ``create_app()``, as ``wsgi.py`` builds it.
 * ``off``: the same app without its after-response hook: no cleanup ever
   starts and no request asks whether one is due (the real off switch).
+* ``secure_delete_off``: the shipped app with ``PRAGMA secure_delete=OFF`` on
+  every SQLite connection, to measure what "deleted means gone" costs the
+  cleanup (``bench.secure_delete``).
 * Controls, deliberately broken, which the suite must catch:
   ``always_due`` (the not-due shortcut disabled: ``runs.is_due`` always
   true, so every request hands a claim attempt to the runner), ``inline``
@@ -83,6 +86,10 @@ def _plain_begin(_busy_timeout, connection) -> None:
     connection.exec_driver_sql("BEGIN")
 
 
+def _secure_delete_off(dbapi_connection, _record) -> None:
+    dbapi_connection.execute("PRAGMA secure_delete=OFF").close()
+
+
 def build(variant: str) -> Flask:
     """The app of ``variant`` (see the module docstring)."""
     if variant == "stock_lock":
@@ -94,6 +101,9 @@ def build(variant: str) -> Flask:
         runs.is_due = lambda: True
     elif variant == "inline":
         hook.background = SimpleNamespace(submit=_run_now, runner_of=background.runner_of)
+    elif variant == "secure_delete_off":
+        # Listeners run in order: this one after the app's own tuning, which turns it on.
+        event.listen(db.engine_of(app), "connect", _secure_delete_off)
     elif variant not in ("shipped", "stock_lock"):
         raise ValueError(f"unknown BENCH_VARIANT {variant!r}")
     return app

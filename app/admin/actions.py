@@ -13,7 +13,7 @@ from flask_login import current_user
 from sqlalchemy import delete, func, select, update
 from werkzeug.exceptions import BadRequest
 
-from app import clock, db
+from app import clock, db, gone
 from app.admin import audit, bp
 from app.admin.inbox import render_detail
 from app.admin.inquiries import get_inquiry_or_404
@@ -131,6 +131,8 @@ def _delete(ids: list[int], held: int) -> int:
     detail = f"{held} on legal hold kept" if held else ""
     audit.record(session, "deleted", result.rowcount, detail)
     session.commit()
+    if result.rowcount:
+        gone.after_response()
     return result.rowcount
 
 

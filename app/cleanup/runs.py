@@ -4,6 +4,7 @@
 ``POST /internal/cleanup``, the admin's "Run cleanup now"). The claim and the
 opening ledger row commit together; the batches follow, with a cutoff fixed
 once per run; the closing ledger row and the claim's release commit together.
+A run that deleted rows ends with a truncating WAL checkpoint (``app.gone``).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from datetime import datetime, timezone
 from flask import current_app
 from sqlalchemy import update
 
-from app import clock, db, metrics, retention
+from app import clock, db, gone, metrics, retention
 from app.cleanup import claim, ledger, plans, state
 from app.cleanup.batches import Limits, Moment, Progress, Target, count, count_and_oldest, delete_all
 from app.models import CleanupRun, CleanupStatus
@@ -40,6 +41,8 @@ def run(trigger: str, force: bool = False, should_stop: Callable[[], bool] = lam
     times = Moment(now=moment, cutoff=row.cutoff)
     progress = delete_all(state.current().targets, times, batch_limits(), _recorder(row), should_stop)
     _close_ledger(row, progress, times)
+    if any(progress.deleted.values()):
+        gone.now()  # the deleted rows' old pages leave the SQLite WAL too
     ledger.log_run(row)
     metrics.count_cleanup_run(row.status, progress.deleted)
     return row

@@ -1,0 +1,48 @@
+"""``flask --app wsgi backup PATH``: a consistent copy of a SQLite database while the app serves.
+
+SQLite's online backup API copies the database page by page; pages a
+concurrent commit changes are copied again, so the copy is one consistent
+state however long it takes, and live writers are never locked out for the
+whole copy (a few pages per step, ``PAGES_PER_STEP``). Copying the file with
+``cp`` instead may tear it, and would leave the WAL behind.
+
+PostgreSQL is backed up with ``pg_dump`` (docs/deploy.md): the command says
+so and exits non-zero.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from sqlalchemy import Engine
+
+PAGES_PER_STEP = 1024
+
+
+class NotSQLite(RuntimeError):
+    """The database is not SQLite: use pg_dump."""
+
+
+def backup(engine: Engine, target: Path) -> int:
+    """Copy the database behind ``engine`` to a new SQLite file ``target``; its size in bytes.
+
+    The copy is written next to ``target`` and renamed into place only when
+    whole, in rollback-journal mode: one self-contained file.
+    """
+    if engine.dialect.name != "sqlite":
+        raise NotSQLite("PostgreSQL is backed up with pg_dump (docs/deploy.md)")
+    if target.exists():
+        raise FileExistsError(f"{target} exists; give a new path")
+    partial = target.with_name(target.name + ".partial")
+    partial.unlink(missing_ok=True)
+    with engine.connect() as connection:
+        source = connection.connection.driver_connection
+        copy = sqlite3.connect(partial)
+        try:
+            source.backup(copy, pages=PAGES_PER_STEP)
+            copy.execute("PRAGMA journal_mode=DELETE")  # one self-contained file, no -wal beside it
+        finally:
+            copy.close()
+    partial.rename(target)
+    return target.stat().st_size

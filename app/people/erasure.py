@@ -1,0 +1,71 @@
+"""Erasure: delete every inquiry of one address not on legal hold, keep only a keyed hash of it.
+
+``erase`` runs in one write transaction: the delete, the scrubbing of free
+text from the audit entries about the erased inquiries, the ``erasures``
+record and the audit entry commit together or not at all. Inquiries on
+legal hold are kept (and counted), unless the hold is released first.
+After a restore, ``app.people.reapply`` erases again what the records cover.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import delete, func, select, update
+from sqlalchemy.orm import Session
+
+from app import clock, db
+from app.models import AuditEntry, Erasure, Inquiry
+from app.people import lookup
+
+OPERATOR = "operator (command line)"  # the actor of commands run on the server
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What an erasure (or its reapplication) did: inquiries deleted, inquiries kept on hold."""
+
+    erased: int
+    kept_on_hold: int
+
+
+def erase(address: str, actor: str) -> Outcome:
+    """Erase every inquiry of the normalised ``address`` not on legal hold, in one transaction.
+
+    Records the erasure (hash, count, actor, time) and an audit entry with the
+    hash only; nothing is recorded when there was nothing to delete. The
+    caller then clears the SQLite WAL (``app.gone``).
+    """
+    digest = lookup.email_hash(address)
+    with db.transaction(write=True) as session:
+        erased = delete_unheld(session, lookup.of_address(address))
+        kept = session.scalar(
+            select(func.count()).select_from(Inquiry).where(lookup.of_address(address), Inquiry.legal_hold.is_(True))
+        )
+        if erased:
+            scrub_audit(session, erased)
+            _record(session, digest, len(erased), kept, actor, clock.now())
+    return Outcome(len(erased), kept)
+
+
+def delete_unheld(session: Session, condition) -> list[int]:
+    """Delete the inquiries matching ``condition`` that no hold protects; their ids."""
+    statement = delete(Inquiry).where(condition, Inquiry.legal_hold.is_(False)).returning(Inquiry.id)
+    return list(session.execute(statement, execution_options={"synchronize_session": False}).scalars())
+
+
+def scrub_audit(session: Session, ids: list[int]) -> None:
+    """Audit entries about erased inquiries keep who, what and when, not their free text (a hold's reason)."""
+    for inquiry_id in ids:
+        session.execute(
+            update(AuditEntry)
+            .where(AuditEntry.detail.like(f"inquiry #{inquiry_id}:%"))
+            .values(detail=f"inquiry #{inquiry_id}: (erased)")
+        )
+
+
+def _record(session: Session, digest: str, count: int, kept: int, actor: str, moment: datetime) -> None:
+    session.add(Erasure(email_hash=digest, count=count, kept_on_hold=kept, actor=actor[:100], created_at=moment))
+    detail = f"address hmac {digest}" + (f"; {kept} on legal hold kept" if kept else "")
+    session.add(AuditEntry(admin_name=actor[:100], action="erased", count=count, detail=detail, created_at=moment))

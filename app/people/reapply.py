@@ -1,0 +1,138 @@
+"""After a restore: the erasure records written to a file, read back, and applied again.
+
+A backup made before an erasure brings the erased inquiries back when it is
+restored. ``export_records`` writes every erasure record (the address's
+keyed hash and the erasure's time, never the address) to a file kept beside
+the backups; ``apply_records`` reads it into the restored database and
+erases again, for each record, the inquiries of its address received up to
+the erasure's time, its cut-off: later inquiries of the same person are
+theirs to keep. Inquiries on legal hold are kept, as by the erasure.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+from sqlalchemy import and_, func, select
+from sqlalchemy.orm import Session
+
+from app import clock, db
+from app.models import AuditEntry, Erasure, Inquiry
+from app.people import erasure, lookup
+from app.people.erasure import Outcome
+
+RECORDS_FORMAT = "sundown.erasures.v1"
+
+
+def export_records(session: Session) -> dict:
+    """Every erasure record, as the file ``flask erasures export`` writes."""
+    rows = session.scalars(select(Erasure).order_by(Erasure.created_at, Erasure.id))
+    return {
+        "format": RECORDS_FORMAT,
+        "exported_at": _iso(clock.now()),
+        "erasures": [
+            {"email_hash": row.email_hash, "count": row.count, "kept_on_hold": row.kept_on_hold,
+             "actor": row.actor, "erased_at": _iso(row.created_at)}
+            for row in rows
+        ],
+    }
+
+
+class RecordsError(ValueError):
+    """An erasures file that is not one ``export_records`` wrote."""
+
+
+@dataclass(frozen=True)
+class Record:
+    """One erasure as read from a file: the address's hash and the cut-off."""
+
+    email_hash: str
+    erased_at: datetime
+    count: int
+    kept_on_hold: int
+    actor: str
+
+
+def parse_records(text: str) -> list[Record]:
+    """The records of an erasures file; ``RecordsError`` naming what is wrong."""
+    try:
+        document = json.loads(text)
+    except ValueError as error:
+        raise RecordsError(f"not JSON ({error})") from None
+    if not isinstance(document, dict) or document.get("format") != RECORDS_FORMAT:
+        raise RecordsError(f"not an erasures file (format must be {RECORDS_FORMAT})")
+    entries = document.get("erasures")
+    if not isinstance(entries, list):
+        raise RecordsError("'erasures' must be a list")
+    return [_parse_record(position, entry) for position, entry in enumerate(entries)]
+
+
+def _parse_record(position: int, entry) -> Record:
+    try:
+        digest = entry["email_hash"]
+        if not (isinstance(digest, str) and len(digest) == 64 and all(c in "0123456789abcdef" for c in digest)):
+            raise ValueError("email_hash must be 64 hex digits")
+        erased_at = datetime.fromisoformat(entry["erased_at"].replace("Z", "+00:00"))
+        if erased_at.tzinfo is None:
+            raise ValueError("erased_at must carry its time zone")
+        return Record(digest, erased_at.astimezone(timezone.utc), int(entry.get("count", 0)),
+                      int(entry.get("kept_on_hold", 0)), str(entry.get("actor", ""))[:100])
+    except (KeyError, TypeError, ValueError, AttributeError) as error:
+        raise RecordsError(f"erasure {position + 1}: {error}") from None
+
+
+def apply_records(records: Iterable[Record]) -> Outcome:
+    """Erase again what ``records`` covered; add the records this database lacks. Idempotent.
+
+    For each address hash, the latest cut-off counts: every inquiry of that
+    address received up to then and not on legal hold goes. Addresses are
+    matched by hashing each distinct stored address received before the
+    latest cut-off (the hash cannot be reversed).
+    """
+    records = list(records)
+    if not records:
+        return Outcome(0, 0)
+    cutoffs: dict[str, datetime] = {}
+    for record in records:
+        cutoffs[record.email_hash] = max(record.erased_at, cutoffs.get(record.email_hash, record.erased_at))
+    erased = kept = 0
+    with db.transaction(write=True) as session:
+        _add_missing(session, records)
+        for address, cutoff in _stored_addresses_covered(session, cutoffs, max(cutoffs.values())):
+            covered = and_(Inquiry.email == address, Inquiry.created_at <= cutoff)
+            ids = erasure.delete_unheld(session, covered)
+            erasure.scrub_audit(session, ids)
+            erased += len(ids)
+            kept += session.scalar(select(func.count()).select_from(Inquiry).where(covered))
+        if erased:
+            session.add(AuditEntry(admin_name=erasure.OPERATOR, action="erasures_applied", count=erased,
+                                   detail=f"{len(records)} erasure records" + (f"; {kept} on legal hold kept" if kept else ""),
+                                   created_at=clock.now()))
+    return Outcome(erased, kept)
+
+
+def _add_missing(session: Session, records: list[Record]) -> None:
+    """Insert the records this database does not have (same hash and time), so they survive the next backup."""
+    existing = set(session.execute(select(Erasure.email_hash, Erasure.created_at)).all())
+    for record in records:
+        if (record.email_hash, record.erased_at) not in existing:
+            session.add(Erasure(email_hash=record.email_hash, count=record.count, kept_on_hold=record.kept_on_hold,
+                                actor=record.actor, created_at=record.erased_at))
+            existing.add((record.email_hash, record.erased_at))
+    session.flush()
+
+
+def _stored_addresses_covered(session: Session, cutoffs: dict[str, datetime], latest: datetime):
+    """Each stored address whose hash has a record, with that record's cut-off."""
+    statement = select(Inquiry.email).where(Inquiry.created_at <= latest).distinct()
+    for address in session.scalars(statement).all():
+        cutoff = cutoffs.get(lookup.email_hash(address))
+        if cutoff is not None:
+            yield address, cutoff
+
+
+def _iso(moment: datetime) -> str:
+    return moment.astimezone(timezone.utc).isoformat(timespec="microseconds").replace("+00:00", "Z")

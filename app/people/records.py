@@ -1,0 +1,135 @@
+"""A person's export: everything held about one address, as JSON or CSV, streamed page by page.
+
+The JSON shape is stable (``FORMAT``; docs/people.md documents it)::
+
+    {"format": "sundown.person-export.v1", "email": "...", "generated_at": "...Z",
+     "inquiries": [{"id": 1, "status": "inbox", "received_at": "...Z", "name": "...",
+                    "email": "...", "message": "...", "user_agent": "..." or null,
+                    "legal_hold": false, "hold_reason": null, "hold_by": null, "held_at": null,
+                    "audit": [{"at": "...Z", "admin": "...", "action": "...", "detail": "..."}]}]}
+
+The CSV has one row per inquiry (``HEADER``), its audit entries in the last
+cell, one per line, every free-text cell neutralised as in the main export.
+
+Paging follows the main export (``app.admin.export``): the ids are read
+first, in one short transaction; then each page of ``PAGE_SIZE`` is read in
+its own short transaction that ends before the page is sent. If a page no
+longer finds every id (an erasure or a delete ran meanwhile), the stream
+raises ``PersonChanged``: the server then drops the connection and the client
+gets a failed download, never a complete-looking half of the data.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterator
+from datetime import datetime, timezone
+
+from flask import Flask
+from sqlalchemy import select
+
+from app import clock, db
+from app.admin.export import BOM, PAGE_SIZE, neutralise
+from app.models import AuditEntry, Inquiry
+from app.people import lookup
+
+FORMAT = "sundown.person-export.v1"
+HEADER = ("id", "status", "received_utc", "name", "email", "message", "user_agent",
+          "legal_hold", "hold_reason", "hold_by", "held_utc", "audit")
+
+
+class PersonChanged(RuntimeError):
+    """The person's inquiries changed while their export streamed; the export stops unfinished."""
+
+
+def pages(app: Flask, address: str) -> Iterator[list[tuple[Inquiry, list[AuditEntry]]]]:
+    """The person's inquiries with their audit entries, ``PAGE_SIZE`` at a time, oldest first."""
+    with app.app_context(), db.transaction() as session:
+        ids = lookup.ids_of(session, address)
+    for start in range(0, len(ids), PAGE_SIZE):
+        wanted = ids[start:start + PAGE_SIZE]
+        with app.app_context(), db.transaction() as session:
+            found = {row.id: row for row in session.scalars(select(Inquiry).where(Inquiry.id.in_(wanted)))}
+            if len(found) != len(wanted):
+                raise PersonChanged(f"{len(wanted) - len(found)} inquiries went while the export streamed")
+            audit = lookup.audit_of(session, wanted)
+        yield [(found[inquiry_id], audit[inquiry_id]) for inquiry_id in wanted]
+
+
+def stream_json(app: Flask, address: str) -> Iterator[bytes]:
+    """The JSON export of ``address`` (see the module docstring), in chunks."""
+    with app.app_context():
+        generated_at = clock.now()
+    head = {"format": FORMAT, "email": address, "generated_at": iso(generated_at)}
+    yield (json.dumps(head, ensure_ascii=False)[:-1] + ', "inquiries": [').encode("utf-8")
+    separator = "\n"
+    for page in pages(app, address):
+        for inquiry, audit in page:
+            yield (separator + json.dumps(as_record(inquiry, audit), ensure_ascii=False)).encode("utf-8")
+            separator = ",\n"
+    yield b"\n]}\n"
+
+
+def as_record(inquiry: Inquiry, audit: list[AuditEntry]) -> dict:
+    """One inquiry and its audit entries in the export's JSON shape."""
+    return {
+        "id": inquiry.id,
+        "status": inquiry.status,
+        "received_at": iso(inquiry.created_at),
+        "name": inquiry.name,
+        "email": inquiry.email,
+        "message": inquiry.message,
+        "user_agent": inquiry.user_agent,
+        "legal_hold": bool(inquiry.legal_hold),
+        "hold_reason": inquiry.hold_reason,
+        "hold_by": inquiry.hold_by,
+        "held_at": iso(inquiry.held_at),
+        "audit": [
+            {"at": iso(entry.created_at), "admin": entry.admin_name, "action": entry.action, "detail": entry.detail}
+            for entry in audit
+        ],
+    }
+
+
+def stream_csv(app: Flask, address: str) -> Iterator[bytes]:
+    """The CSV export of ``address``: the BOM and header, then one chunk per page."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(HEADER)
+    yield (BOM + _drain(buffer)).encode("utf-8")
+    for page in pages(app, address):
+        writer.writerows(as_row(inquiry, audit) for inquiry, audit in page)
+        yield _drain(buffer).encode("utf-8")
+
+
+def as_row(inquiry: Inquiry, audit: list[AuditEntry]) -> tuple:
+    """One inquiry as a CSV record, every free-text cell neutralised against formulas."""
+    entries = "\n".join(
+        f"{_utc_text(entry.created_at)} {entry.admin_name}: {entry.action} ({entry.detail})" for entry in audit
+    )
+    return (
+        inquiry.id, inquiry.status, _utc_text(inquiry.created_at), neutralise(inquiry.name),
+        neutralise(inquiry.email), neutralise(inquiry.message), neutralise(inquiry.user_agent),
+        "yes" if inquiry.legal_hold else "no", neutralise(inquiry.hold_reason), neutralise(inquiry.hold_by),
+        _utc_text(inquiry.held_at), neutralise(entries),
+    )
+
+
+def iso(moment: datetime | None) -> str | None:
+    """``moment`` as ISO 8601 in UTC with a ``Z``, to the second; None stays None."""
+    if moment is None:
+        return None
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _utc_text(moment: datetime | None) -> str:
+    return "" if moment is None else moment.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _drain(buffer: io.StringIO) -> str:
+    text = buffer.getvalue()
+    buffer.seek(0)
+    buffer.truncate()
+    return text

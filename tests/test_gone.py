@@ -1,0 +1,121 @@
+"""Deleted means gone: on SQLite, a deleted inquiry's text is in neither the database file nor its WAL.
+
+Each way an inquiry goes (an admin's delete, an erasure, the cleanup of an
+expired one) is followed by the bytes of both files, read as they are on
+disk. PostgreSQL keeps dead tuples until vacuum: docs/cleanup.md.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+from sqlalchemy import text
+from sqlalchemy.engine import make_url
+
+from app import cleanup, db
+from tests.factories import add_inquiries, inquiry
+from tests.helpers import csrf_token, settle
+
+# One token (letters and digits only), so that a full-text index would hold it whole too.
+MARKER = "zqmarker7f3a9c1eforgetme"
+
+
+@pytest.fixture
+def db_kind() -> str:
+    """SQLite only: these tests read its files. PostgreSQL's dead tuples and WAL: docs/cleanup.md."""
+    return "sqlite"
+
+
+def database_files(app) -> list[Path]:
+    path = Path(make_url(app.config["DATABASE_URL"]).database)
+    return [path, path.with_name(path.name + "-wal")]
+
+
+def holds_marker(app) -> list[str]:
+    """The files (database, WAL) in whose bytes the marker is found, read as they are on disk."""
+    needle = MARKER.encode()
+    found = []
+    for path in database_files(app):
+        if path.exists():
+            with open(path, "rb") as file:
+                if needle in file.read():
+                    found.append(path.name)
+    return found
+
+
+def arrange(db_session, clock, days_old: float = 1) -> tuple[int, int]:
+    """A marked inquiry among a few others; the marked one's id and another's."""
+    ids = add_inquiries(db_session, [
+        inquiry(clock, days_old, email="marked@example.com", message=f"Please forget {MARKER} soon"),
+        inquiry(clock, 1, email="other@example.com", message="stays"),
+    ])
+    db_session.close()  # no read transaction left open to pin the WAL
+    return ids[0], ids[1]
+
+
+def post(client, path, data) -> int:
+    """POST as a browser does, and close the response as a server does (work after it starts then)."""
+    with client.post(path, data={**data, "csrf_token": csrf_token(client, "/admin/people")}) as response:
+        return response.status_code
+
+
+def test_every_sqlite_connection_has_secure_delete_on(app):
+    with db.engine_of(app).connect() as connection:
+        assert connection.execute(text("PRAGMA secure_delete")).scalar() == 1
+
+
+def test_an_admins_delete_leaves_no_trace_in_the_file_or_the_wal(app, admin_client, db_session, clock):
+    marked, _ = arrange(db_session, clock)
+    assert holds_marker(app)
+    assert post(admin_client, "/admin/inquiries/delete", {"ids": [marked], "confirm": "1"}) == 303
+    settle(app)
+    assert not holds_marker(app)
+
+
+def test_an_erasure_leaves_no_trace_in_the_file_or_the_wal(app, admin_client, db_session, clock):
+    arrange(db_session, clock)
+    assert holds_marker(app)
+    assert post(admin_client, "/admin/people/erase", {"email": "marked@example.com", "confirm": "1"}) == 303
+    settle(app)
+    assert not holds_marker(app)
+
+
+def test_the_cleanup_of_an_expired_inquiry_leaves_no_trace(app, db_session, clock):
+    arrange(db_session, clock, days_old=400)
+    assert holds_marker(app)
+    with app.app_context():
+        run = cleanup.run("test", force=True)
+    assert run is not None and run.status == "ok"
+    assert not holds_marker(app)
+
+
+def test_a_command_line_erasure_leaves_no_trace(app, runner, db_session, clock):
+    arrange(db_session, clock)
+    assert holds_marker(app)
+    result = runner.invoke(args=["people", "erase", "marked@example.com", "--yes"])
+    assert result.exit_code == 0, result.output
+    assert not holds_marker(app)
+
+
+def test_deleting_all_spam_leaves_no_trace(app, admin_client, db_session, clock):
+    (spam,) = add_inquiries(db_session, [inquiry(clock, 1, status="spam", message=f"Buy {MARKER} now")])
+    db_session.close()
+    assert holds_marker(app)
+    assert post(admin_client, "/admin/spam/delete-all", {"confirm": "1", "through": str(spam)}) == 303
+    settle(app)
+    assert not holds_marker(app)
+
+
+def test_the_check_has_teeth_a_plain_delete_leaves_the_marker(app, db_session, clock):
+    """Without secure_delete and the truncating checkpoint, the deleted text is still in the files."""
+    marked, _ = arrange(db_session, clock)
+    path = database_files(app)[0]
+    connection = sqlite3.connect(path, isolation_level=None)
+    try:
+        connection.execute("PRAGMA secure_delete=OFF")
+        connection.execute("DELETE FROM submissions WHERE id = ?", (marked,))
+        assert holds_marker(app)
+    finally:
+        connection.close()
