@@ -45,13 +45,18 @@ def holds_marker(app) -> list[str]:
     return found
 
 
-def arrange(db_session, clock, days_old: float = 1) -> tuple[int, int]:
-    """A marked inquiry among a few others; the marked one's id and another's."""
-    ids = add_inquiries(db_session, [
-        inquiry(clock, days_old, email="marked@example.com", message=f"Please forget {MARKER} soon"),
-        inquiry(clock, 1, email="other@example.com", message="stays"),
-    ])
-    db_session.close()  # no read transaction left open to pin the WAL
+def arrange(app, clock, days_old: float = 1) -> tuple[int, int]:
+    """A marked inquiry among a few others; the marked one's id and another's.
+
+    In an app context of its own, popped before the test goes on: a test's
+    requests would share an outer context and its session, whose read
+    transaction pins the WAL (a server's requests each have their own).
+    """
+    with app.app_context():
+        ids = add_inquiries(db.get_session(), [
+            inquiry(clock, days_old, email="marked@example.com", message=f"Please forget {MARKER} soon"),
+            inquiry(clock, 1, email="other@example.com", message="stays"),
+        ])
     return ids[0], ids[1]
 
 
@@ -66,24 +71,24 @@ def test_every_sqlite_connection_has_secure_delete_on(app):
         assert connection.execute(text("PRAGMA secure_delete")).scalar() == 1
 
 
-def test_an_admins_delete_leaves_no_trace_in_the_file_or_the_wal(app, admin_client, db_session, clock):
-    marked, _ = arrange(db_session, clock)
+def test_an_admins_delete_leaves_no_trace_in_the_file_or_the_wal(app, admin_client, clock):
+    marked, _ = arrange(app, clock)
     assert holds_marker(app)
     assert post(admin_client, "/admin/inquiries/delete", {"ids": [marked], "confirm": "1"}) == 303
     settle(app)
     assert not holds_marker(app)
 
 
-def test_an_erasure_leaves_no_trace_in_the_file_or_the_wal(app, admin_client, db_session, clock):
-    arrange(db_session, clock)
+def test_an_erasure_leaves_no_trace_in_the_file_or_the_wal(app, admin_client, clock):
+    arrange(app, clock)
     assert holds_marker(app)
     assert post(admin_client, "/admin/people/erase", {"email": "marked@example.com", "confirm": "1"}) == 303
     settle(app)
     assert not holds_marker(app)
 
 
-def test_the_cleanup_of_an_expired_inquiry_leaves_no_trace(app, db_session, clock):
-    arrange(db_session, clock, days_old=400)
+def test_the_cleanup_of_an_expired_inquiry_leaves_no_trace(app, clock):
+    arrange(app, clock, days_old=400)
     assert holds_marker(app)
     with app.app_context():
         run = cleanup.run("test", force=True)
@@ -91,26 +96,26 @@ def test_the_cleanup_of_an_expired_inquiry_leaves_no_trace(app, db_session, cloc
     assert not holds_marker(app)
 
 
-def test_a_command_line_erasure_leaves_no_trace(app, runner, db_session, clock):
-    arrange(db_session, clock)
+def test_a_command_line_erasure_leaves_no_trace(app, runner, clock):
+    arrange(app, clock)
     assert holds_marker(app)
     result = runner.invoke(args=["people", "erase", "marked@example.com", "--yes"])
     assert result.exit_code == 0, result.output
     assert not holds_marker(app)
 
 
-def test_deleting_all_spam_leaves_no_trace(app, admin_client, db_session, clock):
-    (spam,) = add_inquiries(db_session, [inquiry(clock, 1, status="spam", message=f"Buy {MARKER} now")])
-    db_session.close()
+def test_deleting_all_spam_leaves_no_trace(app, admin_client, clock):
+    with app.app_context():
+        (spam,) = add_inquiries(db.get_session(), [inquiry(clock, 1, status="spam", message=f"Buy {MARKER} now")])
     assert holds_marker(app)
     assert post(admin_client, "/admin/spam/delete-all", {"confirm": "1", "through": str(spam)}) == 303
     settle(app)
     assert not holds_marker(app)
 
 
-def test_the_check_has_teeth_a_plain_delete_leaves_the_marker(app, db_session, clock):
+def test_the_check_has_teeth_a_plain_delete_leaves_the_marker(app, clock):
     """Without secure_delete and the truncating checkpoint, the deleted text is still in the files."""
-    marked, _ = arrange(db_session, clock)
+    marked, _ = arrange(app, clock)
     path = database_files(app)[0]
     connection = sqlite3.connect(path, isolation_level=None)
     try:
