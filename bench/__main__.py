@@ -13,12 +13,12 @@ import time
 import traceback
 from pathlib import Path
 
-from bench import backlog, claim, claiming, exactly_once, export
+from bench import backlog, claim, claiming, exactly_once, export, notify
 from bench.context import Context
 from bench.report import Report
 
 ROOT = Path(__file__).resolve().parent.parent
-BENCHMARKS = [claim, claiming, backlog, export, exactly_once]
+BENCHMARKS = [claim, claiming, backlog, export, exactly_once, notify]
 
 
 def main() -> None:

@@ -20,7 +20,7 @@ from app.notify import deliver, outbox
 from tests.conftest import FakeClock
 from tests.factories import add_inquiries, aged_inquiries, inquiry
 from tests.helpers import VALID, csrf_token, settle, submit_inquiry
-from tests.receivers import Certificate, MailServer, WebhookReceiver
+from devtools.receivers import Certificate, MailServer, WebhookReceiver
 
 SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 ADMIN_ADDRESS = "admin@example.org"
@@ -270,7 +270,7 @@ def test_a_sender_that_died_holding_a_lease_is_replaced_once_the_lease_runs_out(
     response.close()
     settle(app)
     assert sum(row.status == DeliveryStatus.PENDING for row in query(DELIVERIES)) == 2  # leased: skipped
-    clock.advance(seconds=61)
+    clock.advance(seconds=91)
     request_after(client)
     assert [row.status for row in query(DELIVERIES)] == ["done"] * 4
     hook_ids = [hook.headers["webhook-id"] for hook in receiver.received]

@@ -61,9 +61,12 @@ def send(message: EmailMessage) -> Outcome:
 
 def _connect(server: SmtpServer) -> smtplib.SMTP:
     context = _tls_context()
+    # The EHLO name: the origin's host. Left to smtplib, it is socket.getfqdn(),
+    # a resolver lookup on every connection (about 0.1 s each here).
+    name = urlsplit(current_app.config["ORIGIN"]).hostname or "localhost"
     if server.security == "tls":
-        return smtplib.SMTP_SSL(server.host, server.port, timeout=TIMEOUT, context=context)
-    smtp = smtplib.SMTP(server.host, server.port, timeout=TIMEOUT)
+        return smtplib.SMTP_SSL(server.host, server.port, timeout=TIMEOUT, context=context, local_hostname=name)
+    smtp = smtplib.SMTP(server.host, server.port, timeout=TIMEOUT, local_hostname=name)
     try:
         if server.security == "starttls":
             smtp.starttls(context=context)  # raises SMTPNotSupportedError when not offered
