@@ -84,7 +84,10 @@ def _tls_context() -> ssl.SSLContext:
 
 @functools.lru_cache(maxsize=4)
 def tls_context(ca_file: str | None = None) -> ssl.SSLContext:
-    """A verifying TLS context, made once per process: loading the CA store takes about 0.1 s."""
+    """A verifying TLS context, made once per process: loading the CA store takes about 0.1 s.
+
+    So a changed ``SUNDOWN_SMTP_CA_FILE`` is read at the next restart, as every setting is.
+    """
     return ssl.create_default_context(cafile=ca_file)
 
 
