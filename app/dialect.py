@@ -10,6 +10,8 @@
 * ``app.models.UTCDateTime``: SQLite stores naive UTC text, PostgreSQL
   ``timestamptz``.
 * ``app.cleanup.plans``: the batch-delete plan and the batch defaults.
+* ``app.notify.outbox``: the outbox claim picks its rows ``FOR UPDATE SKIP
+  LOCKED`` on PostgreSQL (SQLite has one writer at a time anyway).
 * ``app.admin.export``: reads ``created_at`` as each driver returns it.
 * ``app.search``: the search index (SQLite FTS5 with trigrams, PostgreSQL
   ``pg_trgm``), made by migration 0004, and how a search uses it.

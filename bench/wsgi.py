@@ -15,7 +15,8 @@
   version did) and ``stock_lock`` (live writers on SQLite back on its stock
   busy handler, a plain ``BEGIN``, as before they polled for the lock; a
   pause after each batch is no longer the protection: the shipped default
-  is none).
+  is none), ``notify_inline`` (notifications sent inside the close
+  callback, so the connection waits for the SMTP server and the receiver).
 
 Every variant counts, in memory shared by all workers (gunicorn ``--preload``
 imports this module once, before forking): requests, statements, statements
@@ -36,6 +37,7 @@ from sqlalchemy import event
 
 from app import background, create_app, db
 from app.cleanup import hook, runs
+from app.notify import hook as notify_hook
 
 COUNTERS = ("requests", "statements", "settings_statements", "settings_writes")
 _SETTINGS = re.compile(r"\bsettings\b", re.IGNORECASE)
@@ -104,6 +106,8 @@ def build(variant: str) -> Flask:
     elif variant == "secure_delete_off":
         # Listeners run in order: this one after the app's own tuning, which turns it on.
         event.listen(db.engine_of(app), "connect", _secure_delete_off)
+    elif variant == "notify_inline":
+        notify_hook.background = SimpleNamespace(submit=_run_now, runner_of=background.runner_of)
     elif variant not in ("shipped", "stock_lock"):
         raise ValueError(f"unknown BENCH_VARIANT {variant!r}")
     return app

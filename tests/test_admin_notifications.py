@@ -11,7 +11,7 @@ from sqlalchemy import select
 
 from app.models import AuditEntry, Delivery, Setting
 from tests.helpers import csrf_token
-from tests.receivers import Certificate, MailServer, WebhookReceiver
+from devtools.receivers import Certificate, MailServer, WebhookReceiver
 
 PAGE = "/admin/notifications"
 SECRET_SHOWN = re.compile(r'<code class="secret" id="new-secret">(whsec_[A-Za-z0-9+/=]+)</code>')

@@ -19,8 +19,8 @@ from app.models import Delivery, DeliveryStatus, Inquiry, InquiryStatus, Setting
 from app.notify import deliver, outbox
 from tests.conftest import FakeClock
 from tests.factories import add_inquiries, aged_inquiries, inquiry
-from tests.helpers import VALID, csrf_token, settle, submit_inquiry
-from tests.receivers import Certificate, MailServer, WebhookReceiver
+from tests.helpers import VALID, csrf_token, settle, solution, submit_inquiry
+from devtools.receivers import Certificate, MailServer, WebhookReceiver
 
 SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 ADMIN_ADDRESS = "admin@example.org"
@@ -118,8 +118,6 @@ def test_the_outbox_rows_commit_with_the_inquiry_and_survive_a_process_that_neve
     response = client.post("/api/inquiries", json={**VALID, "altcha": "x"})
     assert response.status_code == 201
     assert query.count(Delivery) == 0  # no solution: filed as spam, no notification
-    from tests.helpers import solution
-
     response = client.post("/api/inquiries", json={**VALID, "altcha": solution(client)})
     assert statuses(query) == [("email", "pending", 0), ("webhook", "pending", 0)]
     assert mail.messages == []
@@ -258,11 +256,11 @@ def test_two_processes_racing_send_each_delivery_exactly_once(app, app_config, m
 
 
 def test_a_sender_that_died_holding_a_lease_is_replaced_once_the_lease_runs_out(app, client, clock, query, receiver):
-    with client.post("/api/inquiries", json={**VALID, "altcha": __import__("tests.helpers").helpers.solution(client)}):
-        pass  # closed, but take the lease first as a dead process would have
+    with client.post("/api/inquiries", json={**VALID, "altcha": solution(client)}):
+        pass  # the first inquiry: delivered after its response, as usual
     settle(app)
-    # Enqueue a second and take its leases by hand: a process that died mid-send.
-    response = client.post("/api/inquiries", json={**VALID, "altcha": __import__("tests.helpers").helpers.solution(client)})
+    # A second, whose response is not yet closed; its leases taken by hand: a process that died mid-send.
+    response = client.post("/api/inquiries", json={**VALID, "altcha": solution(client)})
     pending = [row.id for row in query(DELIVERIES) if row.status == DeliveryStatus.PENDING]
     with app.app_context():
         with db.transaction() as session:
@@ -270,7 +268,7 @@ def test_a_sender_that_died_holding_a_lease_is_replaced_once_the_lease_runs_out(
     response.close()
     settle(app)
     assert sum(row.status == DeliveryStatus.PENDING for row in query(DELIVERIES)) == 2  # leased: skipped
-    clock.advance(seconds=61)
+    clock.advance(seconds=91)
     request_after(client)
     assert [row.status for row in query(DELIVERIES)] == ["done"] * 4
     hook_ids = [hook.headers["webhook-id"] for hook in receiver.received]

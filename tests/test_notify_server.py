@@ -24,7 +24,7 @@ from bench.client import port_of
 from devtools.server import running_server
 from tests.conftest import new_database_url
 from tests.helpers import VALID
-from tests.receivers import Certificate, MailServer, WebhookReceiver
+from devtools.receivers import Certificate, MailServer, WebhookReceiver
 
 pytestmark = pytest.mark.slow
 

@@ -42,33 +42,40 @@ def deliver_due(should_stop: Callable[[], bool] = lambda: False) -> Summary:
     """Send everything due now, until none is left or ``should_stop``; then remember when next to look."""
     summary = Summary()
     while not should_stop():
-        with db.transaction() as session:
-            candidates = outbox.due_ids(session, clock.now())
-        won = [status for delivery_id in candidates if not should_stop()
-               and (status := deliver_one(delivery_id)) is not None]
-        for status in won:
-            summary.counts[status] += 1
-        if not won:
+        with db.transaction(write=True) as session:
+            claimed, lease_until = outbox.claim_due(session, clock.now())
+        if not claimed:
             break
+        for index, delivery_id in enumerate(claimed):
+            if should_stop() or clock.now() > lease_until - outbox.SEND_MARGIN:
+                with db.transaction(write=True) as session:
+                    outbox.release(session, claimed[index:], lease_until)
+                break
+            status = send_claimed(delivery_id, lease_until)
+            if status is not None:
+                summary.counts[status] += 1
     learn_next_due()
     return summary
 
 
 def deliver_one(delivery_id: int) -> str | None:
-    """Claim and send one delivery; its new status, or None when another sender has it or it is gone.
+    """Claim and send one delivery; its new status, or None when another sender has it or it is gone."""
+    with db.transaction(write=True) as session:
+        lease_until = outbox.claim(session, delivery_id, clock.now())
+    return None if lease_until is None else send_claimed(delivery_id, lease_until)
+
+
+def send_claimed(delivery_id: int, lease_until) -> str | None:
+    """Send a delivery this process holds the lease of; its new status, or None when it is gone.
 
     With a digest interval set, an inquiry's e-mail takes the other due ones
     along: one e-mail lists them all (``app.notify.digest``).
     """
-    with db.transaction(write=True) as session:
-        lease_until = outbox.claim(session, delivery_id, clock.now())
-    if lease_until is None:
-        return None
     with db.transaction() as session:
         config = notify_settings.load(session)
         row = session.get(Delivery, delivery_id)
-        notice = _notice(session, row, config.include_content) if row is not None else None
-    if notice is None:  # the inquiry was deleted meanwhile: its rows went with it
+        notice = _notice(session, row, config.include_content) if _still_held(row, lease_until) else None
+    if notice is None:  # gone with its inquiry, or already sent in this process's digest
         return None
     if digest.applies(notice, config):
         return _deliver_digest(notice, lease_until, config)
@@ -79,7 +86,8 @@ def _deliver_digest(first: Notice, lease_until, config: notify_settings.Notifica
     """One e-mail for ``first`` and every other due inquiry e-mail, each row recorded under its lease."""
     now = clock.now()
     with db.transaction(write=True) as session:
-        leases = {first.delivery.id: lease_until, **digest.claim_companions(session, first.delivery.id, now)}
+        leases = {first.delivery.id: lease_until,
+                  **digest.claim_companions(session, first.delivery.id, now, lease_until)}
     with db.transaction() as session:
         rows = [session.get(Delivery, delivery_id) for delivery_id in leases]
         notices = [first] + [notice for row in rows[1:] if row is not None
@@ -102,6 +110,11 @@ def _record(row: Delivery, lease_until, outcome: Outcome) -> str:
              row.attempts + 1, f" error={outcome.error!r}" if outcome.error else "")
     metrics.count_delivery(row.channel, result)
     return status
+
+
+def _still_held(row: Delivery | None, lease_until) -> bool:
+    """Whether ``row`` is still pending under this sender's lease."""
+    return row is not None and row.status == DeliveryStatus.PENDING and row.lease_until == lease_until
 
 
 def _notice(session: Session, row: Delivery, include_content: bool) -> Notice | None:

@@ -15,10 +15,10 @@ from email.message import EmailMessage
 
 from flask_babel import gettext as _
 from flask_babel import ngettext
-from sqlalchemy import select
+from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
-from app.models import Delivery
+from app.models import Delivery, DeliveryStatus
 from app.notify import email, outbox
 from app.notify.message import Notice, local_time
 from app.notify.settings import Notifications
@@ -37,18 +37,21 @@ def applies(notice: Notice, config: Notifications) -> bool:
     return config.digest_minutes > 0 and notice.delivery.channel == "email" and not notice.is_test
 
 
-def claim_companions(session: Session, first_id: int, now: datetime) -> dict[int, datetime]:
-    """Lease the other due inquiry e-mails (up to ``MAX_LISTED``); their ids and leases."""
-    candidates = session.scalars(
-        select(Delivery.id)
-        .where(outbox.due_now(now), Delivery.channel == "email", Delivery.kind == "inquiry", Delivery.id != first_id)
+def claim_companions(session: Session, first_id: int, now: datetime, lease_until: datetime) -> dict[int, datetime]:
+    """The other inquiry e-mails to list (up to ``MAX_LISTED``): those this sender already holds
+    (``lease_until``) and those due now, leased here; their ids and leases."""
+    held = (Delivery.status == DeliveryStatus.PENDING) & (Delivery.lease_until == lease_until)
+    candidates = session.execute(
+        select(Delivery.id, Delivery.lease_until)
+        .where(or_(outbox.due_now(now), held), Delivery.channel == "email", Delivery.kind == "inquiry",
+               Delivery.id != first_id)
         .order_by(Delivery.id).limit(MAX_LISTED - 1)
     ).all()
     leases = {}
-    for delivery_id in candidates:
-        lease_until = outbox.claim(session, delivery_id, now)
-        if lease_until is not None:
-            leases[delivery_id] = lease_until
+    for delivery_id, lease in candidates:
+        mine = lease_until if lease == lease_until else outbox.claim(session, delivery_id, now)
+        if mine is not None:
+            leases[delivery_id] = mine
     return leases
 
 

@@ -20,6 +20,7 @@ from app.notify import deliver, state
 log = logging.getLogger(__name__)
 
 JOB = "notify"
+RETRY_AFTER_ERROR_MS = 60_000  # after a failed pass (the database down), so requests do not hammer it
 
 
 def init_app(app: Flask) -> None:
@@ -61,8 +62,8 @@ def run_passes(app: Flask) -> None:
             seen = notify_state.wakeups
             try:
                 deliver.deliver_due(should_stop=stopping.is_set)
-            except Exception:  # noqa: BLE001 - nobody waits for this pass; look again at the next request
-                notify_state.next_due_ms = 0
+            except Exception:  # noqa: BLE001 - nobody waits for this pass; look again in a minute
+                notify_state.next_due_ms = clock.epoch_ms(clock.now()) + RETRY_AFTER_ERROR_MS
                 log.exception("delivery pass failed")
                 return
             if notify_state.wakeups == seen:

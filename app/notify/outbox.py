@@ -2,10 +2,14 @@
 
 * ``enqueue``: one row per channel in force, inside the transaction that
   saves the inquiry (or moves it out of spam), so a commit means a send.
-* ``claim``: a conditional ``UPDATE ... WHERE id = ? AND status = 'pending'
-  AND next_attempt_at <= now AND (lease_until IS NULL OR lease_until < now)``.
-  Only the statement that changed the row (rowcount 1, kept on PostgreSQL by
-  ``preserve_rowcount``) may send; the others skip it. A sender that dies
+* ``claim_due``: one conditional ``UPDATE ... SET lease_until = ? WHERE id IN
+  (the oldest due) AND status = 'pending' AND next_attempt_at <= now AND
+  (lease_until IS NULL OR lease_until < now) RETURNING id``: a row is leased
+  by the one statement that changed it, and only its sender sends it. On
+  PostgreSQL the candidates are picked ``FOR UPDATE SKIP LOCKED``, so
+  concurrent passes take different rows instead of waiting for each other.
+  ``claim`` does the same for one row (rowcount 1, kept on PostgreSQL by
+  ``preserve_rowcount``): an admin's test notification. A sender that dies
   mid-send leaves a lease that runs out, and the row is sent again:
   at-least-once, with the idempotency key for receivers to drop repeats.
 * ``finish``: done, retried later (backoff with jitter) or failed, written
@@ -24,11 +28,12 @@ from sqlalchemy.orm import Session
 from app import clock
 from app.models import Delivery, DeliveryStatus
 
-LEASE = timedelta(seconds=60)  # longer than any one send (SMTP 10 s, webhook 5 s)
+LEASE = timedelta(seconds=90)  # a batch's sends: each starts only while SEND_MARGIN of it is left
+SEND_MARGIN = timedelta(seconds=45)  # longer than one send may take (SMTP 10 s per step, webhook 5 s)
 MIN_ATTEMPTS = 10
 SCHEDULE = timedelta(hours=24)  # retries go on for about this long, and at least MIN_ATTEMPTS times
 MAX_DELAY = timedelta(hours=6)
-CLAIM_BATCH = 20
+CLAIM_BATCH = 5  # small: concurrent passes in other workers share the work
 
 
 def new_key() -> str:
@@ -58,11 +63,25 @@ def due_now(now: datetime):
     )
 
 
-def due_ids(session: Session, now: datetime, limit: int = CLAIM_BATCH) -> list[int]:
-    """Up to ``limit`` due deliveries, oldest due first (candidates: each must still be claimed)."""
-    return list(session.scalars(
-        select(Delivery.id).where(due_now(now)).order_by(Delivery.next_attempt_at, Delivery.id).limit(limit)
-    ))
+def claim_due(session: Session, now: datetime, limit: int = CLAIM_BATCH) -> tuple[list[int], datetime]:
+    """Lease up to ``limit`` due deliveries, oldest due first, in one statement; the ids won and the lease's end."""
+    lease_until = now + LEASE
+    candidates = select(Delivery.id).where(due_now(now)).order_by(Delivery.next_attempt_at, Delivery.id).limit(limit)
+    if session.get_bind().dialect.name == "postgresql":
+        candidates = candidates.with_for_update(skip_locked=True)
+    won = session.scalars(
+        update(Delivery).where(Delivery.id.in_(candidates), due_now(now)).values(lease_until=lease_until)
+        .returning(Delivery.id).execution_options(synchronize_session=False)
+    ).all()
+    return sorted(won), lease_until
+
+
+def release(session: Session, delivery_ids: list[int], lease_until: datetime) -> None:
+    """Give back leases not used (the process is stopping), so others may send at once."""
+    session.execute(
+        update(Delivery).where(Delivery.id.in_(delivery_ids), Delivery.lease_until == lease_until)
+        .values(lease_until=None).execution_options(synchronize_session=False)
+    )
 
 
 def claim(session: Session, delivery_id: int, now: datetime) -> datetime | None:

@@ -13,6 +13,7 @@ link-local, private and other non-public addresses are refused unless
 
 from __future__ import annotations
 
+import functools
 import http.client
 import ipaddress
 import json
@@ -92,12 +93,18 @@ class _PinnedHTTPS(http.client.HTTPSConnection):
     """HTTPS to a checked address, the certificate verified for the host name."""
 
     def __init__(self, host: str, address: tuple[str, int]):
-        super().__init__(host, address[1], timeout=TIMEOUT, context=ssl.create_default_context())
+        super().__init__(host, address[1], timeout=TIMEOUT, context=_verifying_context())
         self.address = address
 
     def connect(self) -> None:
         sock = socket.create_connection(self.address, self.timeout)
         self.sock = self._context.wrap_socket(sock, server_hostname=self.host)
+
+
+@functools.lru_cache(maxsize=1)
+def _verifying_context() -> ssl.SSLContext:
+    """The system's CAs, loaded once per process (about 0.1 s each time otherwise)."""
+    return ssl.create_default_context()
 
 
 def _connection(scheme: str, host: str, address: tuple[str, int]) -> http.client.HTTPConnection:

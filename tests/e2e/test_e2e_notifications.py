@@ -17,7 +17,7 @@ from playwright.sync_api import expect
 
 from devtools.pgcluster import free_port
 from tests.e2e.steps import enroll, submit_inquiry
-from tests.receivers import MailServer, WebhookReceiver
+from devtools.receivers import MailServer, WebhookReceiver
 
 MAIL_PORT = free_port()
 SERVER_ENV = {"SUNDOWN_SMTP_URL": f"smtp://127.0.0.1:{MAIL_PORT}", "SUNDOWN_WEBHOOK_ALLOW_PRIVATE": "1"}

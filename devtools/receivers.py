@@ -1,4 +1,5 @@
-"""Real receivers for notifications, on loopback: an SMTP server (aiosmtpd) and a webhook endpoint.
+"""Real receivers for notifications, on loopback, for tests and benchmarks: an SMTP server (aiosmtpd)
+and a webhook endpoint.
 
 * ``Certificate``: a self-signed certificate for 127.0.0.1 made with
   ``cryptography``, which the app trusts through ``SUNDOWN_SMTP_CA_FILE``.
@@ -167,6 +168,7 @@ class WebhookReceiver:
     status: int = 204
     hang_seconds: float = 0.0
     received: list[Received] = field(default_factory=list)
+    port: int = 0
 
     def start(self) -> WebhookReceiver:
         """Serve in a thread."""
@@ -185,7 +187,7 @@ class WebhookReceiver:
             def log_message(self, *args):
                 pass
 
-        self.server = ThreadingHTTPServer((LOOPBACK, 0), Handler)
+        self.server = ThreadingHTTPServer((LOOPBACK, self.port), Handler)
         self.server.daemon_threads = True
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
@@ -217,3 +219,20 @@ class WebhookReceiver:
         """Stop serving."""
         self.server.shutdown()
         self.server.server_close()
+
+
+def serve_sinks(mail_port: int, hook_port: int, secret: str) -> None:
+    """Run a plain SMTP sink and a webhook receiver until killed (a benchmark's separate process)."""
+    mail = MailServer(None, port=mail_port).start()
+    hook = WebhookReceiver(secret, port=hook_port).start()
+    try:
+        threading.Event().wait()
+    finally:
+        hook.stop()
+        mail.stop()
+
+
+if __name__ == "__main__":
+    import sys
+
+    serve_sinks(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3])

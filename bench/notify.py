@@ -1,0 +1,251 @@
+"""Notifications: what sending them costs submissions, and how soon they arrive, on both databases.
+
+* Throughput ratio: solved (inbox) submissions/s of a server with e-mail and
+  webhook notifications on ÷ the same shipped app with none configured, in
+  back-to-back closed-loop loads, the order alternating round by round; the
+  median of the per-round ratios. A/A control: the "on" server ÷ a second,
+  identical "on" server. The SMTP sink (aiosmtpd, plain ``smtp://``) and the
+  webhook receiver run in a process of their own on loopback, sharing the
+  cores with the servers, as a local relay would. After each "on" side the
+  outbox is left to drain before the next side starts (its deliveries are
+  that side's work); how long that takes is reported too.
+* Submission → delivery: ``delivered_at - created_at`` of the outbox rows of
+  a paced run (10 submissions/s), median and p99, per channel.
+
+Control: ``notify_inline`` (the sends inside the close callback, so the
+keep-alive connection waits for them) must fail the throughput ratio.
+Every submission carries a proof-of-work solved beforehand (difficulty 1),
+on both sides, so the two do the same work but the notifications.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack, contextmanager
+
+import altcha
+from sqlalchemy import text
+
+from bench.client import Samples
+from bench.databases import utcnow
+from bench.report import Control
+from bench.servers import _wait_listening, serve
+from bench.stats import Ratio, ratios
+from devtools.pgcluster import free_port
+from devtools.realistic import Rows
+from devtools.server import ROOT, stop
+
+KINDS = ("sqlite", "postgresql")
+CLIENTS = 8
+SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+QUICK = {"rounds": 3, "seconds": 2.0, "batch": 1200, "paced": 40}
+FULL = {"rounds": 6, "seconds": 5.0, "batch": 3000, "paced": 200}
+
+
+def run(ctx) -> None:
+    """Throughput ratio and delivery times on both databases, then the control."""
+    sizes = QUICK if ctx.quick else FULL
+    control = Control("notifications sent on the connection", "notify_inline")
+    with sinks(ctx) as sink:
+        for kind in KINDS:
+            database = ctx.database(kind, "notify")
+            database.set_last_cleanup(utcnow())  # no cleanup due: notifications are the only difference
+            throughput(ctx, database, sizes, sink)
+            delivery_times(ctx, database, sizes, sink)
+            control.figures.append(throughput(ctx, database, sizes, sink, variant="notify_inline"))
+            database.drop()
+    ctx.report.control(control)
+
+
+@contextmanager
+def sinks(ctx):
+    """The SMTP sink and webhook receiver in a process of their own; yield the servers' settings."""
+    mail_port, hook_port = free_port(), free_port()
+    with open(ctx.workdir / "sinks.log", "ab") as log:
+        process = subprocess.Popen([sys.executable, "-m", "devtools.receivers", str(mail_port), str(hook_port), SECRET],
+                                   cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=log,
+                                   stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        _wait_listening(mail_port, process, ctx.workdir / "sinks.log")
+        _wait_listening(hook_port, process, ctx.workdir / "sinks.log")
+        yield {"smtp_url": f"smtp://127.0.0.1:{mail_port}", "mail_from": "sundown@example.org",
+               "notify_emails": "admin@example.org", "webhook_url": f"http://127.0.0.1:{hook_port}/hooks/sundown",
+               "webhook_secret": SECRET, "webhook_allow_private": 1, "pow_max_number": 1}
+    finally:
+        stop(process)
+
+
+def throughput(ctx, database, sizes, on_settings: dict, variant: str = "shipped"):
+    """On ÷ off in alternating rounds (and on ÷ on again, the A/A control); the figure."""
+    drains: list[float] = []
+    names = ["on", "off", "on_again"]
+    rates: dict[str, list[float]] = {name: [] for name in names}
+    baseline = Samples()
+    kind = database.kind
+    with ExitStack() as stack:
+        servers = {
+            "on": stack.enter_context(serve(database.url, ctx.workdir, f"notify-on-{kind}-{variant}", variant,
+                                            **on_settings)),
+            "off": stack.enter_context(serve(database.url, ctx.workdir, f"notify-off-{kind}-{variant}",
+                                             pow_max_number=1)),
+            "on_again": stack.enter_context(serve(database.url, ctx.workdir, f"notify-on2-{kind}-{variant}",
+                                                  variant, **on_settings)),
+        }
+        for round_ in range(sizes["rounds"]):
+            for name in names[round_ % 3:] + names[:round_ % 3]:
+                port = servers[name].port
+                bodies = solved_bodies(port, sizes["batch"])
+                samples = closed_loop(port, bodies, sizes["seconds"])
+                rates[name].append(samples.rate())
+                if name == "on":
+                    baseline.extend(samples)
+                if name != "off":
+                    drains.append(drain(database.engine))
+    ratio = Ratio(ratios(rates["on"], rates["off"]), ratios(rates["on"], rates["on_again"]))
+    control = variant != "shipped"
+    figure = ctx.report.add(
+        "notify_throughput_ratio", ratio.value, "≥ 0.95", kind,
+        f"solved submissions/s, e-mail + webhook on ÷ none configured; {CLIENTS} keep-alive clients, "
+        f"{sizes['seconds']:.0f} s per side per round", samples=f"{sizes['rounds']} rounds", ratio=ratio,
+        variant=variant if control else "")
+    if not control:
+        ctx.report.add("notify_on_submissions_per_s", baseline.rate(), "", kind, samples=f"{sizes['rounds']} rounds")
+        ctx.report.add("notify_on_p99_ms", baseline.percentile(0.99) * 1000, "", kind,
+                       samples=f"{len(baseline.latencies)} requests, {baseline.above(0.99)} above p99")
+        ctx.report.add("notify_drain_seconds", max(drains), "", kind,
+                       f"longest wait after an on side's {sizes['seconds']:.0f} s until its outbox was empty",
+                       samples=f"{len(drains)} sides")
+    return figure
+
+
+def drain(engine, timeout: float = 300) -> float:
+    """Wait until no delivery is pending; the seconds it took."""
+    started = time.perf_counter()
+    while time.perf_counter() - started < timeout:
+        with engine.connect() as connection:
+            if not connection.scalar(text("SELECT count(*) FROM outbox WHERE status = 'pending'")):
+                break
+        time.sleep(0.1)
+    return time.perf_counter() - started
+
+
+def delivery_times(ctx, database, sizes, on_settings: dict) -> None:
+    """Paced submissions to an "on" server; submission → delivery per channel, from the outbox rows."""
+    engine = database.engine
+    with engine.connect() as connection:
+        first = connection.scalar(text("SELECT coalesce(max(id), 0) FROM outbox"))
+    with serve(database.url, ctx.workdir, f"notify-paced-{database.kind}", **on_settings) as server:
+        bodies = solved_bodies(server.port, sizes["paced"])
+        paced(server.port, bodies, per_second=10)
+        rows = wait_delivered(engine, first, 2 * sizes["paced"])
+    for channel in ("email", "webhook"):
+        seconds = sorted(delay for each, delay in rows if each == channel)
+        samples = Samples(latencies=seconds)
+        ctx.report.add(f"notify_{channel}_delivery_median_ms", samples.percentile(0.5) * 1000, "", database.kind,
+                       "outbox delivered_at - created_at, 10 submissions/s", samples=f"{len(seconds)} deliveries")
+        ctx.report.add(f"notify_{channel}_delivery_p99_ms", samples.percentile(0.99) * 1000, "", database.kind,
+                       samples=f"{len(seconds)} deliveries, {samples.above(0.99)} above p99")
+
+
+def wait_delivered(engine, after_id: int, count: int, timeout: float = 120) -> list[tuple[str, float]]:
+    """Wait until ``count`` outbox rows after ``after_id`` are done; (channel, seconds to delivery) each."""
+    deadline = time.monotonic() + timeout
+    while True:
+        with engine.connect() as connection:
+            rows = connection.execute(text(
+                "SELECT channel, created_at, delivered_at FROM outbox WHERE id > :first AND status = 'done'"),
+                {"first": after_id}).all()
+        if len(rows) >= count or time.monotonic() > deadline:
+            return [(channel, _seconds(delivered) - _seconds(created)) for channel, created, delivered in rows]
+        time.sleep(0.2)
+
+
+def _seconds(value) -> float:
+    """A stored timestamp (PostgreSQL: aware datetime; SQLite: naive UTC text) as epoch seconds."""
+    from datetime import datetime, timezone
+
+    if isinstance(value, str):
+        value = datetime.fromisoformat(value)
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=timezone.utc)
+    return value.timestamp()
+
+
+_rows = Rows(seed=11)
+
+
+def solved_bodies(port: int, count: int) -> list[bytes]:
+    """``count`` realistic JSON inquiries, each with a fresh challenge from ``port`` solved."""
+    contents = [_rows.submission() for _ in range(count)]  # made here: the generator is not shared by threads
+
+    def make(content: dict) -> bytes:
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        try:
+            connection.request("GET", "/api/challenge", headers={"Host": "localhost"})
+            challenge = altcha.Challenge.from_dict(json.loads(connection.getresponse().read()))
+        finally:
+            connection.close()
+        solution = altcha.Payload(challenge, altcha.solve_challenge(challenge)).to_base64()
+        return json.dumps({**content, "altcha": solution}).encode()
+
+    with ThreadPoolExecutor(4) as pool:
+        return list(pool.map(make, contents))
+
+
+def closed_loop(port: int, bodies: list[bytes], seconds: float) -> Samples:
+    """``CLIENTS`` keep-alive clients send ``bodies`` back to back until they run out or ``seconds`` pass."""
+    lock, parts = threading.Lock(), [Samples() for _ in range(CLIENTS)]
+    remaining = list(bodies)
+    deadline = time.perf_counter() + seconds
+
+    def client(samples: Samples) -> None:
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        try:
+            while time.perf_counter() < deadline:
+                with lock:
+                    if not remaining:
+                        return
+                    body = remaining.pop()
+                samples.add(time.time(), *_post(connection, body))
+        finally:
+            connection.close()
+
+    started = time.perf_counter()
+    threads = [threading.Thread(target=client, args=(part,)) for part in parts]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    total = Samples(elapsed=time.perf_counter() - started)
+    for part in parts:
+        total.extend(part)
+    total.elapsed = time.perf_counter() - started
+    return total
+
+
+def paced(port: int, bodies: list[bytes], per_second: float) -> None:
+    """Send ``bodies`` one by one at ``per_second`` on one keep-alive connection."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        start = time.perf_counter()
+        for index, body in enumerate(bodies):
+            time.sleep(max(0.0, start + index / per_second - time.perf_counter()))
+            _post(connection, body)
+    finally:
+        connection.close()
+
+
+def _post(connection: http.client.HTTPConnection, body: bytes) -> tuple[int, float]:
+    started = time.perf_counter()
+    connection.request("POST", "/api/inquiries", body=body,
+                       headers={"Host": "localhost", "Content-Type": "application/json"})
+    response = connection.getresponse()
+    response.read()
+    return response.status, time.perf_counter() - started
