@@ -9,7 +9,7 @@ from werkzeug.exceptions import BadRequest
 
 from app import cleanup, db, retention, search
 from app.admin import bp, workflow
-from app.admin.inquiries import SHOW, Cursor, count, count_capped, get_inquiry_or_404, inbox_page, listed, unread_count
+from app.admin.inquiries import SHOW, Cursor, count_capped, get_inquiry_or_404, inbox_page, listed, unread_count
 
 MAX_QUERY_LENGTH = 254
 MIN_QUERY_LENGTH = search.TRIGRAM  # shorter text cannot use the index, and would read every message
@@ -56,7 +56,7 @@ def folder_page(policy: retention.Policy, endpoint: str, trigger: str) -> str:
     return render_template(
         "admin/inbox.html", page=page, query=query, show=show, folder=policy.status, endpoint=endpoint,
         matches=count_capped(session, where),
-        spam_count=count(session, retention.SPAM), spam_days=retention.spam_retention_days(session),
+        spam_count=count_capped(session, listed(session, retention.SPAM)), spam_days=retention.spam_retention_days(session),
     )
 
 
