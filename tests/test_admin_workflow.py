@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 from urllib.parse import parse_qs, unquote, urlsplit
 
-import pytest
 from sqlalchemy import select
 
 from app.admin import inquiries
