@@ -24,9 +24,8 @@ def inbox():
 @bp.get("/inquiries/<int:inquiry_id>")
 def detail(inquiry_id: int):
     """The whole inquiry (opening it marks it read), reply, answered, hold and delete; "Not spam" for spam."""
-    inquiry = get_inquiry_or_404(inquiry_id)
-    workflow.mark_read_on_open(inquiry)
-    return render_detail(inquiry)
+    workflow.mark_read_on_open(inquiry_id)
+    return render_detail(get_inquiry_or_404(inquiry_id))
 
 
 def render_detail(inquiry, errors: dict | None = None) -> str:
