@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app import retention
-from app import db
+from app import db, retention
 from tests.factories import add_inquiries, inquiry
 
 FIREFOX = "Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:133.0) Gecko/20100101 Firefox/133.0"

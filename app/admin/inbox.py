@@ -9,7 +9,7 @@ from werkzeug.exceptions import BadRequest
 
 from app import cleanup, db, retention, search
 from app.admin import bp, workflow
-from app.admin.inquiries import SHOW, Cursor, count, count_capped, get_inquiry_or_404, inbox_page, listed, unread_count
+from app.admin.inquiries import SHOW, Cursor, count_capped, get_inquiry_or_404, inbox_page, listed, unread_count
 
 MAX_QUERY_LENGTH = 254
 MIN_QUERY_LENGTH = search.TRIGRAM  # shorter text cannot use the index, and would read every message
@@ -24,9 +24,8 @@ def inbox():
 @bp.get("/inquiries/<int:inquiry_id>")
 def detail(inquiry_id: int):
     """The whole inquiry (opening it marks it read), reply, answered, hold and delete; "Not spam" for spam."""
-    inquiry = get_inquiry_or_404(inquiry_id)
-    workflow.mark_read_on_open(inquiry)
-    return render_detail(inquiry)
+    workflow.mark_read_on_open(inquiry_id)
+    return render_detail(get_inquiry_or_404(inquiry_id))
 
 
 def render_detail(inquiry, errors: dict | None = None) -> str:
@@ -56,7 +55,7 @@ def folder_page(policy: retention.Policy, endpoint: str, trigger: str) -> str:
     return render_template(
         "admin/inbox.html", page=page, query=query, show=show, folder=policy.status, endpoint=endpoint,
         matches=count_capped(session, where),
-        spam_count=count(session, retention.SPAM), spam_days=retention.spam_retention_days(session),
+        spam_count=count_capped(session, listed(session, retention.SPAM)), spam_days=retention.spam_retention_days(session),
     )
 
 

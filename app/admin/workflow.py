@@ -2,9 +2,9 @@
 
 An inquiry becomes read when any admin first opens it; "Mark unread" undoes
 that. "Mark answered" records who and when ("Mark unanswered" undoes it).
-Every change of state is one conditional ``UPDATE`` (so two admins racing
-change it once) and one audit entry; opening an inquiry already read
-changes nothing and records nothing.
+Every change of state is one conditional ``UPDATE`` in its own short write
+transaction (so two admins racing change it once) and one audit entry;
+opening an inquiry already read changes nothing and records nothing.
 """
 
 from __future__ import annotations
@@ -27,13 +27,13 @@ SUBJECT_MAX = 60
 QUOTE_MAX = 1500  # mail clients refuse very long mailto: links; the quote is cut, never the address
 
 
-def mark_read_on_open(inquiry: Inquiry) -> None:
-    """Mark ``inquiry`` read if no admin has opened it before (audited once)."""
-    if inquiry.read_at is not None:
-        return
-    now = clock.now()
-    if _change(inquiry.id, Inquiry.read_at.is_(None), "marked_read", read_at=now):
-        inquiry.read_at = now
+def mark_read_on_open(inquiry_id: int) -> None:
+    """Mark the inquiry read if no admin has opened it before (audited once); nothing if it is not visible.
+
+    Called before the page reads anything, so the page (and the unread count
+    beside it) already sees the change.
+    """
+    _change(inquiry_id, Inquiry.read_at.is_(None), "marked_read", read_at=clock.now())
 
 
 @bp.post("/inquiries/<int:inquiry_id>/unread")
@@ -93,15 +93,18 @@ def _quoted(message: str) -> str:
 
 
 def _change(inquiry_id: int, unless_done: ColumnElement[bool], action: str, **values) -> bool:
-    """Apply ``values`` if the inquiry is visible and ``unless_done`` holds; audit it. Whether it changed."""
-    session = db.get_session()
-    result = session.execute(
-        update(Inquiry).where(Inquiry.id == inquiry_id, unless_done, visible_now(session, None)).values(**values),
-        execution_options={"synchronize_session": False},
-    )
-    if result.rowcount != 1:
-        session.rollback()
-        return False
-    audit.record(session, action, 1, f"inquiry #{inquiry_id}")
-    session.commit()
+    """Apply ``values`` if the inquiry is visible and ``unless_done`` holds; audit it. Whether it changed.
+
+    Its own short write transaction (on SQLite the write lock first, then a
+    fresh read), so admins racing to open one inquiry wait their turn instead
+    of failing to upgrade a read transaction; the loser changes nothing.
+    """
+    with db.transaction(write=True) as session:
+        result = session.execute(
+            update(Inquiry).where(Inquiry.id == inquiry_id, unless_done, visible_now(session, None)).values(**values),
+            execution_options={"synchronize_session": False},
+        )
+        if result.rowcount != 1:
+            return False
+        audit.record(session, action, 1, f"inquiry #{inquiry_id}")
     return True
