@@ -30,6 +30,27 @@ IN_CI = os.environ.get("CI", "").lower() == "true"
 _counter = itertools.count()
 
 
+@pytest.fixture(scope="session", autouse=True)
+def compiled_catalogs():
+    """Compile a catalog whose .mo is missing or older than its .po, as ``make translations`` does.
+
+    ``make test`` has already done it; this covers ``python -m pytest`` run
+    straight after editing a .po, so no test reads a stale translation.
+    """
+    from pathlib import Path
+
+    from babel.messages.mofile import write_mo
+    from babel.messages.pofile import read_po
+
+    for po in (Path(__file__).resolve().parent.parent / "app" / "translations").glob("*/LC_MESSAGES/messages.po"):
+        mo = po.with_suffix(".mo")
+        if not mo.exists() or mo.stat().st_mtime < po.stat().st_mtime:
+            with po.open("rb") as source:
+                catalog = read_po(source, locale=po.parent.parent.name)
+            with mo.open("wb") as target:
+                write_mo(target, catalog)
+
+
 def require(condition: bool, reason: str) -> None:
     """Skip loudly when ``condition`` fails; under CI=true, fail instead."""
     if condition:
