@@ -26,7 +26,7 @@ install: $(VENV)/.installed translations
 translations: $(COMPILED)
 
 %.mo: %.po $(VENV)/.installed
-	$(BIN)/pybabel compile --statistics -i $< -o $@ 2>&1 | tail -n 1
+	$(BIN)/pybabel compile --statistics -i $< -o $@
 
 # Extract every gettext message from app/ and templates/, then add new ones to each catalog (to translate).
 messages: $(VENV)/.installed

@@ -81,7 +81,9 @@ def from_accept_language(header_values) -> str | None:
     ``zh``, ``zh-CN``, ``zh-SG`` and ``zh-Hans`` read Simplified Chinese;
     ``zh-TW``, ``zh-HK`` and ``zh-Hant`` (Traditional) are not offered it.
     """
-    for tag, _quality in header_values:
+    for tag, quality in header_values:
+        if quality <= 0:  # q=0: "not this one"
+            continue
         parts = tag.lower().replace("_", "-").split("-")
         if parts[0] == "zh":
             if not {"hant", "tw", "hk", "mo"} & set(parts[1:]):

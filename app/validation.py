@@ -17,11 +17,11 @@ MULTILINE = {"message"}
 # beginning, and anything not listed gets the general message.
 INVALID_EMAIL = _l("Enter a valid email address, like name@example.com.")
 EMAIL_MESSAGES = (
-    ("An email address must have an @-sign.", _l("An email address has an @, like name@example.com.")),
-    ("There must be something before the @-sign.", _l("Add the part before the @, like name@example.com.")),
-    ("There must be something after the @-sign.", _l("Add the part after the @, like name@example.com.")),
+    ("An email address must have an @-sign.", _l("Enter a valid email address: it needs an @, like name@example.com.")),
+    ("There must be something before the @-sign.", _l("Enter a valid email address: add the part before the @, like name@example.com.")),
+    ("There must be something after the @-sign.", _l("Enter a valid email address: add the part after the @, like name@example.com.")),
     ("The part after the @-sign is not valid. It should have a period.",
-     _l("The part after the @ needs a dot, like name@example.com.")),
+     _l("Enter a valid email address: the part after the @ needs a dot, like name@example.com.")),
     ('The email address has the "full-width" at-sign', _l("Use the ordinary @ sign, not the full-width ＠.")),
     ('The email address has the "small commercial at"', _l("Use the ordinary @ sign, not the small ﹫.")),
     ("An email address cannot have two periods in a row.", _l("An email address cannot have two dots in a row.")),

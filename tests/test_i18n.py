@@ -99,7 +99,7 @@ def test_the_template_check_finds_plain_text(tmp_path):
 
 @pytest.mark.parametrize(("header", "expected"), [
     ("ja-JP,ja;q=0.9", "ja"), ("zh-CN,zh;q=0.9", "zh_Hans"), ("zh-Hans", "zh_Hans"), ("zh", "zh_Hans"),
-    ("zh-TW", None), ("zh-Hant-HK,en;q=0.5", "en"), ("fr-FR,ja;q=0.5", "ja"), ("de", None),
+    ("zh-TW", None), ("zh-Hant-HK,en;q=0.5", "en"), ("fr-FR,ja;q=0.5", "ja"), ("de", None), ("ja;q=0,en;q=0.1", "en"),
 ])
 def test_accept_language_best_match(header, expected):
     from werkzeug.datastructures import LanguageAccept

@@ -103,5 +103,5 @@ def _deleted_message(deleted: int, held: int) -> str:
     message = ngettext("Deleted %(num)s inquiry from the spam folder.",
                        "Deleted %(num)s inquiries from the spam folder.", deleted)
     if held:
-        message += " " + ngettext("%(num)s inquiry on legal hold kept.", "%(num)s inquiries on legal hold kept.", held)
+        message += " " + ngettext("%(num)s on legal hold kept.", "%(num)s on legal hold kept.", held)
     return message
