@@ -112,7 +112,7 @@ def test_delete_all_spam_asks_then_deletes_only_what_it_showed(admin_client, db_
     assert done.headers["Location"] == "/admin/spam"
     assert sorted(statuses(query)) == sorted(inbox + [held, late])
     assert audit_entries(query) == [("spam_deleted", 3, "1 on legal hold kept")]
-    assert "Deleted 3 inquiries from the spam folder. 1 inquiry on legal hold kept." in (
+    assert "Deleted 3 inquiries from the spam folder. 1 on legal hold kept." in (
         admin_client.get("/admin/spam").get_data(as_text=True))
 
 
