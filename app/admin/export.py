@@ -59,15 +59,16 @@ def export():
     """``GET /admin/export.csv[?since=YYYY-MM-DD][&until=YYYY-MM-DD][&status=spam]``: the CSV, streamed."""
     condition = _export_condition(db.get_session())
     filename = f"sundown-inquiries-{clock.now().astimezone(local_zone()):%Y-%m-%d}.csv"
-    response = Response(
-        stream_csv(current_app._get_current_object(), condition),
-        mimetype="text/csv",
-        headers={
-            "Content-Disposition": f'attachment; filename="{filename}"',
-            "Cache-Control": "no-store",
-            "X-Accel-Buffering": "no",
-        },
-    )
+    return download(stream_csv(current_app._get_current_object(), condition), filename, "text/csv")
+
+
+def download(body: Iterator[bytes], filename: str, mimetype: str) -> Response:
+    """A streamed UTF-8 attachment: never cached, never buffered by a proxy (``X-Accel-Buffering``)."""
+    response = Response(body, mimetype=mimetype, headers={
+        "Content-Disposition": f'attachment; filename="{filename}"',
+        "Cache-Control": "no-store",
+        "X-Accel-Buffering": "no",
+    })
     response.charset = "utf-8"
     return response
 

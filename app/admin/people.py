@@ -16,6 +16,7 @@ from werkzeug.exceptions import BadRequest
 
 from app import clock, db, gone, retention
 from app.admin import bp
+from app.admin.export import download
 from app.people import erasure, lookup, records
 
 MAX_ADDRESS_LENGTH = 320
@@ -77,17 +78,7 @@ def _address_arg(values) -> str:
 
 def _download(stream, address: str, mimetype: str, extension: str) -> Response:
     filename = f"sundown-person-{clock.now():%Y-%m-%d}.{extension}"
-    response = Response(
-        stream(current_app._get_current_object(), address),
-        mimetype=mimetype,
-        headers={
-            "Content-Disposition": f'attachment; filename="{filename}"',
-            "Cache-Control": "no-store",
-            "X-Accel-Buffering": "no",
-        },
-    )
-    response.charset = "utf-8"
-    return response
+    return download(stream(current_app._get_current_object(), address), filename, mimetype)
 
 
 def _nothing_to_erase(held: int) -> str:
