@@ -7,9 +7,9 @@ where the dialect difference lives (see ``app.dialect``):
   content: the index only, no copy of the text), kept in step with
   ``submissions`` by triggers, so every delete (a cleanup batch, an admin's
   delete, "Delete all spam") removes the inquiry from the index in the same
-  transaction. A search of three characters or more asks the index first,
-  with a limit: when at most ``CANDIDATE_LIMIT`` inquiries contain the text,
-  the page reads only those; when more do, the text is common and walking the
+  transaction. A search asks the index first, with a limit: when at most
+  ``CANDIDATE_LIMIT`` inquiries contain the text, the page reads only those,
+  by id (none at all when none does); when more do, the text is common and walking the
   folder newest first (its ``(status, created_at, id)`` index) with ``LIKE``
   fills a page within a few thousand rows.
 * PostgreSQL: ``ILIKE`` on each column, each with a GIN trigram index
@@ -23,7 +23,7 @@ pagination: the search only narrows the rows.
 
 from __future__ import annotations
 
-from sqlalchemy import ColumnElement, column, literal_column, or_, select, table, text
+from sqlalchemy import ColumnElement, column, false, literal_column, or_, select, table
 from sqlalchemy.orm import Session
 
 from app.models import Inquiry
@@ -40,9 +40,11 @@ _fts = table(FTS_TABLE, column("rowid"))
 def matching(session: Session, query: str) -> ColumnElement[bool]:
     """Inquiries whose name, email or message contains ``query`` (case-insensitive)."""
     if session.get_bind().dialect.name == "sqlite" and len(query) >= TRIGRAM:
-        phrase = fts_phrase(query)
-        if _few_contain(session, phrase):
-            return Inquiry.id.in_(select(_fts.c.rowid).where(_fts_match(phrase)))
+        candidates = _candidates(session, fts_phrase(query))
+        if len(candidates) <= CANDIDATE_LIMIT:
+            # The ids themselves, not a subquery: SQLite then looks up these rows
+            # instead of walking the whole folder to test each row against the set.
+            return Inquiry.id.in_(candidates) if candidates else false()
     return contains(query)
 
 
@@ -80,10 +82,6 @@ def _fts_match(phrase: str) -> ColumnElement[bool]:
     return literal_column(FTS_TABLE).op("MATCH")(phrase)
 
 
-def _few_contain(session: Session, phrase: str) -> bool:
-    """Whether at most ``CANDIDATE_LIMIT`` inquiries (any folder, any age) contain the phrase."""
-    found = session.scalar(
-        text(f"SELECT count(*) FROM (SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH :phrase LIMIT :limit)"),
-        {"phrase": phrase, "limit": CANDIDATE_LIMIT + 1},
-    )
-    return found <= CANDIDATE_LIMIT
+def _candidates(session: Session, phrase: str) -> list[int]:
+    """The ids of up to ``CANDIDATE_LIMIT + 1`` inquiries (any folder, any age) the index finds for the phrase."""
+    return list(session.scalars(select(_fts.c.rowid).where(_fts_match(phrase)).limit(CANDIDATE_LIMIT + 1)))
