@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import sqlite3
+import threading
 from datetime import timedelta
 
 import pytest
-from sqlalchemy import event, select
+from sqlalchemy import event, func, select
 
 from app import cleanup, db
 from app.cleanup.batches import Limits
@@ -74,3 +76,31 @@ def test_a_batch_size_that_is_set_is_kept(app, db_kind):
 
         limits = batch_limits()
     assert limits.batch_seconds is None and limits.next_size(300, 300, 5.0) == 300
+
+
+@pytest.mark.parametrize("db_kind", ["sqlite"])  # SQLite's one write lock
+def test_a_batch_refused_the_write_lock_is_tried_again_not_failed(app_config, make_app, clock):
+    """Live writers poll for SQLite's lock; a batch that loses to them waits its turn (``LOCKED_PATIENCE``)."""
+    app = make_app({**app_config, "DB_STATEMENT_TIMEOUT": 0.01})  # the busy handler gives up after 10 ms
+    with app.app_context():
+        add_inquiries(db.get_session(), aged_inquiries(clock, [200] * 3, legal_hold=False))
+    path = db.engine_of(app).url.database
+    holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    held = []
+
+    def hold_the_lock_once(_conn, _cursor, statement, *_args):
+        if statement.startswith("DELETE FROM submissions") and not held:
+            holder.execute("BEGIN IMMEDIATE")  # a live writer got in first, for 300 ms
+            held.append(threading.Timer(0.3, holder.execute, ["COMMIT"]))
+            held[0].start()
+
+    event.listen(db.engine_of(app), "before_cursor_execute", hold_the_lock_once)
+    try:
+        with app.app_context():
+            run = cleanup.run("test", force=True)
+    finally:
+        held[0].join()
+        holder.close()
+    assert held and (run.status, run.remaining) == ("ok", 0)
+    with app.app_context():
+        assert db.get_session().scalar(select(func.count()).select_from(Inquiry)) == 0

@@ -22,10 +22,14 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import ColumnElement, Connection, and_, delete, func, select
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import InstrumentedAttribute, Session
 
 from app import db
 from app.cleanup import plans
+
+LOCKED_PATIENCE = 5.0  # seconds a batch refused SQLite's write lock keeps trying
+LOCKED_PAUSE = 0.05  # seconds between those tries
 
 log = logging.getLogger(__name__)
 
@@ -172,9 +176,7 @@ def _delete_target(
     start, size = None, limits.batch_size
     while True:
         batch_started = time.monotonic()
-        with connection.begin():
-            deleted, more, start = delete_batch(connection, target, moment, size, start)
-            record(connection, {**progress.deleted, target.name: progress.deleted[target.name] + deleted})
+        deleted, more, start = _one_batch(connection, target, moment, size, start, progress, record)
         progress.deleted[target.name] += deleted
         plans.after_batch(connection)
         took = time.monotonic() - batch_started
@@ -186,3 +188,27 @@ def _delete_target(
             return
         if must_stop():
             return
+
+
+def _one_batch(connection: Connection, target: Target, moment: Moment, size: int, start: Any,
+               progress: Progress, record: Recorder) -> tuple[int, bool, Any]:
+    """One batch and its ledger counts in one transaction; on SQLite, tried again while the lock is busy.
+
+    Live writers take SQLite's write lock by polling every millisecond, so
+    under a burst of submissions a batch can be refused the lock (``database
+    is locked``) before its busy timeout has run: the batch is rolled back
+    and tried again after a pause, for as long as a busy timeout, before the
+    run gives up with an error. Live traffic goes first; the cleanup waits.
+    """
+    deadline = time.monotonic() + LOCKED_PATIENCE
+    while True:
+        try:
+            with connection.begin():
+                deleted, more, following = delete_batch(connection, target, moment, size, start)
+                record(connection, {**progress.deleted, target.name: progress.deleted[target.name] + deleted})
+            return deleted, more, following
+        except OperationalError as error:
+            if not plans.lock_refused(error) or time.monotonic() >= deadline:
+                raise
+            time.sleep(LOCKED_PAUSE)
+

@@ -60,6 +60,11 @@ def after_batch(connection: Connection) -> None:
         connection.connection.driver_connection.execute("PRAGMA wal_checkpoint(PASSIVE)").close()
 
 
+def lock_refused(error: Exception) -> bool:
+    """SQLite: whether ``error`` is its ``database is locked`` (another connection held the write lock)."""
+    return "database is locked" in str(getattr(error, "orig", error))
+
+
 def batch_key(connection: Connection, age):
     """``age`` as batches compare it to resume where the previous one ended.
 
