@@ -154,13 +154,16 @@ def forget_deleted(engine: Engine, patience: float = FORGET_PATIENCE) -> bool:
     with engine.connect() as connection:
         # On the driver's connection: a checkpoint cannot run inside a transaction.
         driver = connection.connection.driver_connection
+        reading = driver.execute("PRAGMA busy_timeout")
+        busy_timeout = reading.fetchone()[0]  # restored after: the app's, not a default
+        reading.close()
         driver.execute("PRAGMA busy_timeout=0").close()
         try:
             while not _truncate_wal(driver) and time.monotonic() < deadline:
                 time.sleep(FORGET_RETRY)
             done = _truncate_wal(driver)
         finally:
-            driver.execute(f"PRAGMA busy_timeout={_milliseconds(STATEMENT_TIMEOUT)}").close()
+            driver.execute(f"PRAGMA busy_timeout={int(busy_timeout)}").close()
     if not done:
         log.warning("readers kept the WAL from being truncated after a delete; the next checkpoint completes it")
     return done

@@ -24,7 +24,7 @@ bp = Blueprint("internal", __name__, url_prefix="/internal")
 @csrf.exempt
 def cleanup():
     """Run a cleanup if one is due; return the run as JSON (``ran: false`` when not due)."""
-    _check_token()
+    check_token()
     row = runs.run_if_due("internal")
     if row is None:
         due = runs.next_due_at(db.get_session())
@@ -32,7 +32,8 @@ def cleanup():
     return jsonify(ran=True, run=ledger.as_dict(row))
 
 
-def _check_token() -> None:
+def check_token() -> None:
+    """The internal endpoints' bearer token (``SUNDOWN_CLEANUP_TOKEN``): 404 when unset, 401 without it, 403 when wrong."""
     expected = current_app.config.get("CLEANUP_TOKEN")
     if not expected:
         raise NotFound()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from flask import Blueprint, jsonify
 
-from app.cleanup.endpoint import _check_token
+from app.cleanup.endpoint import check_token
 from app.notify import deliver
 from app.security import csrf
 
@@ -19,6 +19,6 @@ bp = Blueprint("internal_deliver", __name__, url_prefix="/internal")
 @csrf.exempt
 def deliver_now():
     """Send every due delivery; JSON counts of the attempts by resulting status."""
-    _check_token()
+    check_token()
     summary = deliver.deliver_due()
     return jsonify(attempts=summary.attempts, **summary.counts)
