@@ -80,11 +80,14 @@ class _Mailbox:
 
     def __init__(self) -> None:
         self.messages: list[Message] = []
+        self.peers: list[tuple[str, int]] = []  # the client's address of each message: one per connection
         self.refused: set[str] = set()
+        self.refuse_next = 0  # refuse this many recipients from now, whoever they are
         self.lock = threading.Lock()
 
     async def handle_RCPT(self, server, session, envelope, address, rcpt_options):  # noqa: N802 - aiosmtpd's name
-        if address in self.refused:
+        if address in self.refused or self.refuse_next > 0:
+            self.refuse_next = max(0, self.refuse_next - 1)
             return "550 5.1.1 No such user"
         envelope.rcpt_tos.append(address)
         return "250 OK"
@@ -92,6 +95,7 @@ class _Mailbox:
     async def handle_DATA(self, server, session, envelope):  # noqa: N802
         with self.lock:
             self.messages.append(email.message_from_bytes(envelope.content))
+            self.peers.append(tuple(session.peer))
         return "250 Message accepted"
 
 
@@ -130,6 +134,12 @@ class MailServer:
         with self.mailbox.lock:
             return list(self.mailbox.messages)
 
+    @property
+    def connections(self) -> int:
+        """How many connections the accepted messages came on."""
+        with self.mailbox.lock:
+            return len(set(self.mailbox.peers))
+
     def start(self) -> MailServer:
         """Listen (again) on the port."""
         secure = {"tls_context": self.tls, "require_starttls": True, "auth_required": True,
@@ -167,7 +177,9 @@ class WebhookReceiver:
     secret: str
     status: int = 204
     hang_seconds: float = 0.0
+    close_quietly: bool = False  # close each connection after its answer without saying so (an idle timeout)
     received: list[Received] = field(default_factory=list)
+    peers: list[tuple[str, int]] = field(default_factory=list)  # the client's address of each request
     port: int = 0
 
     def start(self) -> WebhookReceiver:
@@ -175,14 +187,18 @@ class WebhookReceiver:
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"  # keep-alive, as receivers on the web are
+
             def do_POST(self):  # noqa: N802 - http.server's name
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
                 if receiver.hang_seconds:
                     time.sleep(receiver.hang_seconds)
                 receiver.received.append(receiver.check(dict(self.headers.items()), body))
+                receiver.peers.append(self.client_address)
                 self.send_response(receiver.status)
                 self.send_header("Content-Length", "0")
                 self.end_headers()
+                self.close_connection = receiver.close_quietly
 
             def log_message(self, *args):
                 pass
@@ -197,6 +213,11 @@ class WebhookReceiver:
     def url(self) -> str:
         """Where to send."""
         return f"http://{LOOPBACK}:{self.server.server_address[1]}/hooks/sundown"
+
+    @property
+    def connections(self) -> int:
+        """How many connections the requests came on."""
+        return len(set(self.peers))
 
     def check(self, headers: dict[str, str], body: bytes) -> Received:
         """Check the signature as a receiver would (``standardwebhooks``)."""

@@ -255,6 +255,58 @@ def test_two_processes_racing_send_each_delivery_exactly_once(app, app_config, m
     assert len({hook.headers["webhook-id"] for hook in receiver.received}) == len(receiver.received) == 15
 
 
+def _enqueue_aged(app, db_session, clock, count: int) -> list[int]:
+    """``count`` inquiries with an e-mail and a webhook delivery each, not yet sent."""
+    ids = add_inquiries(db_session, aged_inquiries(clock, [0.01] * count))
+    with app.app_context():
+        with db.transaction() as session:
+            for inquiry_id in ids:
+                outbox.enqueue(session, inquiry_id, ["email", "webhook"])
+    return ids
+
+
+def test_a_batch_goes_over_one_smtp_and_one_webhook_connection(app, db_session, clock, query, mail, receiver):
+    ids = _enqueue_aged(app, db_session, clock, 6)
+    with app.app_context():
+        summary = deliver.deliver_due()
+    assert summary.counts == {"done": 12, "pending": 0, "failed": 0}
+    assert sorted(int(m["Subject"].split("#")[1]) for m in mail.messages) == ids
+    assert mail.connections == 1 and receiver.connections == 1
+    assert all(hook.verified for hook in receiver.received) and len(receiver.received) == 6
+
+
+def test_the_transactions_of_a_pass_do_not_grow_with_its_batch(app, db_session, clock, query, mail, receiver):
+    commits: list[int] = []
+    event.listen(db.engine_of(app), "commit", lambda _connection: commits.append(1))
+    counts = []
+    for count in (2, 8):
+        _enqueue_aged(app, db_session, clock, count)
+        commits.clear()
+        with app.app_context():
+            assert deliver.deliver_due().counts["done"] == 2 * count
+        counts.append(len(commits))
+    assert counts[0] == counts[1], counts
+
+
+def test_a_webhook_connection_the_receiver_closed_is_opened_again_for_the_same_delivery(
+        app, db_session, clock, query, mail, receiver):
+    receiver.close_quietly = True  # as a receiver's idle timeout does, between two deliveries
+    _enqueue_aged(app, db_session, clock, 3)
+    with app.app_context():
+        assert deliver.deliver_due().counts == {"done": 6, "pending": 0, "failed": 0}
+    assert receiver.connections == 3
+    assert len({hook.headers["webhook-id"] for hook in receiver.received}) == len(receiver.received) == 3
+
+
+def test_a_refused_recipient_does_not_cost_the_batch_its_smtp_connection(app, db_session, clock, query, mail,
+                                                                          receiver):
+    _enqueue_aged(app, db_session, clock, 3)
+    mail.mailbox.refuse_next = 1
+    with app.app_context():
+        assert deliver.deliver_due().counts == {"done": 5, "pending": 1, "failed": 0}
+    assert len(mail.messages) == 2 and mail.connections == 1
+
+
 def test_a_sender_that_died_holding_a_lease_is_replaced_once_the_lease_runs_out(app, client, clock, query, receiver):
     with client.post("/api/inquiries", json={**VALID, "altcha": solution(client)}):
         pass  # the first inquiry: delivered after its response, as usual

@@ -1,17 +1,22 @@
-"""The send loop: claim a due delivery, build its message from the inquiry, send, record.
+"""The send loop: claim due deliveries, build their messages from the inquiries, send, record.
 
-Each delivery is claimed in its own short write transaction and sent with
-no transaction open (a slow receiver holds no lock); the attempt is then
-recorded under the lease. Every attempt is one log line: delivery id,
-channel, outcome, attempt; never an address or content.
+A pass claims a batch in one short write transaction, reads the batch's
+inquiries in one read transaction, sends with no transaction open (a slow
+receiver holds no lock) over one SMTP connection and one webhook
+connection, and records every attempt of the batch under its lease in one
+write transaction. So a busy minute costs a few transactions per batch, not
+per delivery. Every attempt is one log line: delivery id, channel, outcome,
+attempt; never an address or content.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app import clock, db, metrics
@@ -46,14 +51,8 @@ def deliver_due(should_stop: Callable[[], bool] = lambda: False) -> Summary:
             claimed, lease_until = outbox.claim_due(session, clock.now())
         if not claimed:
             break
-        for index, delivery_id in enumerate(claimed):
-            if should_stop() or clock.now() > lease_until - outbox.SEND_MARGIN:
-                with db.transaction(write=True) as session:
-                    outbox.release(session, claimed[index:], lease_until)
-                break
-            status = send_claimed(delivery_id, lease_until)
-            if status is not None:
-                summary.counts[status] += 1
+        for status in send_claimed(claimed, lease_until, should_stop):
+            summary.counts[status] += 1
     learn_next_due()
     return summary
 
@@ -62,28 +61,77 @@ def deliver_one(delivery_id: int) -> str | None:
     """Claim and send one delivery; its new status, or None when another sender has it or it is gone."""
     with db.transaction(write=True) as session:
         lease_until = outbox.claim(session, delivery_id, clock.now())
-    return None if lease_until is None else send_claimed(delivery_id, lease_until)
+    statuses = [] if lease_until is None else send_claimed([delivery_id], lease_until)
+    return statuses[0] if statuses else None
 
 
-def send_claimed(delivery_id: int, lease_until) -> str | None:
-    """Send a delivery this process holds the lease of; its new status, or None when it is gone.
+def send_claimed(delivery_ids: list[int], lease_until,
+                 should_stop: Callable[[], bool] = lambda: False) -> list[str]:
+    """Send the deliveries this process holds the lease of, in order; the new status of each one attempted.
 
-    With a digest interval set, an inquiry's e-mail takes the other due ones
-    along: one e-mail lists them all (``app.notify.digest``).
+    Deliveries gone with their inquiry are skipped. A send starts only while
+    ``outbox.SEND_MARGIN`` of the lease is left and the process is not
+    stopping; the rest are released for the next pass. With a digest
+    interval set, an inquiry's e-mail takes the other due ones along: one
+    e-mail lists them all (``app.notify.digest``).
     """
     with db.transaction() as session:
         config = notify_settings.load(session)
-        row = session.get(Delivery, delivery_id)
-        notice = _notice(session, row, config.include_content) if _still_held(row, lease_until) else None
-    if notice is None:  # gone with its inquiry, or already sent in this process's digest
-        return None
-    if digest.applies(notice, config):
-        return _deliver_digest(notice, lease_until, config)
-    return _record(row, lease_until, _send(notice, config))
+        notices = _held_notices(session, delivery_ids, lease_until, config.include_content)
+    attempts: list[tuple[Delivery, Outcome]] = []
+    statuses: list[str] = []
+    recorded: set[int] = set()
+    with Channels(config) as channels:
+        for index, notice in enumerate(notices):
+            if should_stop() or clock.now() > lease_until - outbox.SEND_MARGIN:
+                with db.transaction(write=True) as session:
+                    outbox.release(session, [each.delivery.id for each in notices[index:]], lease_until)
+                break
+            if notice.delivery.id in recorded:  # listed in an earlier digest of this batch
+                continue
+            if digest.applies(notice, config):
+                status, listed = _deliver_digest(notice, lease_until, config)
+                statuses.append(status)
+                recorded.update(listed)
+                continue
+            attempts.append((notice.delivery, channels.send(notice)))
+    return statuses + _record(attempts, lease_until)
 
 
-def _deliver_digest(first: Notice, lease_until, config: notify_settings.Notifications) -> str:
-    """One e-mail for ``first`` and every other due inquiry e-mail, each row recorded under its lease."""
+class Channels:
+    """The connections of one batch, each opened when its first delivery is sent, closed at the end."""
+
+    def __init__(self, config: notify_settings.Notifications) -> None:
+        self._config = config
+        self._stack = ExitStack()
+        self._relay: email.Relay | None = None
+        self._poster: webhook.Poster | None = None
+
+    def __enter__(self) -> "Channels":
+        return self
+
+    def __exit__(self, *_exc) -> None:
+        self._stack.close()
+
+    def send(self, notice: Notice) -> Outcome:
+        """One attempt on the delivery's channel, with the settings in force at the batch's start."""
+        config, now = self._config, clock.now()
+        if notice.delivery.channel == "email":
+            if not config.emails or not email.configured():
+                return Outcome("e-mail not configured")
+            if self._relay is None:
+                self._relay = self._stack.enter_context(email.Relay())
+            return self._relay.send(email.build(notice, config.emails, now))
+        if not config.webhook_url or not config.secret:
+            return Outcome("webhook not configured")
+        if self._poster is None:
+            self._poster = self._stack.enter_context(webhook.Poster(config.webhook_url, config.secret))
+        return self._poster.send(notice.delivery.idempotency_key, webhook_payload(notice, now), now)
+
+
+def _deliver_digest(first: Notice, lease_until, config: notify_settings.Notifications) -> tuple[str, set[int]]:
+    """One e-mail for ``first`` and every other due inquiry e-mail, each row recorded under its lease;
+    the first row's status and the ids recorded."""
     now = clock.now()
     with db.transaction(write=True) as session:
         leases = {first.delivery.id: lease_until,
@@ -96,25 +144,40 @@ def _deliver_digest(first: Notice, lease_until, config: notify_settings.Notifica
         outcome = Outcome("e-mail not configured")
     else:
         outcome = email.send(digest.build(notices, config.emails, now))
-    statuses = [_record(notice.delivery, leases[notice.delivery.id], outcome) for notice in notices]
-    return statuses[0]
+    statuses = [_record([(notice.delivery, outcome)], leases[notice.delivery.id])[0] for notice in notices]
+    return statuses[0], {notice.delivery.id for notice in notices}
 
 
-def _record(row: Delivery, lease_until, outcome: Outcome) -> str:
-    """Record one attempt under its lease: the log line, the counter; the new status."""
+def _record(attempts: list[tuple[Delivery, Outcome]], lease_until) -> list[str]:
+    """Record attempts under their lease in one transaction, then a log line and the counter each; the statuses."""
+    if not attempts:
+        return []
     now = clock.now()
     with db.transaction(write=True) as session:
-        status = outbox.finish(session, row, lease_until, outcome, now, _jitter())
-    result = "ok" if outcome.ok else "retry" if status == DeliveryStatus.PENDING else "failed"
-    log.info("delivery %s channel=%s kind=%s outcome=%s attempt=%d%s", row.id, row.channel, row.kind, result,
-             row.attempts + 1, f" error={outcome.error!r}" if outcome.error else "")
-    metrics.count_delivery(row.channel, result)
-    return status
+        statuses = [outbox.finish(session, row, lease_until, outcome, now, _jitter()) for row, outcome in attempts]
+    for (row, outcome), status in zip(attempts, statuses):
+        result = "ok" if outcome.ok else "retry" if status == DeliveryStatus.PENDING else "failed"
+        log.info("delivery %s channel=%s kind=%s outcome=%s attempt=%d%s", row.id, row.channel, row.kind, result,
+                 row.attempts + 1, f" error={outcome.error!r}" if outcome.error else "")
+        metrics.count_delivery(row.channel, result)
+    return statuses
 
 
-def _still_held(row: Delivery | None, lease_until) -> bool:
-    """Whether ``row`` is still pending under this sender's lease."""
-    return row is not None and row.status == DeliveryStatus.PENDING and row.lease_until == lease_until
+def _held_notices(session: Session, delivery_ids: list[int], lease_until, include_content: bool) -> list[Notice]:
+    """The notices of the deliveries still pending under this lease, in ``delivery_ids`` order, with their
+    inquiries (two queries); those whose inquiry is gone are left out."""
+    rows = session.scalars(
+        select(Delivery).where(Delivery.id.in_(delivery_ids), Delivery.status == DeliveryStatus.PENDING,
+                               Delivery.lease_until == lease_until)
+    ).all()
+    wanted = {row.inquiry_id for row in rows if row.inquiry_id is not None}
+    inquiries = {each.id: each for each in session.scalars(select(Inquiry).where(Inquiry.id.in_(wanted)))} \
+        if wanted else {}
+    order = {delivery_id: index for index, delivery_id in enumerate(delivery_ids)}
+    notices = [Notice(delivery=row, inquiry=inquiries.get(row.inquiry_id), include_content=include_content)
+               for row in sorted(rows, key=lambda row: order[row.id])
+               if row.inquiry_id is None or row.inquiry_id in inquiries]
+    return notices
 
 
 def _notice(session: Session, row: Delivery, include_content: bool) -> Notice | None:
@@ -122,19 +185,6 @@ def _notice(session: Session, row: Delivery, include_content: bool) -> Notice | 
     if row.inquiry_id is not None and inquiry is None:
         return None
     return Notice(delivery=row, inquiry=inquiry, include_content=include_content)
-
-
-def _send(notice: Notice, config: notify_settings.Notifications) -> Outcome:
-    """One attempt on the delivery's channel, with the settings in force now."""
-    now = clock.now()
-    if notice.delivery.channel == "email":
-        if not config.emails or not email.configured():
-            return Outcome("e-mail not configured")
-        return email.send(email.build(notice, config.emails, now))
-    if not config.webhook_url or not config.secret:
-        return Outcome("webhook not configured")
-    return webhook.send(config.webhook_url, config.secret, notice.delivery.idempotency_key,
-                        webhook_payload(notice, now), now)
 
 
 def _jitter() -> float:

@@ -42,22 +42,66 @@ def build(notice: Notice, recipients: list[str], now) -> EmailMessage:
 
 
 def send(message: EmailMessage) -> Outcome:
-    """Hand ``message`` to ``SUNDOWN_SMTP_URL``; the outcome, with a reason free of personal data."""
-    server = parse_smtp_url(current_app.config["SMTP_URL"])
-    try:
-        with _connect(server) as smtp:
-            if server.username:
-                smtp.login(server.username, server.password or "")
-            refused = smtp.send_message(message)
-    except smtplib.SMTPRecipientsRefused as error:
-        return Outcome(f"SMTP refused all {len(error.recipients)} recipients")
-    except smtplib.SMTPResponseException as error:
-        return Outcome(f"SMTP {error.smtp_code}")
-    except (smtplib.SMTPException, OSError) as error:
-        return Outcome(f"SMTP {type(error).__name__}")
-    if refused:
-        return Outcome(f"SMTP refused {len(refused)} recipients")
-    return Outcome()
+    """Hand ``message`` to ``SUNDOWN_SMTP_URL`` on a connection of its own; the outcome."""
+    with Relay() as relay:
+        return relay.send(message)
+
+
+class Relay:
+    """One SMTP connection for the e-mails of a pass: opened at the first, reused for the next.
+
+    After any failure but refused recipients (which leave the session usable:
+    ``smtplib`` resets it) the connection is dropped, and the next e-mail
+    opens a new one.
+    """
+
+    def __init__(self) -> None:
+        self._server = parse_smtp_url(current_app.config["SMTP_URL"])
+        self._smtp: smtplib.SMTP | None = None
+
+    def __enter__(self) -> "Relay":
+        return self
+
+    def __exit__(self, *_exc) -> None:
+        self.close()
+
+    def send(self, message: EmailMessage) -> Outcome:
+        """Hand ``message`` over; the outcome, with a reason free of personal data."""
+        try:
+            refused = self._connected().send_message(message)
+        except smtplib.SMTPRecipientsRefused as error:
+            return Outcome(f"SMTP refused all {len(error.recipients)} recipients")
+        except smtplib.SMTPResponseException as error:
+            self.close()
+            return Outcome(f"SMTP {error.smtp_code}")
+        except (smtplib.SMTPException, OSError) as error:
+            self.close()
+            return Outcome(f"SMTP {type(error).__name__}")
+        if refused:
+            return Outcome(f"SMTP refused {len(refused)} recipients")
+        return Outcome()
+
+    def close(self) -> None:
+        """Say QUIT and close, if a connection is open."""
+        smtp, self._smtp = self._smtp, None
+        if smtp is None:
+            return
+        try:
+            smtp.quit()
+        except (smtplib.SMTPException, OSError):
+            smtp.close()
+
+    def _connected(self) -> smtplib.SMTP:
+        if self._smtp is None:
+            smtp = _connect(self._server)
+            try:
+                if self._server.username:
+                    smtp.login(self._server.username, self._server.password or "")
+            except BaseException:
+                smtp.close()
+                raise
+            self._smtp = smtp
+        return self._smtp
 
 
 def _connect(server: SmtpServer) -> smtplib.SMTP:

@@ -8,7 +8,8 @@ answer is success; redirects are not followed; 5 s timeout.
 The host is resolved at send time and the connection goes to the address
 that was checked (no second lookup a DNS change could redirect): loopback,
 link-local, private and other non-public addresses are refused unless
-``SUNDOWN_WEBHOOK_ALLOW_PRIVATE`` is set.
+``SUNDOWN_WEBHOOK_ALLOW_PRIVATE`` is set. The deliveries of one pass share a
+kept-alive connection (``Poster``).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from standardwebhooks import Webhook
 from app.notify.outbox import Outcome
 
 TIMEOUT = 5.0  # seconds: connect, and each read
+MAX_ANSWER = 64 * 1024  # bytes of a receiver's answer read; a longer one closes the connection
 
 
 class Refused(Exception):
@@ -46,25 +48,71 @@ def headers(secret: str, key: str, now: datetime, body: str) -> dict[str, str]:
 
 
 def send(url: str, secret: str, key: str, payload: dict, now: datetime) -> Outcome:
-    """POST ``payload`` to ``url``; the outcome, with a reason free of personal data."""
-    body = json.dumps(payload, separators=(",", ":"))
-    parts = urlsplit(url)
-    try:
-        address = resolve(parts.hostname, parts.port or (443 if parts.scheme == "https" else 80))
-        connection = _connection(parts.scheme, parts.hostname, address)
+    """POST ``payload`` to ``url`` on a connection of its own; the outcome."""
+    with Poster(url, secret) as poster:
+        return poster.send(key, payload, now)
+
+
+class Poster:
+    """One connection to the webhook for the deliveries of a pass, kept alive between them.
+
+    The host is resolved and checked when the connection opens. A connection
+    the receiver closed while idle is opened again once for the same
+    delivery (the receiver drops a repeat by its ``webhook-id``); any other
+    failure closes it, and the next delivery starts afresh.
+    """
+
+    def __init__(self, url: str, secret: str) -> None:
+        self._parts = urlsplit(url)
+        self._secret = secret
+        self._connection: http.client.HTTPConnection | None = None
+
+    def __enter__(self) -> "Poster":
+        return self
+
+    def __exit__(self, *_exc) -> None:
+        self.close()
+
+    def send(self, key: str, payload: dict, now: datetime) -> Outcome:
+        """POST one delivery's ``payload``; the outcome, with a reason free of personal data."""
+        body = json.dumps(payload, separators=(",", ":"))
         try:
-            path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-            connection.request("POST", path, body.encode(), headers(secret, key, now, body))
-            status = connection.getresponse().status
-        finally:
+            try:
+                reused = self._connection is not None
+                status = self._post(key, body, now)
+            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
+                if not reused:
+                    raise
+                self.close()
+                status = self._post(key, body, now)
+        except Refused as error:
+            return Outcome(str(error))
+        except TimeoutError:
+            self.close()
+            return Outcome("webhook timed out")
+        except (OSError, http.client.HTTPException) as error:
+            self.close()
+            return Outcome(f"webhook {type(error).__name__}")
+        return Outcome() if 200 <= status < 300 else Outcome(f"webhook HTTP {status}")
+
+    def close(self) -> None:
+        """Close the connection, if one is open."""
+        connection, self._connection = self._connection, None
+        if connection is not None:
             connection.close()
-    except Refused as error:
-        return Outcome(str(error))
-    except TimeoutError:
-        return Outcome("webhook timed out")
-    except (OSError, http.client.HTTPException) as error:
-        return Outcome(f"webhook {type(error).__name__}")
-    return Outcome() if 200 <= status < 300 else Outcome(f"webhook HTTP {status}")
+
+    def _post(self, key: str, body: str, now: datetime) -> int:
+        parts = self._parts
+        if self._connection is None:
+            address = resolve(parts.hostname, parts.port or (443 if parts.scheme == "https" else 80))
+            self._connection = _connection(parts.scheme, parts.hostname, address)
+        path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        self._connection.request("POST", path, body.encode(), headers(self._secret, key, now, body))
+        response = self._connection.getresponse()
+        response.read(MAX_ANSWER)  # the answer is not used; read so the connection can carry the next
+        if response.will_close or not response.isclosed():  # the receiver closes it, or answered at length
+            self.close()
+        return response.status
 
 
 def resolve(host: str, port: int) -> tuple[str, int]:
