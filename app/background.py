@@ -13,6 +13,11 @@ nothing left to do; the next handoff starts it again. At interpreter exit
 (gunicorn's graceful stop, ``--max-requests``, reload) ``stopping`` is set,
 jobs finish their current step and the thread is joined for at most
 ``STOP_TIMEOUT`` seconds.
+
+``activity_of(app)`` counts the requests the process is serving, so a job
+can wait for a quiet moment before each step that costs CPU
+(``Activity.wait_for_quiet``): work after responses then takes the gaps
+between requests rather than time from them.
 """
 
 from __future__ import annotations
@@ -21,15 +26,19 @@ import atexit
 import logging
 import os
 import threading
+import time
 import weakref
 from collections.abc import Callable
 
-from flask import Flask
+from flask import Flask, g
 
 log = logging.getLogger(__name__)
 
 EXTENSION = "sundown.background"
+ACTIVITY = "sundown.activity"
 STOP_TIMEOUT = 20.0  # below gunicorn's default graceful timeout (30 s)
+QUIET_GAP = 0.02  # seconds with no request in flight or started that count as a quiet moment
+STOP_CHECK = 0.25  # seconds between looks at ``should_stop`` while requests are in flight
 
 
 _RUNNERS: weakref.WeakSet[Runner] = weakref.WeakSet()  # every runner of this process, for fork and exit
@@ -95,9 +104,60 @@ class Runner:
         self._queue, self._running, self._thread = {}, None, None
 
 
+class Activity:
+    """The requests this process is serving now, and when the last one started."""
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition(threading.Lock())
+        self.in_flight = 0
+        self.last_start = 0.0  # time.monotonic()
+
+    def started(self) -> None:
+        """A request began (the first ``before_request`` hook)."""
+        with self._changed:
+            self.in_flight += 1
+            self.last_start = time.monotonic()
+        g.sundown_counted = True
+
+    def ended(self, _error: BaseException | None = None) -> None:
+        """A request's teardown; counted only if its start was (an earlier hook may not have run)."""
+        if g.pop("sundown_counted", False):
+            with self._changed:
+                self.in_flight -= 1
+                if not self.in_flight:
+                    self._changed.notify_all()
+
+    def wait_for_quiet(self, deadline: float, should_stop: Callable[[], bool] = lambda: False) -> None:
+        """Sleep until a quiet moment (nothing in flight, nothing started for ``QUIET_GAP``), the
+        ``time.monotonic()`` ``deadline`` or ``should_stop``.
+
+        Woken by the last request in flight ending, not by polling, so a busy
+        process is not interrupted by the waiting thread.
+        """
+        with self._changed:
+            while not should_stop():
+                now = time.monotonic()
+                if now >= deadline:
+                    return
+                if self.in_flight:
+                    self._changed.wait(min(deadline - now, STOP_CHECK))
+                elif now - self.last_start < QUIET_GAP:
+                    self._changed.wait(min(deadline, self.last_start + QUIET_GAP) - now)
+                else:
+                    return
+
+
 def init_app(app: Flask) -> None:
-    """Give ``app`` its runner."""
+    """Give ``app`` its runner, and count its requests in flight."""
     app.extensions[EXTENSION] = Runner()
+    activity = app.extensions[ACTIVITY] = Activity()
+    app.before_request_funcs.setdefault(None, []).insert(0, activity.started)
+    app.teardown_request(activity.ended)
+
+
+def activity_of(app: Flask) -> Activity:
+    """The request counter of ``app``."""
+    return app.extensions[ACTIVITY]
 
 
 def runner_of(app: Flask) -> Runner:

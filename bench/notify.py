@@ -45,8 +45,8 @@ from devtools.server import ROOT, stop
 KINDS = ("sqlite", "postgresql")
 CLIENTS = 8
 SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
-QUICK = {"rounds": 3, "seconds": 2.0, "batch": 1200, "paced": 40}
-FULL = {"rounds": 6, "seconds": 5.0, "batch": 3000, "paced": 200}
+QUICK = {"rounds": 3, "seconds": 2.0, "batch": 500, "paced": 40}
+FULL = {"rounds": 6, "seconds": 5.0, "batch": 1500, "paced": 200}
 
 
 def run(ctx) -> None:

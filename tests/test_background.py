@@ -106,3 +106,74 @@ def test_a_forked_child_runs_its_own_thread(runner):
     release.set()
     assert os.waitstatus_to_exitcode(status) == 0
     assert runner.wait_idle(WAIT) and done == ["blocked"]
+
+
+# --- Quiet moments: work after responses takes the gaps between requests -------------
+
+
+@pytest.fixture
+def held_app():
+    """A bare app with the runner and request counting, and a route held until ``release`` is set."""
+    from flask import Flask
+
+    from app import background
+
+    app = Flask(__name__)
+    background.init_app(app)
+    entered, release = threading.Event(), threading.Event()
+
+    @app.get("/hold")
+    def hold():
+        entered.set()
+        assert release.wait(WAIT)
+        return "held"
+
+    app.extensions["test.hold"] = (entered, release)
+    yield app
+    release.set()
+    background.runner_of(app).stop()
+
+
+def _hold_a_request(app) -> tuple[threading.Thread, list]:
+    entered, _release = app.extensions["test.hold"]
+    finished: list[str] = []
+    thread = threading.Thread(target=lambda: finished.append(app.test_client().get("/hold").get_data(as_text=True)))
+    thread.start()
+    assert entered.wait(WAIT)
+    return thread, finished
+
+
+def test_a_wait_for_quiet_lasts_while_a_request_is_in_flight_and_ends_after_it(held_app):
+    import time
+
+    from app import background
+
+    activity = background.activity_of(held_app)
+    thread, finished = _hold_a_request(held_app)
+    assert activity.in_flight == 1
+    seen: list[list] = []
+    waiter = threading.Thread(target=lambda: (activity.wait_for_quiet(time.monotonic() + WAIT),
+                                              seen.append(list(finished))))
+    waiter.start()
+    waiter.join(0.5)
+    assert waiter.is_alive() and seen == []  # still waiting: the request is in flight
+    held_app.extensions["test.hold"][1].set()
+    thread.join(WAIT)
+    waiter.join(WAIT)
+    assert seen == [["held"]] and activity.in_flight == 0  # it returned after the request ended
+
+
+def test_a_wait_for_quiet_gives_up_at_its_deadline_or_when_told_to_stop(held_app):
+    import time
+
+    from app import background
+
+    activity = background.activity_of(held_app)
+    thread, finished = _hold_a_request(held_app)
+    activity.wait_for_quiet(time.monotonic() + 0.1)
+    stop = threading.Event()
+    threading.Timer(0.1, stop.set).start()
+    activity.wait_for_quiet(time.monotonic() + WAIT, stop.is_set)
+    assert finished == [] and activity.in_flight == 1  # both returned with the request still held
+    held_app.extensions["test.hold"][1].set()
+    thread.join(WAIT)

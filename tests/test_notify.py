@@ -341,6 +341,30 @@ def test_each_attempt_is_signed_afresh_with_the_same_webhook_id(client, clock, q
     assert [row.status for row in query(DELIVERIES) if row.channel == "webhook"] == ["done"]
 
 
+def test_a_pass_sends_in_a_quiet_moment_not_while_another_request_is_served(app, client, query, mail, receiver):
+    entered, release = threading.Event(), threading.Event()
+
+    @app.get("/_held")
+    def held():
+        entered.set()
+        assert release.wait(30)
+        return "held"
+
+    other = threading.Thread(target=lambda: app.test_client().get("/_held"))
+    other.start()
+    try:
+        assert entered.wait(30)
+        with client.post("/api/inquiries", json={**VALID, "altcha": solution(client)}) as response:
+            assert response.status_code == 201
+        other.join(0.5)  # the pass has had time to send, were it not waiting
+        assert mail.messages == [] and receiver.received == []
+    finally:
+        release.set()
+    other.join(30)
+    settle(app)
+    assert statuses(query) == [("email", "done", 1), ("webhook", "done", 1)]
+
+
 # --- No work when nothing is due --------------------------------------------------
 
 

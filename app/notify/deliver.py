@@ -43,15 +43,19 @@ class Summary:
         return sum(self.counts.values())
 
 
-def deliver_due(should_stop: Callable[[], bool] = lambda: False) -> Summary:
-    """Send everything due now, until none is left or ``should_stop``; then remember when next to look."""
+def deliver_due(should_stop: Callable[[], bool] = lambda: False,
+                before_send: Callable[[], None] = lambda: None) -> Summary:
+    """Send everything due now, until none is left or ``should_stop``; then remember when next to look.
+
+    ``before_send`` is called before each send (the runner waits there for a quiet moment).
+    """
     summary = Summary()
     while not should_stop():
         with db.transaction(write=True) as session:
             claimed, lease_until = outbox.claim_due(session, clock.now())
         if not claimed:
             break
-        for status in send_claimed(claimed, lease_until, should_stop):
+        for status in send_claimed(claimed, lease_until, should_stop, before_send):
             summary.counts[status] += 1
     learn_next_due()
     return summary
@@ -65,8 +69,8 @@ def deliver_one(delivery_id: int) -> str | None:
     return statuses[0] if statuses else None
 
 
-def send_claimed(delivery_ids: list[int], lease_until,
-                 should_stop: Callable[[], bool] = lambda: False) -> list[str]:
+def send_claimed(delivery_ids: list[int], lease_until, should_stop: Callable[[], bool] = lambda: False,
+                 before_send: Callable[[], None] = lambda: None) -> list[str]:
     """Send the deliveries this process holds the lease of, in order; the new status of each one attempted.
 
     Deliveries gone with their inquiry are skipped. A send starts only while
@@ -83,6 +87,7 @@ def send_claimed(delivery_ids: list[int], lease_until,
     recorded: set[int] = set()
     with Channels(config) as channels:
         for index, notice in enumerate(notices):
+            before_send()
             if should_stop() or clock.now() > lease_until - outbox.SEND_MARGIN:
                 with db.transaction(write=True) as session:
                     outbox.release(session, [each.delivery.id for each in notices[index:]], lease_until)

@@ -5,11 +5,17 @@ request hands one off only when this process's memory says something may be
 due (a retry, or the periodic look at other processes' rows), so retries
 are carried by later traffic with no scheduler. The hand-off happens in the
 response's close callback and returns at once (``app.background``).
+
+A pass sends in the process's quiet moments: before each send it waits
+until no request is in flight (``background.Activity``), for at most
+``QUIET_WAIT`` per pass, so a burst of submissions is not slowed by the
+notifications it causes; they follow it, at most that much later.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from functools import partial
 
 from flask import Flask, current_app, g
@@ -21,6 +27,7 @@ log = logging.getLogger(__name__)
 
 JOB = "notify"
 RETRY_AFTER_ERROR_MS = 60_000  # after a failed pass (the database down), so requests do not hammer it
+QUIET_WAIT = 10.0  # seconds a pass waits, in all, for quiet moments before it sends regardless
 
 
 def init_app(app: Flask) -> None:
@@ -56,12 +63,14 @@ def _submit(app: Flask, woken: bool) -> None:
 def run_passes(app: Flask) -> None:
     """Deliver in a fresh app context until no hand-off arrived during the pass; log failures, never raise."""
     stopping = background.runner_of(app).stopping
+    activity = background.activity_of(app)
     notify_state = state.of(app)
     with app.app_context():
         while not stopping.is_set():
             seen = notify_state.wakeups
+            quiet = partial(activity.wait_for_quiet, time.monotonic() + QUIET_WAIT, stopping.is_set)
             try:
-                deliver.deliver_due(should_stop=stopping.is_set)
+                deliver.deliver_due(should_stop=stopping.is_set, before_send=quiet)
             except Exception:  # noqa: BLE001 - nobody waits for this pass; look again in a minute
                 notify_state.next_due_ms = clock.epoch_ms(clock.now()) + RETRY_AFTER_ERROR_MS
                 log.exception("delivery pass failed")
