@@ -29,9 +29,12 @@ saved with ``status = 'spam'`` and answered like any other. The honeypot
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import hmac
+import json
 import logging
+import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from enum import StrEnum
@@ -57,6 +60,12 @@ FIELD = "altcha"  # the form field and JSON key holding the solution
 RENDERED_FIELD = "rendered"  # the form field holding the signed render time
 FORM_MAX_AGE = timedelta(days=1)
 _PAYLOAD_ERRORS = (ValueError, KeyError, TypeError, AttributeError, RecursionError)
+# The canonical JSON of the parameters ``issue()`` signs, keys in the package's (sorted) order.
+_CANONICAL = ('{{"algorithm":"{}","cost":{},"data":{{"expires":{}}},"keyLength":{},"keyPrefix":"{}",'
+              '"keySignature":"{}","nonce":"{}","salt":"{}"}}')
+_UNSIGNED = frozenset({"expiresAt", "memoryCost", "parallelism"})  # parameters ``issue()`` never signs
+_NEEDS_ESCAPE = re.compile(r'[\x00-\x1f"\\\ud800-\udfff]')  # what JSON.stringify escapes in a string
+_MAX_SAFE = 2**53  # larger integers are floats in JSON.stringify
 _CONSUME: dict[str, tuple[str, Callable[[str, datetime], Any]]] = {}  # the used-challenge insert, per database kind
 
 
@@ -91,6 +100,13 @@ def _keys(secret_key: str) -> tuple[str, str]:
     return derive("challenge"), derive("key")
 
 
+@lru_cache(maxsize=4)
+def _key_bytes(secret_key: str) -> tuple[bytes, bytes]:
+    """``_keys`` as the bytes the HMACs take."""
+    challenge_key, key_key = _keys(secret_key)
+    return challenge_key.encode(), key_key.encode()
+
+
 def issue() -> dict[str, Any]:
     """A fresh challenge as JSON-ready data (``{"parameters": ..., "signature": ...}``)."""
     config = current_app.config
@@ -105,29 +121,120 @@ def issue() -> dict[str, Any]:
 
 
 def check_solution(raw: Any) -> Verdict:
-    """Verify a solution (base64 JSON of challenge and solution) without touching the database."""
+    """Verify a solution (base64 JSON of challenge and solution) without touching the database.
+
+    The ALTCHA v2 check of ``altcha.verify_solution`` with a key signature,
+    done here with one JSON decode and two HMACs (see ``_signed_form``): the
+    challenge's signature over the canonical JSON of its parameters, then the
+    derived key's signature. A payload the package cannot parse, or with a
+    member of the wrong type, is malformed; one it would refuse is invalid.
+    """
     if not raw:
         return Verdict(Reason.NO_SOLUTION)
     if not isinstance(raw, str):
         return Verdict(Reason.MALFORMED)
     try:
-        payload = altcha.Payload.from_base64(raw)
+        challenge, parameters, derived_key = _decode(raw)
+        signed = _signed_form(parameters)
     except _PAYLOAD_ERRORS:
         return Verdict(Reason.MALFORMED)
-    challenge_key, key_key = _keys(current_app.config["SECRET_KEY"])
-    try:
-        result = altcha.verify_solution(payload, challenge_key, hmac_key_secret=key_key)
-    except _PAYLOAD_ERRORS:
-        return Verdict(Reason.MALFORMED)
-    if not result.verified:
+    challenge_key, key_key = _key_bytes(current_app.config["SECRET_KEY"])
+    signature = challenge.get("signature")
+    if signed is None or not _signature_matches(signature, challenge_key, signed):
+        return Verdict(Reason.INVALID)
+    if not _key_matches(derived_key, parameters["keySignature"], key_key):
         return Verdict(Reason.INVALID)
     try:  # signed by us, so ``data`` is what ``issue()`` made
-        expires_at = datetime.fromtimestamp(int(payload.challenge.parameters.data["expires"]), timezone.utc)
+        expires_at = datetime.fromtimestamp(int(parameters["data"]["expires"]), timezone.utc)
     except (*_PAYLOAD_ERRORS, OverflowError, OSError):
         return Verdict(Reason.INVALID)
     if clock.now() >= expires_at:
         return Verdict(Reason.EXPIRED)
-    return Verdict(None, payload.challenge.signature, expires_at)
+    return Verdict(None, signature, expires_at)
+
+
+def _decode(raw: str) -> tuple[dict, dict, str]:
+    """The challenge, its parameters and the derived key from a payload; raises on a malformed one.
+
+    The members the package requires must be there (``counter`` too, which
+    a key signature makes irrelevant, as in the package) and be objects and
+    strings where the package reads them so.
+    """
+    payload = json.loads(base64.b64decode(raw).decode())
+    challenge, solution = _object(payload["challenge"]), _object(payload["solution"])
+    parameters = _object(challenge["parameters"])
+    if "counter" not in solution:  # required by the package, though a key signature makes it irrelevant
+        raise KeyError("counter")
+    derived_key = solution["derivedKey"]
+    if not isinstance(derived_key, str):
+        raise TypeError("derivedKey")
+    return challenge, parameters, derived_key
+
+
+def _object(value: Any) -> dict:
+    if not isinstance(value, dict):
+        raise TypeError("not an object")
+    return value
+
+
+def _signed_form(parameters: dict) -> bytes | None:
+    """The canonical JSON the package signs for ``parameters``, or None if we never sign such parameters.
+
+    ``issue()`` signs one shape: the package's canonical JSON (keys sorted,
+    no spaces, JSON.stringify's numbers and strings) of exactly these eight
+    members. Members the package ignores are ignored; ``keyLength`` and
+    ``keyPrefix`` take its defaults. Parameters with a member ``issue()``
+    never signs (``expiresAt``, ``memoryCost``, ``parallelism``, more in
+    ``data``), or a value whose canonical text cannot be one we signed (a
+    string needing an escape, a number that is not a safe integer), cannot
+    carry our signature, so they are refused before any HMAC. Wrong types
+    raise ``TypeError``.
+    """
+    if not _UNSIGNED.isdisjoint(parameters):
+        return None
+    data = _object(parameters["data"])
+    texts = [
+        _string(parameters["algorithm"]), _integer(parameters["cost"]),
+        _integer(data["expires"]) if data.keys() == {"expires"} else None,
+        _integer(parameters.get("keyLength", 32)), _string(parameters.get("keyPrefix", "00")),
+        _string(parameters["keySignature"]), _string(parameters["nonce"]), _string(parameters["salt"]),
+    ]
+    return None if None in texts else _CANONICAL.format(*texts).encode()
+
+
+def _string(value: Any) -> str | None:
+    """``value`` as it stands in canonical JSON between its quotes, or None if it would need escapes."""
+    if not isinstance(value, str):
+        raise TypeError("not a string")
+    return None if _NEEDS_ESCAPE.search(value) else value
+
+
+def _integer(value: Any) -> str | None:
+    """A JSON number's canonical text when it is a safe integer (as ``issue()`` signs), else None."""
+    if type(value) is int:
+        return str(value) if -_MAX_SAFE <= value <= _MAX_SAFE else None
+    if type(value) is float:  # 100.0 is "100" in JSON.stringify
+        return str(int(value)) if value.is_integer() and -_MAX_SAFE <= value <= _MAX_SAFE else None
+    raise TypeError("not a number")
+
+
+def _signature_matches(signature: Any, challenge_key: bytes, signed: bytes) -> bool:
+    if not isinstance(signature, str):
+        return False
+    expected = hmac.digest(challenge_key, signed, "sha256").hex().encode()
+    return hmac.compare_digest(signature.encode("utf-8", "surrogatepass"), expected)
+
+
+def _key_matches(derived_key: str, key_signature: str, key_key: bytes) -> bool:
+    """Whether the derived key (hex, either case, as in the package) is the one ``issue()`` signed."""
+    try:
+        key = bytes.fromhex(derived_key)
+    except ValueError:
+        return False
+    if len(derived_key) != 2 * len(key):  # fromhex skips whitespace; the package does not
+        return False
+    expected = hmac.digest(key_key, key, "sha256").hex().encode()
+    return hmac.compare_digest(key_signature.encode(), expected)
 
 
 def form_token(moment: datetime | None = None) -> str:
