@@ -29,7 +29,7 @@ saved with ``status = 'spam'`` and answered like any other. The honeypot
 
 from __future__ import annotations
 
-import base64
+import binascii
 import hashlib
 import hmac
 import json
@@ -64,7 +64,8 @@ _PAYLOAD_ERRORS = (ValueError, KeyError, TypeError, AttributeError, RecursionErr
 _CANONICAL = ('{{"algorithm":"{}","cost":{},"data":{{"expires":{}}},"keyLength":{},"keyPrefix":"{}",'
               '"keySignature":"{}","nonce":"{}","salt":"{}"}}')
 _UNSIGNED = frozenset({"expiresAt", "memoryCost", "parallelism"})  # parameters ``issue()`` never signs
-_NEEDS_ESCAPE = re.compile(r'[\x00-\x1f"\\\ud800-\udfff]')  # what JSON.stringify escapes in a string
+_CANONICAL_QUOTES = _CANONICAL.count('"')
+_ESCAPED = re.compile(r"[\x00-\x1f\\\ud800-\udfff]")  # what JSON.stringify escapes in a string, but quotes
 _MAX_SAFE = 2**53  # larger integers are floats in JSON.stringify
 _CONSUME: dict[str, tuple[str, Callable[[str, datetime], Any]]] = {}  # the used-challenge insert, per database kind
 
@@ -101,10 +102,10 @@ def _keys(secret_key: str) -> tuple[str, str]:
 
 
 @lru_cache(maxsize=4)
-def _key_bytes(secret_key: str) -> tuple[bytes, bytes]:
-    """``_keys`` as the bytes the HMACs take."""
+def _macs(secret_key: str) -> tuple[Any, Any]:
+    """HMAC-SHA256 states keyed with ``_keys``, to copy for each solution (keying one costs as much as using it)."""
     challenge_key, key_key = _keys(secret_key)
-    return challenge_key.encode(), key_key.encode()
+    return hmac.new(challenge_key.encode(), digestmod=hashlib.sha256), hmac.new(key_key.encode(), digestmod=hashlib.sha256)
 
 
 def issue() -> dict[str, Any]:
@@ -138,11 +139,11 @@ def check_solution(raw: Any) -> Verdict:
         signed = _signed_form(parameters)
     except _PAYLOAD_ERRORS:
         return Verdict(Reason.MALFORMED)
-    challenge_key, key_key = _key_bytes(current_app.config["SECRET_KEY"])
+    challenge_mac, key_mac = _macs(current_app.config["SECRET_KEY"])
     signature = challenge.get("signature")
-    if signed is None or not _signature_matches(signature, challenge_key, signed):
+    if signed is None or not _signature_matches(signature, challenge_mac, signed):
         return Verdict(Reason.INVALID)
-    if not _key_matches(derived_key, parameters["keySignature"], key_key):
+    if not _key_matches(derived_key, parameters["keySignature"], key_mac):
         return Verdict(Reason.INVALID)
     try:  # signed by us, so ``data`` is what ``issue()`` made
         expires_at = datetime.fromtimestamp(int(parameters["data"]["expires"]), timezone.utc)
@@ -156,23 +157,24 @@ def check_solution(raw: Any) -> Verdict:
 def _decode(raw: str) -> tuple[dict, dict, str]:
     """The challenge, its parameters and the derived key from a payload; raises on a malformed one.
 
-    The members the package requires must be there (``counter`` too, which
-    a key signature makes irrelevant, as in the package) and be objects and
-    strings where the package reads them so.
+    As the package reads it (``base64.b64decode``, UTF-8, JSON); the members
+    it requires must be there (``counter`` too, which a key signature makes
+    irrelevant, as in the package) and be objects and strings where it reads
+    them so.
     """
-    payload = json.loads(base64.b64decode(raw).decode())
+    payload = json.loads(binascii.a2b_base64(raw).decode())
     challenge, solution = _object(payload["challenge"]), _object(payload["solution"])
     parameters = _object(challenge["parameters"])
-    if "counter" not in solution:  # required by the package, though a key signature makes it irrelevant
+    if "counter" not in solution:
         raise KeyError("counter")
     derived_key = solution["derivedKey"]
-    if not isinstance(derived_key, str):
+    if type(derived_key) is not str:
         raise TypeError("derivedKey")
     return challenge, parameters, derived_key
 
 
 def _object(value: Any) -> dict:
-    if not isinstance(value, dict):
+    if type(value) is not dict:
         raise TypeError("not an object")
     return value
 
@@ -182,31 +184,32 @@ def _signed_form(parameters: dict) -> bytes | None:
 
     ``issue()`` signs one shape: the package's canonical JSON (keys sorted,
     no spaces, JSON.stringify's numbers and strings) of exactly these eight
-    members. Members the package ignores are ignored; ``keyLength`` and
-    ``keyPrefix`` take its defaults. Parameters with a member ``issue()``
-    never signs (``expiresAt``, ``memoryCost``, ``parallelism``, more in
-    ``data``), or a value whose canonical text cannot be one we signed (a
-    string needing an escape, a number that is not a safe integer), cannot
-    carry our signature, so they are refused before any HMAC. Wrong types
-    raise ``TypeError``.
+    members, so it is a format string here. Members the package ignores are
+    ignored; ``keyLength`` and ``keyPrefix`` take its defaults. Parameters
+    with a member ``issue()`` never signs (``expiresAt``, ``memoryCost``,
+    ``parallelism``, more in ``data``), or a value whose canonical text
+    cannot be one we signed (a string JSON.stringify would escape, a number
+    that is not a safe integer), cannot carry our signature: None, before any
+    HMAC. Wrong types raise ``TypeError``.
     """
-    if not _UNSIGNED.isdisjoint(parameters):
-        return None
     data = _object(parameters["data"])
-    texts = [
-        _string(parameters["algorithm"]), _integer(parameters["cost"]),
-        _integer(data["expires"]) if data.keys() == {"expires"} else None,
-        _integer(parameters.get("keyLength", 32)), _string(parameters.get("keyPrefix", "00")),
-        _string(parameters["keySignature"]), _string(parameters["nonce"]), _string(parameters["salt"]),
-    ]
-    return None if None in texts else _CANONICAL.format(*texts).encode()
-
-
-def _string(value: Any) -> str | None:
-    """``value`` as it stands in canonical JSON between its quotes, or None if it would need escapes."""
-    if not isinstance(value, str):
+    if not _UNSIGNED.isdisjoint(parameters) or data.keys() != {"expires"}:
+        return None
+    strings = (parameters["algorithm"], parameters.get("keyPrefix", "00"), parameters["keySignature"],
+               parameters["nonce"], parameters["salt"])
+    if set(map(type, strings)) != {str}:
         raise TypeError("not a string")
-    return None if _NEEDS_ESCAPE.search(value) else value
+    numbers = (_integer(parameters["cost"]), _integer(data["expires"]), _integer(parameters.get("keyLength", 32)))
+    if None in numbers:
+        return None
+    algorithm, key_prefix, key_signature, nonce, salt = strings
+    cost, expires, key_length = numbers
+    canonical = _CANONICAL.format(algorithm, cost, expires, key_length, key_prefix, key_signature, nonce, salt)
+    # The strings go in unescaped: one with a character JSON.stringify escapes would read differently
+    # there, and one with a quote would add quotes (and could move text from one member to another).
+    if canonical.count('"') != _CANONICAL_QUOTES or _ESCAPED.search(canonical):
+        return None
+    return canonical.encode()
 
 
 def _integer(value: Any) -> str | None:
@@ -218,14 +221,15 @@ def _integer(value: Any) -> str | None:
     raise TypeError("not a number")
 
 
-def _signature_matches(signature: Any, challenge_key: bytes, signed: bytes) -> bool:
-    if not isinstance(signature, str):
+def _signature_matches(signature: Any, challenge_mac: Any, signed: bytes) -> bool:
+    if type(signature) is not str:
         return False
-    expected = hmac.digest(challenge_key, signed, "sha256").hex().encode()
-    return hmac.compare_digest(signature.encode("utf-8", "surrogatepass"), expected)
+    mac = challenge_mac.copy()
+    mac.update(signed)
+    return hmac.compare_digest(signature.encode("utf-8", "surrogatepass"), mac.hexdigest().encode())
 
 
-def _key_matches(derived_key: str, key_signature: str, key_key: bytes) -> bool:
+def _key_matches(derived_key: str, key_signature: str, key_mac: Any) -> bool:
     """Whether the derived key (hex, either case, as in the package) is the one ``issue()`` signed."""
     try:
         key = bytes.fromhex(derived_key)
@@ -233,8 +237,9 @@ def _key_matches(derived_key: str, key_signature: str, key_key: bytes) -> bool:
         return False
     if len(derived_key) != 2 * len(key):  # fromhex skips whitespace; the package does not
         return False
-    expected = hmac.digest(key_key, key, "sha256").hex().encode()
-    return hmac.compare_digest(key_signature.encode(), expected)
+    mac = key_mac.copy()
+    mac.update(key)
+    return hmac.compare_digest(key_signature.encode(), mac.hexdigest().encode())
 
 
 def form_token(moment: datetime | None = None) -> str:
