@@ -32,8 +32,8 @@ saved with ``status = 'spam'`` and answered like any other. The honeypot
   ``parameters.data.expires`` instead and checked here, after the signature.
 * **Once only.** A verified solution counts once: ``file()`` inserts the
   challenge's signature into ``used_challenges`` (its primary key) with
-  ``ON CONFLICT DO NOTHING ... RETURNING``, in the transaction that saves the
-  inquiry; of any number of racing requests exactly one gets the row back.
+  ``ON CONFLICT DO NOTHING``, in the transaction that saves the inquiry; of
+  any number of racing requests exactly one inserts it (a row count of 1).
   The row is kept until the challenge expires (a cleanup target).
 * **Time trap.** The form carries its render time, signed (``form_token()``).
 """
