@@ -11,7 +11,7 @@ import altcha
 import pytest
 from sqlalchemy import select
 
-from app import config, spam
+from app import config, db, spam
 from app.models import Inquiry, InquiryStatus, UsedChallenge
 from tests.helpers import VALID, csrf_token, filled_form, rendered_ago, solution
 
@@ -146,6 +146,16 @@ def test_ten_threads_sending_one_solution_at_once_put_at_most_one_in_the_inbox(a
     assert len(stored) == 10 and stored.count(INBOX) == 1
     assert query.count(UsedChallenge) == 1
 
+
+
+def test_a_database_error_on_the_used_challenge_insert_is_a_503_and_stores_nothing(app, client, query):
+    payload, form = solution(client), filled_form(client, message="Kept through the outage")
+    with app.app_context(), db.get_engine().begin() as connection:  # the insert's table is gone
+        connection.exec_driver_sql("DROP TABLE used_challenges")
+    assert send_json(client, altcha=payload).status_code == 503
+    response = client.post("/", data=form)
+    assert response.status_code == 503 and "Kept through the outage" in response.get_data(as_text=True)
+    assert query.count(Inquiry) == 0
 
 # --- the time trap -------------------------------------------------------------
 
