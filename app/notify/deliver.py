@@ -15,6 +15,7 @@ import logging
 from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -82,7 +83,7 @@ def send_claimed(delivery_ids: list[int], lease_until, should_stop: Callable[[],
     with db.transaction() as session:
         config = notify_settings.load(session)
         notices = _held_notices(session, delivery_ids, lease_until, config.include_content)
-    attempts: list[tuple[Delivery, Outcome]] = []
+    attempts: list[tuple[Delivery, Outcome, datetime]] = []
     statuses: list[str] = []
     recorded: set[int] = set()
     with Channels(config) as channels:
@@ -99,7 +100,8 @@ def send_claimed(delivery_ids: list[int], lease_until, should_stop: Callable[[],
                 statuses.append(status)
                 recorded.update(listed)
                 continue
-            attempts.append((notice.delivery, channels.send(notice)))
+            outcome = channels.send(notice)
+            attempts.append((notice.delivery, outcome, clock.now()))
     return statuses + _record(attempts, lease_until)
 
 
@@ -149,18 +151,19 @@ def _deliver_digest(first: Notice, lease_until, config: notify_settings.Notifica
         outcome = Outcome("e-mail not configured")
     else:
         outcome = email.send(digest.build(notices, config.emails, now))
-    statuses = [_record([(notice.delivery, outcome)], leases[notice.delivery.id])[0] for notice in notices]
+    sent_at = clock.now()
+    statuses = [_record([(notice.delivery, outcome, sent_at)], leases[notice.delivery.id])[0] for notice in notices]
     return statuses[0], {notice.delivery.id for notice in notices}
 
 
-def _record(attempts: list[tuple[Delivery, Outcome]], lease_until) -> list[str]:
-    """Record attempts under their lease in one transaction, then a log line and the counter each; the statuses."""
+def _record(attempts: list[tuple[Delivery, Outcome, datetime]], lease_until) -> list[str]:
+    """Record attempts (each with the moment it ended) under their lease in one transaction, then a log
+    line and the counter each; the statuses."""
     if not attempts:
         return []
-    now = clock.now()
     with db.transaction(write=True) as session:
-        statuses = [outbox.finish(session, row, lease_until, outcome, now, _jitter()) for row, outcome in attempts]
-    for (row, outcome), status in zip(attempts, statuses):
+        statuses = [outbox.finish(session, row, lease_until, outcome, at, _jitter()) for row, outcome, at in attempts]
+    for (row, outcome, _at), status in zip(attempts, statuses):
         result = "ok" if outcome.ok else "retry" if status == DeliveryStatus.PENDING else "failed"
         log.info("delivery %s channel=%s kind=%s outcome=%s attempt=%d%s", row.id, row.channel, row.kind, result,
                  row.attempts + 1, f" error={outcome.error!r}" if outcome.error else "")
