@@ -288,6 +288,27 @@ def test_the_transactions_of_a_pass_do_not_grow_with_its_batch(app, db_session, 
     assert counts[0] == counts[1], counts
 
 
+def test_each_delivery_of_a_batch_records_when_its_own_send_ended(app, db_session, clock, query, mail, receiver,
+                                                                   monkeypatch):
+    from app.notify import email
+
+    send = email.Relay.send
+
+    def slow_send(relay, message):  # each e-mail takes a minute of the app's clock
+        outcome = send(relay, message)
+        clock.advance(minutes=1)
+        return outcome
+
+    monkeypatch.setattr(email.Relay, "send", slow_send)
+    _enqueue_aged(app, db_session, clock, 2)
+    started = clock()
+    with app.app_context():
+        deliver.deliver_due()
+    delivered = {(row.inquiry_id, row.channel): row.delivered_at for row in query(DELIVERIES)}
+    minutes = sorted(round((moment - started).total_seconds() / 60) for moment in delivered.values())
+    assert minutes == [1, 1, 2, 2]  # e-mail 1 ends at 1, its webhook right after; then 2 and 2
+
+
 def test_a_webhook_connection_the_receiver_closed_is_opened_again_for_the_same_delivery(
         app, db_session, clock, query, mail, receiver):
     receiver.close_quietly = True  # as a receiver's idle timeout does, between two deliveries
