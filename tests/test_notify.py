@@ -362,7 +362,8 @@ def test_each_attempt_is_signed_afresh_with_the_same_webhook_id(client, clock, q
     assert [row.status for row in query(DELIVERIES) if row.channel == "webhook"] == ["done"]
 
 
-def test_a_pass_sends_in_a_quiet_moment_not_while_another_request_is_served(app, client, query, mail, receiver):
+def test_a_pass_claims_and_sends_in_a_quiet_moment_not_while_another_request_is_served(
+        app, client, query, mail, receiver):
     entered, release = threading.Event(), threading.Event()
 
     @app.get("/_held")
@@ -379,6 +380,8 @@ def test_a_pass_sends_in_a_quiet_moment_not_while_another_request_is_served(app,
             assert response.status_code == 201
         other.join(0.5)  # the pass has had time to send, were it not waiting
         assert mail.messages == [] and receiver.received == []
+        # Not even claimed: a burst's deliveries gather into one batch, claimed once it is over.
+        assert [row.lease_until for row in query(DELIVERIES)] == [None, None]
     finally:
         release.set()
     other.join(30)

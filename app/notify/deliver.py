@@ -48,10 +48,14 @@ def deliver_due(should_stop: Callable[[], bool] = lambda: False,
                 before_send: Callable[[], None] = lambda: None) -> Summary:
     """Send everything due now, until none is left or ``should_stop``; then remember when next to look.
 
-    ``before_send`` is called before each send (the runner waits there for a quiet moment).
+    ``before_send`` is called before each claim and each send (the runner
+    waits there for a quiet moment). Waiting before the claim lets a burst's
+    deliveries gather into one batch, claimed and recorded in one
+    transaction each, instead of one small batch per submission.
     """
     summary = Summary()
     while not should_stop():
+        before_send()
         with db.transaction(write=True) as session:
             claimed, lease_until = outbox.claim_due(session, clock.now())
         if not claimed:

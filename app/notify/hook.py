@@ -6,7 +6,7 @@ due (a retry, or the periodic look at other processes' rows), so retries
 are carried by later traffic with no scheduler. The hand-off happens in the
 response's close callback and returns at once (``app.background``).
 
-A pass sends in the process's quiet moments: before each send it waits
+A pass works in the process's quiet moments: before each claim and each send it waits
 until no request is in flight (``background.Activity``), for at most
 ``QUIET_WAIT`` per pass, so a burst of submissions is not slowed by the
 notifications it causes; they follow it, at most that much later.
