@@ -13,6 +13,7 @@ from devtools.pgcluster import Cluster, find_bindir
 FULL = {
     "backlog_rows": 1_000_000,  # expired; plus a tenth as many recent rows
     "backlog_trials": 3,  # of each: plain DELETE and cleanup run, alternated
+    "secure_delete_trials": 3,  # of each: on and off, alternated
     "rate": 40.0,  # scheduled submissions per second during backlog trials
     "idle_seconds": 20.0,  # of open-loop traffic before each trial's delete starts
     "defaults_limit_seconds": 300.0,  # how long the shipped-defaults variant may run (then: a projection)
@@ -26,20 +27,21 @@ FULL = {
     "control_rows": 1_000_000,  # the backlog those runs start from
     "control_rounds": 3,
 }
-QUICK = {
-    "backlog_rows": 20_000,
+QUICK = {  # a smoke run under 5 minutes: figures with few samples, every control still run
+    "backlog_rows": 10_000,
     "backlog_trials": 2,
+    "secure_delete_trials": 1,  # of each: on and off
     "rate": 40.0,
-    "idle_seconds": 3.0,
-    "defaults_limit_seconds": 20.0,
-    "claiming_rows": 10_000,
+    "idle_seconds": 2.0,
+    "defaults_limit_seconds": 10.0,
+    "claiming_rows": 2_000,
     "claiming_rounds": 3,
     "pause": 0.3,
     "overhead_rounds": 3,
-    "overhead_seconds": 1.0,
+    "overhead_seconds": 0.75,
     "counted_requests": 100,
     "control_seconds": 6.0,
-    "control_rows": 60_000,
+    "control_rows": 10_000,  # the backlog's own template: no second one to load
     "control_rounds": 2,
 }
 

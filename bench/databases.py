@@ -17,7 +17,7 @@ from pathlib import Path
 
 import sqlalchemy as sa
 
-from app.db import make_engine
+from app.db import WRITE_OPTION, make_engine
 from app.migrate import upgrade
 from devtools.realistic import Rows, expired_span
 
@@ -182,7 +182,9 @@ class Database:
         marker = "?" if self.kind == "sqlite" else "%s"
         false = "0" if self.kind == "sqlite" else "false"
         started = time.perf_counter()
-        with self.engine.begin() as conn:
+        # As a live writer takes SQLite's write lock (up front, polled finely): with the stock busy
+        # handler the one DELETE could be starved by the submissions it competes with.
+        with self.engine.connect().execution_options(**{WRITE_OPTION: True}) as conn, conn.begin():
             deleted = conn.exec_driver_sql(
                 f"DELETE FROM submissions WHERE legal_hold = {false} AND created_at < {marker}", (value,)
             ).rowcount

@@ -174,11 +174,11 @@ def run(ctx) -> None:
     """In ``python -m bench``: server costs, the browser's solve time, the throughput ratio and its control."""
     for name, value in server_costs(ctx.workdir).items():
         ctx.report.add(name, value, "", "none", "in-process, median of 2000")
-    loads = 5 if ctx.quick else 20
+    loads = 3 if ctx.quick else 20
     for name, value in solve_times(ctx.workdir, rounds=loads).items():
         ctx.report.add(name, value, "", "chromium", f"{loads} form loads")
     control = Control("verification about 1 ms slower (10 package verifications)", "slow_verify")
-    rounds = 3 if ctx.quick else 8
+    rounds = 2 if ctx.quick else 8
     for kind in ("sqlite", "postgresql"):
         database = ctx.database(kind, "pow")
         figure = throughput_ratio(ctx.workdir, database.url, "wsgi:app", rounds)

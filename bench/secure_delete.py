@@ -21,7 +21,7 @@ def run(ctx) -> None:
     """Alternated cleanup trials with secure_delete on and off, on SQLite."""
     template = ctx.template("sqlite")
     trials = {"shipped": [], "secure_delete_off": []}
-    for i in range(2 * ctx.sizes["backlog_trials"]):
+    for i in range(2 * ctx.sizes["secure_delete_trials"]):
         variant = ORDER[i % len(ORDER)]
         trials[variant].append(_trial(ctx, template, "cleanup", f"secure{i}", variant=variant))
     on, off = trials["shipped"], trials["secure_delete_off"]
