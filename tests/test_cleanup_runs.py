@@ -158,7 +158,7 @@ def test_an_invalid_stored_retention_falls_back_to_180_days_with_a_warning(app, 
 def test_default_batch_size_and_pause_follow_the_database(app, db_kind):
     with app.app_context():
         limits = runs.batch_limits()
-    expected = {"sqlite": (1000, 0.0), "postgresql": (50_000, 0.0)}[db_kind]
+    expected = {"sqlite": (100, 0.0), "postgresql": (50_000, 0.0)}[db_kind]
     assert (limits.batch_size, limits.yield_ratio) == expected
 
 

@@ -121,6 +121,38 @@ def test_inquiries_deleted_by_cleanup_batches_are_gone_from_the_index(app, db_se
         assert [fts_rows(query, row) for row in expired] == [0] * 7
 
 
+def automerge(query) -> str | None:
+    """SQLite: FTS5's stored ``automerge`` for the search index (None: never set, FTS5's default)."""
+    return query.scalar(sa.text("SELECT v FROM submissions_fts_config WHERE k = 'automerge'"))
+
+
+def test_during_a_cleanup_run_its_batches_merge_the_index_then_fts5_merges_again(
+        app, db_session, clock, query, db_kind):
+    add_inquiries(db_session, [inquiry(clock, days_old=200, message=f"{MARKER} {i}") for i in range(12)])
+    (fresh,) = add_inquiries(db_session, [inquiry(clock, days_old=1, message=f"{MARKER} fresh")])
+    app.config["CLEANUP_BATCH_SIZE"] = 2  # six batches
+    between_batches = []
+
+    def look() -> bool:  # the run asks after each batch whether to stop
+        between_batches.append(automerge(query) if db_kind == "sqlite" else None)
+        return False
+
+    with app.app_context():
+        run = cleanup.run("test", force=True, should_stop=look)
+    assert run.status == "ok" and query(select(Inquiry.id)) == [fresh]
+    if db_kind == "sqlite":
+        # Off while the batches merge in steps of their own; FTS5's default (4) when the run ends.
+        assert between_batches and set(between_batches) == {0}
+        assert automerge(query) == 4
+        query.using(lambda session: session.execute(sa.text(
+            "INSERT INTO submissions_fts(submissions_fts) VALUES ('integrity-check')")))
+        assert indexed(query, db_kind) == [fresh]
+    else:
+        assert len(between_batches) >= 6  # PostgreSQL's search index needs no merging
+    assert query.using(lambda session: list(session.scalars(
+        select(Inquiry.id).where(search.matching(session, MARKER))))) == [fresh]
+
+
 def test_the_migration_indexes_inquiries_that_already_exist(database_url, db_kind):
     engine = make_engine(database_url)
     _downgrade(engine, "0002")

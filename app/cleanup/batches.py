@@ -150,7 +150,7 @@ def delete_all(
             return True
         return time.monotonic() >= deadline
 
-    with db.get_engine().connect() as connection:
+    with db.get_engine().connect() as connection, plans.index_merged_by_batches(connection):
         for target in targets:
             try:
                 _delete_target(connection, target, moment, limits, progress, record, must_stop)
