@@ -88,8 +88,8 @@ def index_merged_by_batches(connection: Connection) -> Iterator[None]:
     ``MERGE_STEP_PAGES`` in its own short transaction (``after_batch``); at
     the end FTS5's default comes back. Measured without HTTP on 20,000
     realistic expired rows, inserts every 25 ms meanwhile: the longest wait
-    of an insert fell from 120-200 ms to 35 ms and the run took 5.5 s, not
-    6.6. A run that dies in between leaves ``automerge`` off until the next
+    of an insert fell from 120-200 ms to 35-75 ms and the run took 5.0 s,
+    not 6.6 (docs/cleanup.md has the benchmark's figures). A run that dies in between leaves ``automerge`` off until the next
     run ends; FTS5's crisis merge still bounds the segments meanwhile.
     """
     if connection.dialect.name != "sqlite":
