@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 
 import pytest
 from flask import Response
@@ -52,6 +53,30 @@ def test_the_cleanup_runs_only_when_the_response_is_closed(client, app, query):
     response.close()
     settle(app)
     assert [run.trigger for run in query(LEDGER)] == ["inquiry_api"]
+
+
+def test_the_run_starts_once_the_request_that_follows_has_been_served(client, app, query):
+    entered, release = threading.Event(), threading.Event()
+
+    @app.get("/_followup")
+    def followup():
+        entered.set()
+        assert release.wait(30)
+        return "served"
+
+    other = threading.Thread(target=lambda: app.test_client().get("/_followup"))
+    with client.post("/api/inquiries", json=VALID) as response:
+        assert response.status_code == 201
+        other.start()  # the next request, already in flight when the response closes
+        assert entered.wait(30)
+    try:
+        other.join(0.5)  # time enough for the run to start, were it not waiting
+        assert query(LEDGER) == []
+    finally:
+        release.set()
+    other.join(30)
+    settle(app)
+    assert [run.status for run in query(LEDGER)] == ["ok"]
 
 
 def test_a_streamed_response_triggers_the_cleanup_after_its_last_chunk(app, query):

@@ -392,6 +392,19 @@ def test_a_pass_claims_and_sends_in_a_quiet_moment_not_while_another_request_is_
 # --- No work when nothing is due --------------------------------------------------
 
 
+def test_a_pass_with_nothing_due_neither_waits_for_quiet_nor_claims(client, app, clock, query):
+    submit_inquiry(client)  # delivered: nothing pending
+    clock.advance(minutes=1)
+    waits: list[int] = []
+    writes: list[str] = []
+    event.listen(db.engine_of(app), "before_cursor_execute",
+                 lambda _c, _cur, statement, *_a: writes.append(statement) if "UPDATE outbox" in statement else None)
+    with app.app_context():
+        summary = deliver.deliver_due(before_send=lambda: waits.append(1))
+    assert (summary.attempts, waits, writes) == (0, [], [])
+    assert [row.status for row in query(DELIVERIES)] == ["done", "done"]
+
+
 def test_a_request_with_nothing_due_does_no_outbox_work(client, app, clock):
     submit_inquiry(client)
     statements: list[str] = []
