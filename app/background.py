@@ -37,7 +37,7 @@ log = logging.getLogger(__name__)
 EXTENSION = "sundown.background"
 ACTIVITY = "sundown.activity"
 STOP_TIMEOUT = 20.0  # below gunicorn's default graceful timeout (30 s)
-QUIET_GAP = 0.02  # seconds with no request in flight or started that count as a quiet moment
+QUIET_GAP = 0.02  # seconds with no request in flight, started or ended that count as a quiet moment
 STOP_CHECK = 0.25  # seconds between looks at ``should_stop`` while requests are in flight
 
 
@@ -105,18 +105,18 @@ class Runner:
 
 
 class Activity:
-    """The requests this process is serving now, and when the last one started."""
+    """The requests this process is serving now, and when the last one started or ended."""
 
     def __init__(self) -> None:
         self._changed = threading.Condition(threading.Lock())
         self.in_flight = 0
-        self.last_start = 0.0  # time.monotonic()
+        self.last_change = 0.0  # time.monotonic() of the last start or end
 
     def started(self) -> None:
         """A request began (the first ``before_request`` hook)."""
         with self._changed:
             self.in_flight += 1
-            self.last_start = time.monotonic()
+            self.last_change = time.monotonic()
         g.sundown_counted = True
 
     def ended(self, _error: BaseException | None = None) -> None:
@@ -124,11 +124,13 @@ class Activity:
         if g.pop("sundown_counted", False):
             with self._changed:
                 self.in_flight -= 1
+                # The next request on a kept-alive connection comes a round trip after a response.
+                self.last_change = time.monotonic()
                 if not self.in_flight:
                     self._changed.notify_all()
 
     def wait_for_quiet(self, deadline: float, should_stop: Callable[[], bool] = lambda: False) -> None:
-        """Sleep until a quiet moment (nothing in flight, nothing started for ``QUIET_GAP``), the
+        """Sleep until a quiet moment (nothing in flight, nothing started or ended for ``QUIET_GAP``), the
         ``time.monotonic()`` ``deadline`` or ``should_stop``.
 
         Woken by the last request in flight ending, not by polling, so a busy
@@ -141,8 +143,8 @@ class Activity:
                     return
                 if self.in_flight:
                     self._changed.wait(min(deadline - now, STOP_CHECK))
-                elif now - self.last_start < QUIET_GAP:
-                    self._changed.wait(min(deadline, self.last_start + QUIET_GAP) - now)
+                elif now - self.last_change < QUIET_GAP:
+                    self._changed.wait(min(deadline, self.last_change + QUIET_GAP) - now)
                 else:
                     return
 

@@ -177,3 +177,18 @@ def test_a_wait_for_quiet_gives_up_at_its_deadline_or_when_told_to_stop(held_app
     assert finished == [] and activity.in_flight == 1  # both returned with the request still held
     held_app.extensions["test.hold"][1].set()
     thread.join(WAIT)
+
+
+def test_a_quiet_moment_begins_a_gap_after_the_last_request_ended_not_after_it_started(held_app):
+    import time
+
+    from app import background
+
+    activity = background.activity_of(held_app)
+    thread, _finished = _hold_a_request(held_app)
+    time.sleep(2 * background.QUIET_GAP)  # the request started longer ago than the gap
+    held_app.extensions["test.hold"][1].set()
+    thread.join(WAIT)
+    activity.wait_for_quiet(time.monotonic() + WAIT)
+    # The next request on a kept-alive connection comes a round trip after the response: leave it room.
+    assert activity.in_flight == 0 and time.monotonic() - activity.last_change >= background.QUIET_GAP
