@@ -13,6 +13,7 @@ from playwright.sync_api import expect
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.db import WRITE_OPTION
 from app.models import Inquiry
 from tests.e2e.steps import enroll, row_with, submit_inquiry
 from tests.factories import add_inquiries, inquiry, wall_clock
@@ -85,7 +86,10 @@ def store_inquiries(server, days_old: int, names: list[str], legal_hold: bool = 
                 legal_hold=legal_hold, hold_reason="Open claim" if legal_hold else None)
         for name in names
     ]
-    with Session(server.engine) as session:
+    # As the app's own writers do: SQLite's write lock taken up front, polled finely, so the server's
+    # short write transactions (a cleanup run's batches and merge steps) cannot starve this insert.
+    with server.engine.connect().execution_options(**{WRITE_OPTION: True}) as connection, \
+            Session(connection) as session:
         add_inquiries(session, rows)
 
 
