@@ -89,8 +89,9 @@ def index_merged_by_batches(connection: Connection) -> Iterator[None]:
     the end FTS5's default comes back. Measured without HTTP on 20,000
     realistic expired rows, inserts every 25 ms meanwhile: the longest wait
     of an insert fell from 120-200 ms to 35-75 ms and the run took 5.0 s,
-    not 6.6 (docs/cleanup.md has the benchmark's figures). A run that dies in between leaves ``automerge`` off until the next
-    run ends; FTS5's crisis merge still bounds the segments meanwhile.
+    not 6.6 (docs/cleanup.md has the benchmark's figures). A run that dies
+    in between leaves ``automerge`` off until the next run ends; FTS5's
+    crisis merge still bounds the segments meanwhile.
     """
     if connection.dialect.name != "sqlite":
         yield
@@ -118,7 +119,9 @@ def _set_automerge(connection: Connection, value: int) -> None:
 def _merge_step(driver_connection) -> None:
     """A few pages of the search index's pending merges, in a transaction of their own.
 
-    Skipped when live writers hold the lock: the next batch's step catches up.
+    It waits for the lock with the stock busy handler, as the batches do, and
+    is skipped if live writers kept it for a whole busy timeout: the next
+    batch's step catches up.
     """
     try:
         driver_connection.execute(
