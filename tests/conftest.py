@@ -24,7 +24,7 @@ from app import create_app
 from app.db import get_session, make_engine
 from app.migrate import upgrade
 from devtools import admins
-from devtools.pgcluster import Cluster, find_bindir
+from devtools.pgcluster import Cluster, find_bindir, memory_folder
 
 IN_CI = os.environ.get("CI", "").lower() == "true"
 _counter = itertools.count()
@@ -83,7 +83,7 @@ def postgres_server():
         return
     bindir = find_bindir()
     require(bindir is not None, "PostgreSQL server binaries are missing (apt-get install postgresql)")
-    cluster = Cluster(bindir).start()
+    cluster = Cluster(bindir, parent=memory_folder()).start()
     try:
         yield cluster.url("").rstrip("/")
     finally:
@@ -127,7 +127,16 @@ def new_database_url(kind: str, request, tmp_path) -> str:
     with admin.connect() as conn:
         conn.exec_driver_sql(f"CREATE DATABASE {name} TEMPLATE {template}")
     admin.dispose()
+    request.addfinalizer(lambda: _drop_database(server, name))
     return f"{server}/{name}"
+
+
+def _drop_database(server: str, name: str) -> None:
+    """Drop a test's database (closing what still connects to it): the cluster, in memory, stays small."""
+    admin = sa.create_engine(f"{server}/postgres", isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.exec_driver_sql(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+    admin.dispose()
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

@@ -156,14 +156,18 @@ def test_erase_needs_post_csrf_and_a_valid_address(admin_client, db_session, clo
 
 
 def test_hold_reasons_of_erased_inquiries_leave_the_audit_log(app, admin_client, db_session, clock):
-    (row,) = add_inquiries(db_session, [inquiry(clock, email=ADA)])
-    db_session.add(AuditEntry(admin_name="Grace", action="hold_placed", count=1,
-                              detail=f"inquiry #{row}: Ada Lovelace's complaint", created_at=clock()))
+    row, other = add_inquiries(db_session, [inquiry(clock, email=ADA), inquiry(clock, email="grace@example.com")])
+    for number, reason in ((row, "Ada Lovelace's complaint"), (other, "Grace's complaint")):
+        db_session.add(AuditEntry(admin_name="Grace", action="hold_placed", count=1,
+                                  detail=f"inquiry #{number}: {reason}", created_at=clock()))
+    db_session.add(AuditEntry(admin_name="Grace", action="hold_released", count=1, detail=f"inquiry #{row}",
+                              created_at=clock()))
     db_session.commit()
     post(admin_client, "/admin/people/erase", {"email": ADA, "confirm": "1"})
     db_session.rollback()  # a fresh snapshot
-    details = list(db_session.scalars(select(AuditEntry.detail).where(AuditEntry.action == "hold_placed")))
-    assert details == [f"inquiry #{row}: (erased)"]
+    details = list(db_session.scalars(select(AuditEntry.detail).where(AuditEntry.action.like("hold_%"))
+                                      .order_by(AuditEntry.id)))
+    assert details == [f"inquiry #{row}: (erased)", f"inquiry #{other}: Grace's complaint", f"inquiry #{row}"]
 
 
 def test_an_erasure_while_the_export_streams_stops_the_export_and_leaves_no_half_state(
