@@ -213,8 +213,10 @@ def test_the_cleanup_deletes_outbox_rows_with_their_inquiries_and_old_finished_o
     old, young = add_inquiries(db_session, aged_inquiries(clock, [200, 1]))
     with app.app_context():
         with db.transaction() as session:
-            rows = outbox.enqueue(session, old, ["email"]) + outbox.enqueue(session, young, ["email", "webhook"])
-            rows += outbox.enqueue(session, None, ["webhook"], kind="test")
+            outbox.enqueue(session, [old], ["email"])
+            outbox.enqueue(session, [young], ["email", "webhook"])
+            outbox.enqueue_test(session, ["webhook"])
+    rows = query(DELIVERIES)
     finished = {rows[1].id: 40, rows[2].id: 10, rows[3].id: 40}  # days ago; rows[0] (old inquiry's) stays pending
     with app.app_context():
         with db.transaction() as session:
@@ -235,8 +237,7 @@ def test_two_processes_racing_send_each_delivery_exactly_once(app, app_config, m
     ids = add_inquiries(db_session, aged_inquiries(clock, [0.01] * 15))
     with app.app_context():
         with db.transaction() as session:
-            for inquiry_id in ids:
-                outbox.enqueue(session, inquiry_id, ["email", "webhook"])
+            outbox.enqueue(session, ids, ["email", "webhook"])
     start = threading.Barrier(4)
 
     def sender(application):
@@ -260,8 +261,7 @@ def _enqueue_aged(app, db_session, clock, count: int) -> list[int]:
     ids = add_inquiries(db_session, aged_inquiries(clock, [0.01] * count))
     with app.app_context():
         with db.transaction() as session:
-            for inquiry_id in ids:
-                outbox.enqueue(session, inquiry_id, ["email", "webhook"])
+            outbox.enqueue(session, ids, ["email", "webhook"])
     return ids
 
 

@@ -78,13 +78,12 @@ def send_test():
         flash(_("Nothing to test: set e-mail recipients (with an SMTP server) or a webhook URL and secret."),
               "warning")
         return redirect(url_for("admin.notifications"), 303)
-    rows = outbox.enqueue(session, None, channels, kind="test")
+    rows = outbox.enqueue_test(session, channels)
     audit.record(session, "notification_test", len(rows))
     session.commit()
     session.close()  # no transaction open while sending
-    for row in rows:
-        status = deliver.deliver_one(row.id)
-        _flash_test_outcome(row.id, row.channel, status)
+    for delivery_id, channel in rows:
+        _flash_test_outcome(delivery_id, channel, deliver.deliver_one(delivery_id))
     return redirect(url_for("admin.notifications"), 303)
 
 

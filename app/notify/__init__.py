@@ -43,8 +43,7 @@ def enqueue_inquiries(session: Session, inquiry_ids: list[int]) -> int:
     # With a digest, e-mails wait for the end of their window; webhooks go at once.
     batched = ["email"] if config.digest_minutes and "email" in channels else []
     due = digest.window_end(clock.now(), config.digest_minutes) if batched else None
-    for inquiry_id in inquiry_ids:
-        outbox.enqueue(session, inquiry_id, [each for each in channels if each not in batched])
-        outbox.enqueue(session, inquiry_id, batched, due=due)
+    outbox.enqueue(session, inquiry_ids, [each for each in channels if each not in batched])
+    outbox.enqueue(session, inquiry_ids, batched, due=due)
     hook.wake()
     return len(channels) * len(inquiry_ids)
