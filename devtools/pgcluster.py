@@ -38,9 +38,17 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+MEMORY_FOLDER = "/dev/shm"
+MEMORY_NEEDED = 2 * 1024**3  # bytes free: a cluster, its template and the databases of the tests running at once
+
+
 def memory_folder() -> str | None:
-    """``/dev/shm`` when this machine has it (a RAM file system), else None (the usual temporary folder)."""
-    return "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+    """``/dev/shm`` when this machine has it (a RAM file system) with room to spare, else None (the usual
+    temporary folder): a container's default 64 MB would not hold a cluster."""
+    if not (os.path.isdir(MEMORY_FOLDER) and os.access(MEMORY_FOLDER, os.W_OK)):
+        return None
+    stats = os.statvfs(MEMORY_FOLDER)
+    return MEMORY_FOLDER if stats.f_bavail * stats.f_frsize >= MEMORY_NEEDED else None
 
 
 class Cluster:
