@@ -7,10 +7,11 @@ import io
 import json
 
 import pytest
-from sqlalchemy import select, text
+from sqlalchemy import event, select, text
 
 from app.models import AuditEntry, Erasure, Inquiry
-from app.people import lookup, records
+from app import db
+from app.people import erasure, lookup, records
 from tests.factories import add_inquiries, inquiry
 from tests.helpers import csrf_token, settle
 
@@ -168,6 +169,28 @@ def test_hold_reasons_of_erased_inquiries_leave_the_audit_log(app, admin_client,
     details = list(db_session.scalars(select(AuditEntry.detail).where(AuditEntry.action.like("hold_%"))
                                       .order_by(AuditEntry.id)))
     assert details == [f"inquiry #{row}: (erased)", f"inquiry #{other}: Grace's complaint", f"inquiry #{row}"]
+
+
+@pytest.mark.parametrize("count", [3, 40])
+def test_an_erasure_runs_the_same_statements_however_many_inquiries_it_erases(app, db_session, clock, count):
+    """Not one audit-log scan per erased inquiry: the statements do not grow with the count."""
+    ids = add_inquiries(db_session, [inquiry(clock, days, email=ADA) for days in range(1, count + 1)])
+    db_session.add_all([AuditEntry(admin_name="Grace", action="hold_placed", count=1, created_at=clock(),
+                                   detail=f"inquiry #{inquiry_id}: a reason") for inquiry_id in ids])
+    db_session.commit()
+    statements: list[str] = []
+    engine = db.engine_of(app)
+    listener = lambda *args: statements.append(args[2])  # noqa: E731 - (conn, cursor, statement, ...)
+    event.listen(engine, "before_cursor_execute", listener)
+    try:
+        with app.app_context():
+            assert erasure.erase(ADA, erasure.OPERATOR).erased == count
+    finally:
+        event.remove(engine, "before_cursor_execute", listener)
+    audit_statements = [each for each in statements if "audit_log" in each]
+    assert len(audit_statements) == 3  # read the entries with text, scrub them, record the erasure
+    assert db_session.scalars(select(AuditEntry.detail).where(AuditEntry.action == "hold_placed")).all() == [
+        f"inquiry #{inquiry_id}: (erased)" for inquiry_id in ids]
 
 
 def test_an_erasure_while_the_export_streams_stops_the_export_and_leaves_no_half_state(
