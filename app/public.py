@@ -12,12 +12,15 @@ verdict, which files it in the inbox or the spam folder and never refuses it.
 
 from __future__ import annotations
 
+from typing import NoReturn
+
 from flask import Blueprint, current_app, jsonify, redirect, render_template, request, url_for
 from flask_babel import lazy_gettext as _l
 from flask_wtf.csrf import CSRFError
 from sqlalchemy import select
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
+from sqlalchemy.orm import Session
 from werkzeug.exceptions import Forbidden, HTTPException, TooManyRequests, UnsupportedMediaType
 
 from app import cleanup, clock, db, errors, intake, metrics, migrate, notify, ratelimit, retention, spam
@@ -111,7 +114,6 @@ def submit_json():
     if field_errors:
         metrics.count_inquiry("invalid")
         return jsonify(ok=False, errors=field_errors), 422
-    _limit_submissions()
     _save(clean, spam.check_solution(data.get(spam.FIELD)))
     cleanup.trigger("inquiry_api")
     return jsonify(ok=True), 201
@@ -162,7 +164,6 @@ def _accept_form(values: dict[str, str], token: str | None):
     if field_errors:
         metrics.count_inquiry("invalid")
         return _form_page(values, field_errors, token=token), 422
-    _limit_submissions()
     _save(clean, spam.judge_form(request.form.get(spam.FIELD), token))
     cleanup.trigger("inquiry_form")
     return redirect(url_for("public.thanks"), 303)
@@ -190,23 +191,37 @@ def _form_refused(refusal: HTTPException, values: dict[str, str], notice: str, t
 
 
 def _limit_submissions() -> None:
+    """Count a submission that is not saved (the honeypot's); 429 when over a limit."""
+    wait = _count_submission()
+    if wait is not None:
+        _refuse(wait)
+
+
+def _count_submission(session: Session | None = None) -> int | None:
     limits = ratelimit.parse_limits(current_app.config["SUBMIT_RATE_LIMITS"])
-    try:
-        ratelimit.enforce("submit", ratelimit.client_id(), limits)
-    except TooManyRequests:
-        metrics.count_inquiry("rate_limited")
-        raise
+    return ratelimit.hit("submit", ratelimit.client_id(), limits, session)
+
+
+def _refuse(wait: int) -> NoReturn:
+    metrics.count_inquiry("rate_limited")
+    raise ratelimit.too_many(wait)
 
 
 def _save(clean: dict[str, str], verdict: spam.Verdict) -> None:
-    """Save the inquiry in the inbox or the spam folder, in one transaction with its challenge consumed
-    and, for the inbox, its notifications enqueued."""
+    """Count the submission against the rate limits and save the inquiry in the inbox or the spam
+    folder, with its challenge consumed and, for the inbox, its notifications enqueued: one write
+    transaction, so on SQLite a submission takes the write lock once. Over a limit the hit is
+    committed alone (refused attempts count) and the answer is 429."""
     agent = request.user_agent.string[:300] or None
     with db.transaction(write=True) as session:
-        status = spam.file(session, verdict)
-        inquiry = Inquiry(**clean, user_agent=agent, created_at=clock.now(), status=status)
-        session.add(inquiry)
-        if status == InquiryStatus.INBOX:
-            session.flush()  # its id, for the outbox rows
-            notify.enqueue_inquiries(session, [inquiry.id])
+        wait = _count_submission(session)
+        if wait is None:
+            status = spam.file(session, verdict)
+            inquiry = Inquiry(**clean, user_agent=agent, created_at=clock.now(), status=status)
+            session.add(inquiry)
+            if status == InquiryStatus.INBOX:
+                session.flush()  # its id, for the outbox rows
+                notify.enqueue_inquiries(session, [inquiry.id])
+    if wait is not None:
+        _refuse(wait)
     metrics.count_inquiry("accepted" if status == InquiryStatus.INBOX else "spam")

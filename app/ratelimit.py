@@ -15,6 +15,7 @@ from datetime import datetime, timezone
 from flask import current_app, request
 from flask_babel import gettext as _
 from flask_babel import ngettext
+from sqlalchemy.orm import Session
 from werkzeug.exceptions import TooManyRequests
 
 from app import clock, db, dialect
@@ -45,22 +46,29 @@ def client_id() -> str:
     return hmac.new(secret, address, hashlib.sha256).hexdigest()[:32]
 
 
-def hit(bucket: str, subject: str, limits: list[Limit]) -> int | None:
-    """Count one hit; return seconds to wait if any limit is exceeded, else None."""
+def hit(bucket: str, subject: str, limits: list[Limit], session: Session | None = None) -> int | None:
+    """Count one hit; return seconds to wait if any limit is exceeded, else None.
+
+    In ``session``'s transaction when given (a submission counts its hit in
+    the transaction that saves it, so it takes SQLite's write lock once),
+    else in a write transaction of its own.
+    """
+    if session is None:
+        with db.transaction(write=True) as own:
+            return hit(bucket, subject, limits, own)
     moment = clock.now()
     waits = []
-    with db.transaction(write=True) as session:
-        for limit in limits:
-            window = int(moment.timestamp()) // limit.seconds
-            window_end = datetime.fromtimestamp((window + 1) * limit.seconds, timezone.utc)
-            statement = dialect.upsert(session, RateLimit).values(
-                key=f"{bucket}:{limit.seconds}:{subject}:{window}", count=1, expires_at=window_end
-            )
-            statement = statement.on_conflict_do_update(
-                index_elements=[RateLimit.key], set_={"count": RateLimit.count + 1}
-            ).returning(RateLimit.count)
-            if session.execute(statement).scalar_one() > limit.count:
-                waits.append(math.ceil((window_end - moment).total_seconds()))
+    for limit in limits:
+        window = int(moment.timestamp()) // limit.seconds
+        window_end = datetime.fromtimestamp((window + 1) * limit.seconds, timezone.utc)
+        statement = dialect.upsert(session, RateLimit).values(
+            key=f"{bucket}:{limit.seconds}:{subject}:{window}", count=1, expires_at=window_end
+        )
+        statement = statement.on_conflict_do_update(
+            index_elements=[RateLimit.key], set_={"count": RateLimit.count + 1}
+        ).returning(RateLimit.count)
+        if session.execute(statement).scalar_one() > limit.count:
+            waits.append(math.ceil((window_end - moment).total_seconds()))
     return max(waits) if waits else None
 
 
@@ -68,8 +76,13 @@ def enforce(bucket: str, subject: str, limits: list[Limit]) -> None:
     """Raise 429 with ``Retry-After`` when ``subject`` is over a limit in ``bucket``."""
     wait = hit(bucket, subject, limits)
     if wait is not None:
-        raise TooManyRequests(_("Too many requests. Please try again in %(wait)s.", wait=_human(wait)),
-                              retry_after=wait)
+        raise too_many(wait)
+
+
+def too_many(wait: int) -> TooManyRequests:
+    """The 429 for a wait of ``wait`` seconds: in words, and in ``Retry-After``."""
+    return TooManyRequests(_("Too many requests. Please try again in %(wait)s.", wait=_human(wait)),
+                           retry_after=wait)
 
 
 def _human(seconds: int) -> str:

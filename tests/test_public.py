@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
-from sqlalchemy import select
+from sqlalchemy import event, select
 
 from app import db
 from app.models import Inquiry, InquiryStatus, RateLimit, Setting
@@ -162,6 +164,33 @@ def test_rate_limit_answers_429_with_retry_after(strict_limits, client, clock, q
     assert daily.status_code == 429
     assert int(daily.headers["Retry-After"]) > 60
     assert query.count(Inquiry) == 3
+
+
+@pytest.fixture
+def request_commits(app):
+    """The commits made on the request's own thread (not the runner's), by the app's engine."""
+    commits: list[int] = []
+    here = threading.get_ident()
+    engine = db.engine_of(app)
+
+    def count(_connection) -> None:
+        if threading.get_ident() == here:
+            commits.append(1)
+
+    event.listen(engine, "commit", count)
+    yield commits
+    event.remove(engine, "commit", count)
+
+
+def test_a_submission_and_its_rate_limit_hit_commit_together(strict_limits, client, query, request_commits):
+    """One write transaction per submission: on SQLite it takes the write lock once, not twice."""
+    for _ in range(2):
+        assert client.post("/api/inquiries", json=VALID).status_code == 201
+    assert len(request_commits) == 2
+    assert client.post("/api/inquiries", json=VALID).status_code == 429
+    assert len(request_commits) == 3  # the refused attempt's hit is committed: it counts
+    assert query.count(Inquiry) == 2
+    assert sum(query(select(RateLimit.count))) == 3 * 2  # three hits in each of the two windows
 
 
 def test_invalid_submissions_do_not_count_towards_the_limit(strict_limits, client, query):
