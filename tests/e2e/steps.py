@@ -43,6 +43,7 @@ def enroll(page: Page, link: str) -> None:
     page.goto(link)
     page.get_by_role("button", name="Create passkey").click()
     expect(page).to_have_url(ADMIN_HOME)
+    page.wait_for_load_state("load")  # the script's redirect: its stylesheet may still be on the way
 
 
 def log_in(page: Page) -> None:
@@ -50,6 +51,7 @@ def log_in(page: Page) -> None:
     page.goto("/auth/login")
     page.get_by_role("button", name="Log in with a passkey").click()
     expect(page).to_have_url(ADMIN_HOME)
+    page.wait_for_load_state("load")
 
 
 def log_out(page: Page) -> None:
