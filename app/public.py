@@ -24,7 +24,7 @@ from sqlalchemy.orm import Session
 from werkzeug.exceptions import Forbidden, HTTPException, TooManyRequests, UnsupportedMediaType
 
 from app import cleanup, clock, db, errors, intake, metrics, migrate, notify, ratelimit, retention, spam
-from app.models import Inquiry, InquiryStatus
+from app.models import InquiryStatus
 from app.security import csrf
 from app.validation import FIELDS, validate_inquiry
 
@@ -212,16 +212,13 @@ def _save(clean: dict[str, str], verdict: spam.Verdict) -> None:
     folder, with its challenge consumed and, for the inbox, its notifications enqueued: one write
     transaction, so on SQLite a submission takes the write lock once. Over a limit the hit is
     committed alone (refused attempts count) and the answer is 429."""
-    agent = request.user_agent.string[:300] or None
+    values = dict(clean, user_agent=request.user_agent.string[:300] or None, created_at=clock.now())
     with db.transaction(write=True) as session:
         wait = _count_submission(session)
         if wait is None:
-            status = spam.file(session, verdict)
-            inquiry = Inquiry(**clean, user_agent=agent, created_at=clock.now(), status=status)
-            session.add(inquiry)
+            inquiry_id, status = spam.save(session, verdict, values)
             if status == InquiryStatus.INBOX:
-                session.flush()  # its id, for the outbox rows
-                notify.enqueue_inquiries(session, [inquiry.id])
+                notify.enqueue_inquiries(session, [inquiry_id])
     if wait is not None:
         _refuse(wait)
     metrics.count_inquiry("accepted" if status == InquiryStatus.INBOX else "spam")

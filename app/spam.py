@@ -30,10 +30,10 @@ saved with ``status = 'spam'`` and answered like any other. The honeypot
   clock (``time.time()``), which the app's injected clock cannot reach, so
   the expiry (``POW_TTL`` seconds from ``app.clock.now()``) is signed into
   ``parameters.data.expires`` instead and checked here, after the signature.
-* **Once only.** A verified solution counts once: ``file()`` inserts the
+* **Once only.** A verified solution counts once: ``save()`` inserts the
   challenge's signature into ``used_challenges`` (its primary key) with
-  ``ON CONFLICT DO NOTHING``, in the transaction that saves the inquiry; of
-  any number of racing requests exactly one inserts it (a row count of 1).
+  ``ON CONFLICT DO NOTHING``, with the inquiry (in the same statement on
+  PostgreSQL); of any number of racing requests exactly one inserts it.
   The row is kept until the challenge expires (a cleanup target).
 * **Time trap.** The form carries its render time, signed (``form_token()``).
 """
@@ -56,13 +56,14 @@ from typing import Any
 import altcha
 from flask import current_app
 from itsdangerous import BadSignature, Signer
-from sqlalchemy import bindparam
+from sqlalchemy import bindparam, case, exists, false, insert
+from sqlalchemy.dialects import postgresql
 from sqlalchemy.engine import Connection, Dialect
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
 from app import clock, dialect
-from app.models import InquiryStatus, UsedChallenge
+from app.models import Inquiry, InquiryStatus, UsedChallenge
 
 log = logging.getLogger(__name__)
 
@@ -79,6 +80,7 @@ _UNSIGNED = frozenset({"expiresAt", "memoryCost", "parallelism"})  # parameters 
 _CANONICAL_QUOTES = _CANONICAL.count('"')
 _ESCAPED = re.compile(r"[\x00-\x1f\\\ud800-\udfff]")  # what JSON.stringify escapes in a string, but quotes
 _MAX_SAFE = 2**53  # larger integers are floats in JSON.stringify
+INQUIRY_COLUMNS = ("name", "email", "message", "user_agent", "created_at")  # what ``save`` is given
 _CONSUME: dict[str, tuple[str, Callable[[str, datetime], Any]]] = {}  # the used-challenge insert, per database kind
 
 
@@ -284,22 +286,73 @@ def judge_form(solution: Any, token: str | None) -> Verdict:
     return Verdict(reason) if reason else check_solution(solution)
 
 
-def file(session: Session, verdict: Verdict) -> InquiryStatus:
-    """The status to save the inquiry with, consuming the challenge in ``session``'s transaction.
+def save(session: Session, verdict: Verdict, values: dict[str, Any]) -> tuple[int, InquiryStatus]:
+    """Insert the inquiry (``values``: its columns) in the inbox or the spam folder; its id and status.
 
-    The caller adds the inquiry and commits: the used challenge and the
-    inquiry are stored together or not at all.
+    A verified solution is consumed in the same transaction, so the used
+    challenge and the inquiry are stored together or not at all, and of any
+    number of requests racing with one solution exactly one files in the
+    inbox. On PostgreSQL both rows go in one statement (``_consuming_insert``):
+    in a threaded worker every extra round trip costs a wait for the GIL, and
+    a solved submission's throughput was 0.76-0.93 of an unsolved one's.
+    SQLite has no data-modifying CTE and no round trips: two statements.
     """
+    connection = session.connection()
     reason = verdict.reason
-    if reason is None and not _consume(session, verdict.signature, verdict.expires_at):
-        reason = Reason.REPLAYED
-    if reason is None:
-        return InquiryStatus.INBOX
-    log.info("inquiry filed as spam: %s", reason)
-    return InquiryStatus.SPAM
+    if reason is None and connection.dialect.name == "postgresql":
+        inquiry_id, status = _insert_consuming(connection, values, verdict)
+        reason = None if status == InquiryStatus.INBOX else Reason.REPLAYED
+    else:
+        if reason is None and not _consume(connection, verdict.signature, verdict.expires_at):
+            reason = Reason.REPLAYED
+        status = InquiryStatus.INBOX if reason is None else InquiryStatus.SPAM
+        inquiry_id = insert_inquiry(connection, values, status)
+    if reason is not None:
+        log.info("inquiry filed as spam: %s", reason)
+    return inquiry_id, InquiryStatus(status)
 
 
-def _consume(session: Session, signature: str, expires_at: datetime) -> bool:
+def insert_inquiry(connection: Connection, values: dict[str, Any], status: InquiryStatus) -> int:
+    """Insert one inquiry with ``status`` (a Core insert: the ORM's unit of work cost 0.3 ms more); its id."""
+    inquiries = Inquiry.__table__
+    return connection.execute(insert(inquiries).values(**values, status=status).returning(inquiries.c.id)).scalar_one()
+
+
+def _insert_consuming(connection: Connection, values: dict[str, Any], verdict: Verdict) -> tuple[int, str]:
+    """PostgreSQL: the used-challenge insert and the inquiry's in one statement; the inquiry's id and status."""
+    row = connection.execute(_consuming_insert(), {
+        **values, "signature": verdict.signature, "expires_at": verdict.expires_at,
+    }).one()
+    return row.id, row.status
+
+
+@lru_cache(maxsize=1)
+def _consuming_insert() -> Any:
+    """PostgreSQL's one statement for a solved submission (a data-modifying CTE, which SQLite lacks)::
+
+        WITH used AS (INSERT INTO used_challenges ... ON CONFLICT (signature) DO NOTHING RETURNING signature)
+        INSERT INTO submissions (..., status)
+        VALUES (..., CASE WHEN EXISTS (SELECT FROM used) THEN 'inbox' ELSE 'spam' END) RETURNING id, status
+
+    A replayed signature inserts nothing into ``used`` (a racing transaction's
+    insert is waited for, as with the unique key alone), so the inquiry goes
+    to the spam folder.
+    """
+    used_table, inquiries = UsedChallenge.__table__, Inquiry.__table__
+    used = (
+        postgresql.insert(used_table)
+        .values(signature=bindparam("signature"), expires_at=bindparam("expires_at"))
+        .on_conflict_do_nothing(index_elements=[used_table.c.signature])
+        .returning(used_table.c.signature)
+        .cte("used")
+    )
+    status = case((exists(used.select()), InquiryStatus.INBOX.value), else_=InquiryStatus.SPAM.value)
+    columns = {name: bindparam(name) for name in INQUIRY_COLUMNS}
+    # Executed with this CTE, SQLAlchemy sent legal_hold's Python-side default as NULL: it is given here.
+    return insert(inquiries).values(**columns, legal_hold=false(), status=status).add_cte(used).returning(inquiries.c.id, inquiries.c.status)
+
+
+def _consume(connection: Connection, signature: str, expires_at: datetime) -> bool:
     """Record the challenge as used; False when it already was (one atomic insert, unique key).
 
     The statement is built with Core once per database and run as the
@@ -308,7 +361,6 @@ def _consume(session: Session, signature: str, expires_at: datetime) -> bool:
     and ``exec_driver_sql`` more than twice as much as the cursor (34 against
     14 µs, in-process on SQLite), on every submission with a solution.
     """
-    connection = session.connection()
     sql, parameters = _consume_statement(connection.dialect)
     return _driver_rowcount(connection, sql, parameters(signature, expires_at)) == 1
 

@@ -9,7 +9,7 @@ from datetime import timedelta
 
 import altcha
 import pytest
-from sqlalchemy import select
+from sqlalchemy import event, select
 
 from app import config, db, spam
 from app.models import Inquiry, InquiryStatus, UsedChallenge
@@ -118,6 +118,19 @@ def test_a_replayed_solution_lands_in_spam(client, query):
     assert send_json(client, altcha=payload).status_code == 201
     assert client.post("/", data=filled_form(client, altcha=payload)).status_code == 303
     assert query(STATUSES) == [INBOX, SPAM, SPAM]
+
+
+def test_postgresql_stores_the_used_challenge_and_the_inquiry_in_one_statement(app, client, db_kind, query):
+    """A round trip fewer per solved submission: in a threaded worker each one also waits for the GIL."""
+    payload = solution(client)
+    statements = []
+    event.listen(db.engine_of(app), "before_cursor_execute", lambda *call: statements.append(call[2]))
+    assert send_json(client, altcha=payload).status_code == 201
+    writes = [sql for sql in statements if "used_challenges" in sql or "INSERT INTO submissions" in sql]
+    assert len(writes) == 1
+    # SQLite has no data-modifying CTE: there the challenge goes in first, on the driver's cursor.
+    assert ("used_challenges" in writes[0]) == (db_kind == "postgresql")
+    assert query(STATUSES) == [INBOX] and query.count(UsedChallenge) == 1
 
 
 def test_a_used_challenge_is_kept_until_it_expires(client, clock, query):
