@@ -168,7 +168,8 @@ def _record(attempts: list[tuple[Delivery, Outcome, datetime]], lease_until) -> 
     if not attempts:
         return []
     with db.transaction(write=True) as session:
-        statuses = [outbox.finish(session, row, lease_until, outcome, at, _jitter()) for row, outcome, at in attempts]
+        statuses = outbox.finish(session, [(row, outcome, at, _jitter()) for row, outcome, at in attempts],
+                                 lease_until)
     for (row, outcome, _at), status in zip(attempts, statuses):
         result = "ok" if outcome.ok else "retry" if status == DeliveryStatus.PENDING else "failed"
         log.info("delivery %s channel=%s kind=%s outcome=%s attempt=%d%s", row.id, row.channel, row.kind, result,
