@@ -124,7 +124,11 @@ class Outcome:
         return self.error is None
 
 
-def finish(session: Session, attempts: list[tuple[Delivery, Outcome, datetime, float]], lease_until: datetime) -> list[str]:
+_FINISHED_COLUMNS = ("status", "attempts", "last_error", "next_attempt_at", "delivered_at", "finished_at")
+
+
+def finish(session: Session, attempts: list[tuple[Delivery, Outcome, datetime, float]],
+           lease_until: datetime) -> list[str]:
     """Record attempts ``(row, outcome, ended at, jitter)`` made under the lease; each one's new status
     (``pending`` means retried later).
 
@@ -145,9 +149,6 @@ def finish(session: Session, attempts: list[tuple[Delivery, Outcome, datetime, f
             rows,
         )
     return [row["status"] for row in rows]
-
-
-_FINISHED_COLUMNS = ("status", "attempts", "last_error", "next_attempt_at", "delivered_at", "finished_at")
 
 
 def _finished(row: Delivery, outcome: Outcome, now: datetime, jitter: float) -> dict:
