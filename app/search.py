@@ -7,12 +7,13 @@ where the dialect difference lives (see ``app.dialect``):
   content: the index only, no copy of the text), kept in step with
   ``submissions`` by triggers, so every delete (a cleanup batch, an admin's
   delete, "Delete all spam") removes the inquiry from the index in the same
-  transaction. A search asks the index first, for the longest part of the
-  text made of trigrams that are not common (``rare_part``), with a limit: when at most
-  ``CANDIDATE_LIMIT`` inquiries contain the text, the page reads only those,
-  by id (none at all when none does); when more do, the text is common and walking the
-  folder newest first (its ``(status, created_at, id)`` index) with ``LIKE``
-  fills a page within a few thousand rows.
+  transaction. A search asks the index first, with a limit, for the longest
+  part of the text whose trigrams are not common (``rare_part``): when at
+  most ``CANDIDATE_LIMIT`` inquiries contain it, the page reads only those
+  that contain the whole text, by id (none at all when none does); when
+  more do, the text is common and walking the folder newest first (its
+  ``(status, created_at, id)`` index) with ``LIKE`` fills a page within a
+  few thousand rows.
 * PostgreSQL: ``ILIKE`` on each column, each with a GIN trigram index
   (``pg_trgm``); the planner chooses between the indexes (rare text) and the
   newest-first walk (common text).
