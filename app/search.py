@@ -32,6 +32,7 @@ from app.models import Inquiry
 
 CANDIDATE_LIMIT = 20_000
 COMMON_TRIGRAM = 1_000  # a trigram in more inquiries than this is left out of the index probe
+RARE_RUN = 6  # rare trigrams in a row (8 characters) narrow a search enough: probing stops there
 TRIGRAM = 3
 LIKE_ESCAPE = "\\"
 FTS_TABLE = "submissions_fts"
@@ -56,8 +57,8 @@ def matching(session: Session, query: str) -> ColumnElement[bool]:
 
 
 def rare_part(session: Session, query: str) -> str:
-    """SQLite: the longest run of ``query`` whose trigrams are each in at most ``COMMON_TRIGRAM`` inquiries
-    (the whole query when none is that rare).
+    """SQLite: the longest run of ``query`` whose trigrams are each in at most ``COMMON_TRIGRAM`` inquiries,
+    or the first run of ``RARE_RUN`` such trigrams (the whole query when none is that rare).
 
     FTS5 matches a phrase by reading the doclists of all its trigrams; for a
     trigram nearly every inquiry holds (``exa`` and ``.co`` of the e-mail
@@ -66,12 +67,19 @@ def rare_part(session: Session, query: str) -> str:
     1,100,000 rows. A probe per trigram reads at most ``COMMON_TRIGRAM + 1``
     rowids of its doclist, so it costs the same at any size.
     """
-    trigrams = [query[at:at + TRIGRAM] for at in range(len(query) - TRIGRAM + 1)]
-    rare = {trigram: _is_rare(session, trigram) for trigram in set(trigrams)}
-    best = current = (0, 0)  # (length, start) of runs of rare trigrams
-    for at, trigram in enumerate(trigrams):
-        current = (current[0] + 1, current[1]) if rare[trigram] else (0, at + 1)
-        best = max(best, current, key=lambda run: run[0])
+    rare: dict[str, bool] = {}
+    best = (0, 0)  # (trigrams, start) of the longest run of rare ones so far
+    run_start = 0
+    for at in range(len(query) - TRIGRAM + 1):
+        trigram = query[at:at + TRIGRAM]
+        if trigram not in rare:
+            rare[trigram] = _is_rare(session, trigram)
+        if not rare[trigram]:
+            run_start = at + 1
+            continue
+        best = max(best, (at - run_start + 1, run_start), key=lambda run: run[0])
+        if best[0] >= RARE_RUN:
+            break
     length, start = best
     return query[start:start + length + TRIGRAM - 1] if length else query
 

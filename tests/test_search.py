@@ -89,6 +89,12 @@ def test_a_search_asks_the_index_for_its_rare_part_and_checks_the_whole(admin_cl
     if db_kind == "sqlite":  # "olg", "@ex", "exa"... are in more than 2; "ga.283@e" is the longest run of rare ones
         assert search.rare_part(db_session, "olga.283@example.co.uk") == "ga.283@e"
         assert search.rare_part(db_session, "example.co.uk") == "example.co.uk"  # nothing rare: the whole
+        probed = []
+        is_rare = search._is_rare
+        monkeypatch.setattr(search, "_is_rare",
+                            lambda session, trigram: probed.append(trigram) or is_rare(session, trigram))
+        # Six rare trigrams in a row are enough: the 12 after them are not probed.
+        assert search.rare_part(db_session, "olga.283@elsewhere.org") == "ga.283@e" and len(probed) == 8
 
 
 def test_search_covers_the_spam_folder_too(admin_client, db_session, clock):
