@@ -7,13 +7,11 @@ where the dialect difference lives (see ``app.dialect``):
   content: the index only, no copy of the text), kept in step with
   ``submissions`` by triggers, so every delete (a cleanup batch, an admin's
   delete, "Delete all spam") removes the inquiry from the index in the same
-  transaction. A search asks the index first, with a limit, for the longest
-  part of the text whose trigrams are not common (``rare_part``): when at
-  most ``CANDIDATE_LIMIT`` inquiries contain it, the page reads only those
-  that contain the whole text, by id (none at all when none does); when
-  more do, the text is common and walking the folder newest first (its
-  ``(status, created_at, id)`` index) with ``LIKE`` fills a page within a
-  few thousand rows.
+  transaction. A search asks the index first, with a limit: when at most
+  ``CANDIDATE_LIMIT`` inquiries contain the text, the page reads only those,
+  by id (none at all when none does); when more do, the text is common and walking the
+  folder newest first (its ``(status, created_at, id)`` index) with ``LIKE``
+  fills a page within a few thousand rows.
 * PostgreSQL: ``ILIKE`` on each column, each with a GIN trigram index
   (``pg_trgm``); the planner chooses between the indexes (rare text) and the
   newest-first walk (common text).
@@ -25,14 +23,12 @@ pagination: the search only narrows the rows.
 
 from __future__ import annotations
 
-from sqlalchemy import ColumnElement, column, false, func, literal_column, or_, select, table
+from sqlalchemy import ColumnElement, column, false, literal_column, or_, select, table
 from sqlalchemy.orm import Session
 
 from app.models import Inquiry
 
 CANDIDATE_LIMIT = 20_000
-COMMON_TRIGRAM = 1_000  # a trigram in more inquiries than this is left out of the index probe
-RARE_RUN = 6  # rare trigrams in a row (8 characters) narrow a search enough: probing stops there
 TRIGRAM = 3
 LIKE_ESCAPE = "\\"
 FTS_TABLE = "submissions_fts"
@@ -44,44 +40,12 @@ _fts = table(FTS_TABLE, column("rowid"))
 def matching(session: Session, query: str) -> ColumnElement[bool]:
     """Inquiries whose name, email or message contains ``query`` (case-insensitive)."""
     if session.get_bind().dialect.name == "sqlite" and len(query) >= TRIGRAM:
-        probe = rare_part(session, query)
-        candidates = _candidates(session, fts_phrase(probe))
+        candidates = _candidates(session, fts_phrase(query))
         if len(candidates) <= CANDIDATE_LIMIT:
-            if candidates and probe != query:  # a part of the text found them: check them for the whole
-                candidates = list(session.scalars(select(Inquiry.id).where(Inquiry.id.in_(candidates),
-                                                                           contains(query))))
             # The ids themselves, not a subquery: SQLite then looks up these rows
             # instead of walking the whole folder to test each row against the set.
             return Inquiry.id.in_(candidates) if candidates else false()
     return contains(query)
-
-
-def rare_part(session: Session, query: str) -> str:
-    """SQLite: the longest run of ``query`` whose trigrams are each in at most ``COMMON_TRIGRAM`` inquiries,
-    or the first run of ``RARE_RUN`` such trigrams (the whole query when none is that rare).
-
-    FTS5 matches a phrase by reading the doclists of all its trigrams; for a
-    trigram nearly every inquiry holds (``exa`` and ``.co`` of the e-mail
-    addresses, ``the``) that is a read of the whole index's share of it,
-    which grows with the inquiries: an e-mail address took 555 ms at
-    1,100,000 rows. A probe per trigram reads at most ``COMMON_TRIGRAM + 1``
-    rowids of its doclist, so it costs the same at any size.
-    """
-    rare: dict[str, bool] = {}
-    best = (0, 0)  # (trigrams, start) of the longest run of rare ones so far
-    run_start = 0
-    for at in range(len(query) - TRIGRAM + 1):
-        trigram = query[at:at + TRIGRAM]
-        if trigram not in rare:
-            rare[trigram] = _is_rare(session, trigram)
-        if not rare[trigram]:
-            run_start = at + 1
-            continue
-        best = max(best, (at - run_start + 1, run_start), key=lambda run: run[0])
-        if best[0] >= RARE_RUN:
-            break
-    length, start = best
-    return query[start:start + length + TRIGRAM - 1] if length else query
 
 
 def contains(query: str) -> ColumnElement[bool]:
@@ -116,11 +80,6 @@ def is_search_index(name: str | None) -> bool:
 
 def _fts_match(phrase: str) -> ColumnElement[bool]:
     return literal_column(FTS_TABLE).op("MATCH")(phrase)
-
-
-def _is_rare(session: Session, trigram: str) -> bool:
-    first = select(_fts.c.rowid).where(_fts_match(fts_phrase(trigram))).limit(COMMON_TRIGRAM + 1).subquery()
-    return session.scalar(select(func.count()).select_from(first)) <= COMMON_TRIGRAM
 
 
 def _candidates(session: Session, phrase: str) -> list[int]:

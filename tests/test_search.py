@@ -75,28 +75,6 @@ def test_common_text_walks_the_folder_instead_of_the_index(admin_client, db_sess
     assert found(admin_client, "delivery 3") == [ids[3]]
 
 
-def test_a_search_asks_the_index_for_its_rare_part_and_checks_the_whole(admin_client, db_session, clock, db_kind,
-                                                                          monkeypatch):
-    """SQLite reads only the doclists of trigrams at most COMMON_TRIGRAM inquiries hold (2 here)."""
-    monkeypatch.setattr(search, "COMMON_TRIGRAM", 2)
-    ids = add_inquiries(db_session, [
-        inquiry(clock, message="write to olga.283@example.co.uk please"),
-        inquiry(clock, message="olga.283@elsewhere.org"),  # holds the rare part, not the whole
-        *[inquiry(clock, name="Olga Example", email=f"someone{i}@example.co.uk") for i in range(3)],
-    ])
-    assert found(admin_client, "olga.283@example.co.uk") == [ids[0]]
-    assert found(admin_client, "OLGA.283@EL") == [ids[1]]
-    if db_kind == "sqlite":  # "olg", "@ex", "exa"... are in more than 2; "ga.283@e" is the longest run of rare ones
-        assert search.rare_part(db_session, "olga.283@example.co.uk") == "ga.283@e"
-        assert search.rare_part(db_session, "example.co.uk") == "example.co.uk"  # nothing rare: the whole
-        probed = []
-        is_rare = search._is_rare
-        monkeypatch.setattr(search, "_is_rare",
-                            lambda session, trigram: probed.append(trigram) or is_rare(session, trigram))
-        # Six rare trigrams in a row are enough: the 12 after them are not probed.
-        assert search.rare_part(db_session, "olga.283@elsewhere.org") == "ga.283@e" and len(probed) == 8
-
-
 def test_search_covers_the_spam_folder_too(admin_client, db_session, clock):
     (spam,) = add_inquiries(db_session, [inquiry(clock, message=MARKER, status="spam")])
     assert found(admin_client, MARKER) == []
