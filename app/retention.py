@@ -122,9 +122,14 @@ def expired(cutoff: datetime) -> ColumnElement[bool]:
     return and_(Inquiry.legal_hold.is_(False), Inquiry.created_at < cutoff)
 
 
-def visible_in(policy: Policy, cutoff: datetime) -> ColumnElement[bool]:
-    """The policy's inquiries that are visible at ``cutoff``."""
-    return and_(Inquiry.status == policy.status, visible(cutoff))
+def visible_in(policy: Policy, cutoff: datetime, by_id: bool = False) -> ColumnElement[bool]:
+    """The policy's inquiries that are visible at ``cutoff``.
+
+    ``by_id``: for a query that names its inquiries by id, the status test is
+    written so that no index can serve it (``status || ''``), and the ids lead.
+    """
+    status = Inquiry.status.concat("") if by_id else Inquiry.status
+    return and_(status == policy.status, visible(cutoff))
 
 
 def expired_in(policy: Policy, cutoff: datetime) -> ColumnElement[bool]:
@@ -132,11 +137,12 @@ def expired_in(policy: Policy, cutoff: datetime) -> ColumnElement[bool]:
     return and_(Inquiry.status == policy.status, expired(cutoff))
 
 
-def visible_now(session: Session, policy: Policy | None = INBOX) -> ColumnElement[bool]:
-    """The read predicate now: the inbox by default, one folder, or every folder (``None``)."""
+def visible_now(session: Session, policy: Policy | None = INBOX, by_id: bool = False) -> ColumnElement[bool]:
+    """The read predicate now: the inbox by default, one folder, or every folder (``None``); ``by_id`` as in
+    ``visible_in``."""
     if policy is not None:
-        return visible_in(policy, current_cutoff(session, policy))
-    return or_(*(visible_in(each, current_cutoff(session, each)) for each in POLICIES))
+        return visible_in(policy, current_cutoff(session, policy), by_id)
+    return or_(*(visible_in(each, current_cutoff(session, each), by_id) for each in POLICIES))
 
 
 def policy_of(inquiry: Inquiry) -> Policy:

@@ -8,7 +8,7 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy import select, update
 
-from app import cleanup, search
+from app import cleanup, db, search
 from app.db import make_engine
 from app.migrate import upgrade
 from app.models import Inquiry
@@ -73,6 +73,21 @@ def test_common_text_walks_the_folder_instead_of_the_index(admin_client, db_sess
     add_inquiries(db_session, [inquiry(clock, message="other")])
     assert found(admin_client, "DELIVERY") == ids
     assert found(admin_client, "delivery 3") == [ids[3]]
+
+
+def test_inquiries_the_index_names_are_looked_up_by_id_not_by_walking_the_folder(
+        app, admin_client, db_session, clock, db_kind):
+    """SQLite's planner, with no statistics, walked the folder's index for them: 263 ms at 1,100,000 rows."""
+    ids = add_inquiries(db_session, [*[inquiry(clock, message=MARKER) for _ in range(16)], inquiry(clock)])
+    statements = []
+    sa.event.listen(db.engine_of(app), "before_cursor_execute", lambda *call: statements.append(call[2:4]))
+    assert found(admin_client, MARKER) == ids[:16]
+    by_id = [(sql, parameters) for sql, parameters in statements if "submissions.id IN" in sql]
+    assert len(by_id) == (2 if db_kind == "sqlite" else 0)  # the page and its count of matches
+    for sql, parameters in by_id:
+        rows = db_session.connection().exec_driver_sql(f"EXPLAIN QUERY PLAN {sql}", parameters)
+        plan = " ".join(str(row[-1]) for row in rows)
+        assert "PRIMARY KEY" in plan and "ix_submissions_status" not in plan, plan
 
 
 def test_search_covers_the_spam_folder_too(admin_client, db_session, clock):

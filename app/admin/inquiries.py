@@ -14,7 +14,7 @@ from datetime import datetime, timedelta, timezone
 
 from flask_babel import gettext as _
 from flask import abort
-from sqlalchemy import ColumnElement, Select, func, select, true, tuple_
+from sqlalchemy import ColumnElement, Select, false, func, select, true, tuple_
 from sqlalchemy.orm import Session
 from werkzeug.exceptions import BadRequest
 
@@ -88,10 +88,16 @@ def shown(show: str) -> ColumnElement[bool]:
 
 def listed(session: Session, policy: Policy = INBOX, query: str = "", show: str = "") -> ColumnElement[bool]:
     """The inquiries a list shows: one folder's visible ones, filtered by ``show`` and the search ``query``."""
-    condition = visible_now(session, policy) & shown(show)
-    if query:
-        condition = condition & search.matching(session, query)
-    return condition
+    ids = search.found_ids(session, query) if query else None
+    if ids is None:
+        condition = visible_now(session, policy) & shown(show)
+        return condition & search.contains(query) if query else condition
+    if not ids:
+        return false()
+    # The index named the inquiries, so SQLite must look them up by id. With the folder's status
+    # test left indexable, its planner (no statistics) chose to walk the folder's index for them:
+    # 263 ms for 16 ids among 1,100,000 rows, and the count of matches as long; by id, 1 ms.
+    return Inquiry.id.in_(ids) & visible_now(session, policy, by_id=True) & shown(show)
 
 
 @dataclass(frozen=True)
