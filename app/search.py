@@ -37,16 +37,6 @@ TRIGRAM_INDEXES = frozenset(f"ix_submissions_{name}_trgm" for name in ("name", "
 _fts = table(FTS_TABLE, column("rowid"))
 
 
-def matching(session: Session, query: str) -> ColumnElement[bool]:
-    """Inquiries whose name, email or message contains ``query`` (case-insensitive)."""
-    ids = found_ids(session, query)
-    if ids is None:
-        return contains(query)
-    # The ids themselves, not a subquery: SQLite then looks up these rows
-    # instead of walking the whole folder to test each row against the set.
-    return Inquiry.id.in_(ids) if ids else false()
-
-
 def found_ids(session: Session, query: str) -> list[int] | None:
     """SQLite: the ids of the inquiries (any folder, any age) containing ``query``, when the index finds at most
     ``CANDIDATE_LIMIT``; None when the search is a ``LIKE`` walk instead (common text, PostgreSQL)."""
