@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import time
 
+from app.cleanup.hook import START_WAIT
 from bench.client import Samples, closed_loop, submit_count, warm_every_worker
 from bench.databases import utcnow
 from bench.dbstats import settings_touches
@@ -84,6 +85,9 @@ def not_due_touches(ctx, database, variant: str) -> list[Figure]:
         before = server.counters()
         with settings_touches(database) as touches:
             samples = submit_count(server.port, n)
+            # What the requests handed to the runner counts too: a claim attempt waits up to START_WAIT
+            # for a quiet moment, and read at once the counters missed it once submissions got faster.
+            time.sleep(START_WAIT + 0.5)
             after = server.counters()
             server.stop()  # PostgreSQL backends report their statistics as they exit
     assert samples.failed == 0, f"{samples.failed} of {n} submissions failed"
