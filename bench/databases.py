@@ -23,6 +23,7 @@ from devtools.realistic import Rows, expired_span
 
 COLUMNS = ("name", "email", "message", "user_agent", "created_at", "legal_hold")
 RECENT_DAYS = (100, 1)  # rows kept by the default retention of 180 days
+FTS_INSERT_TRIGGER = "submissions_fts_insert"  # SQLite's search index, row by row (migration 0004)
 STASH = "bench_stash"  # a copy of rows to put back between rounds (not part of the app's schema)
 
 
@@ -114,7 +115,18 @@ class Database:
         values = ((r["name"], r["email"], r["message"], r["user_agent"],
                    r["created_at"].strftime("%Y-%m-%d %H:%M:%S.%f"), int(r["legal_hold"])) for r in rows)
         with self.engine.begin() as conn:
-            conn.connection.driver_connection.executemany(statement, values)
+            driver = conn.connection.driver_connection
+            if table != "submissions" or driver.execute("SELECT 1 FROM submissions LIMIT 1").fetchone():
+                driver.executemany(statement, values)
+                return
+            # Into an empty folder, the search index is built once at the end rather than row by row
+            # by its trigger: the same index (FTS5 rebuilds it from the rows), a 1,100,000-row
+            # template in about half the time.
+            trigger = driver.execute(f"SELECT sql FROM sqlite_master WHERE name = '{FTS_INSERT_TRIGGER}'").fetchone()
+            driver.execute(f"DROP TRIGGER {FTS_INSERT_TRIGGER}")
+            driver.executemany(statement, values)
+            driver.execute("INSERT INTO submissions_fts(submissions_fts) VALUES ('rebuild')")
+            driver.execute(trigger[0])
 
     def _copy_postgresql(self, rows: Iterator[dict], table: str) -> None:
         raw = self.engine.raw_connection()
