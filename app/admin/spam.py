@@ -46,8 +46,9 @@ def not_spam():
     ))
     moved = len(moved_ids)
     notify.enqueue_inquiries(session, sorted(moved_ids))
-    if moved:
-        audit.record(session, "marked_not_spam", moved, f"inquiry #{ids[0]}" if len(ids) == 1 else "")
+    # One entry per inquiry, so each shows in its person's record (People), however many moved at once.
+    for inquiry_id in sorted(moved_ids):
+        audit.record(session, "marked_not_spam", 1, f"inquiry #{inquiry_id}")
     session.commit()
     flash(_moved_message(moved) if moved else str(NOTHING_MOVED), "message" if moved else "error")
     if request.form.get("back") == "detail" and len(ids) == 1 and moved:
