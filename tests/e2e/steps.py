@@ -80,3 +80,27 @@ def copy_passkeys(source: Authenticator, target: Authenticator) -> None:
 def row_with(page: Page, text: str):
     """The table row that contains ``text``."""
     return page.get_by_role("row").filter(has_text=text)
+
+
+# Boxes that spill past the right edge of the page's main column, and boxes scrolling sideways
+# inside it: either hides content behind a scrollbar even when the page itself fits the window.
+_SPILLS = """() => {
+  const main = document.querySelector("main");
+  const edge = main.getBoundingClientRect().right - parseFloat(getComputedStyle(main).paddingRight);
+  const name = (el) => el.tagName.toLowerCase() + (el.className ? "." + el.className : "");
+  const wider = Array.from(main.querySelectorAll("*"))
+    .filter((el) => el.getClientRects().length && el.getBoundingClientRect().right > edge + 0.5)
+    .map((el) => `${name(el)} ends at ${Math.round(el.getBoundingClientRect().right)} px, the column at ${Math.round(edge)}`);
+  const scrolling = Array.from(document.querySelectorAll("body, body *"))
+    .filter((el) => ["auto", "scroll"].includes(getComputedStyle(el).overflowX) && el.scrollWidth > el.clientWidth + 0.5)
+    .map((el) => `${name(el)} scrolls sideways: ${el.scrollWidth} px in ${el.clientWidth}`);
+  return wider.concat(scrolling).slice(0, 8);
+}"""
+
+
+def assert_fits(page: Page) -> None:
+    """Nothing on the page needs a horizontal scrollbar: not the page, nor a box inside its main column."""
+    widths = page.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
+    assert widths[0] <= widths[1], f"the page is {widths[0]} px wide in a {widths[1]} px window"
+    spills = page.evaluate(_SPILLS)
+    assert not spills, "; ".join(spills)

@@ -18,7 +18,7 @@ from sqlalchemy import select
 
 from app.db import get_session
 from app.models import Inquiry
-from tests.e2e.steps import enroll, row_with
+from tests.e2e.steps import assert_fits, enroll, row_with
 from tests.factories import add_inquiries, inquiry, wall_clock
 
 FIREFOX = "Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:133.0) Gecko/20100101 Firefox/133.0"
@@ -31,10 +31,6 @@ def assert_accessible(page) -> None:
     results = Axe().run(page)
     assert results.violations_count == 0, results.generate_snapshot()
 
-
-def assert_no_horizontal_scroll(page) -> None:
-    widths = page.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
-    assert widths[0] <= widths[1], f"scroll width {widths[0]} > window {widths[1]}"
 
 
 def arrange(server, prefix: str, count: int = 3) -> list[int]:
@@ -124,7 +120,7 @@ def test_inbox_and_detail_fit_the_screen_and_pass_axe(server, new_context, size,
     enroll(page, server.quick_invite_link(f"Fiona {size}"))
 
     expect(page.get_by_text(re.compile(r"\d+ inquir(y|ies)\.$"))).to_be_visible()
-    assert_no_horizontal_scroll(page)
+    assert_fits(page)
     preview = row_with(page, f"Fit{size.title()} Person 0").locator(".preview")
     # The preview is cut to the space left, with an ellipsis, by CSS alone.
     assert preview.evaluate("el => el.scrollWidth > el.clientWidth")
@@ -137,6 +133,6 @@ def test_inbox_and_detail_fit_the_screen_and_pass_axe(server, new_context, size,
     page.goto(f"/admin/inquiries/{ids[0]}")
     page.locator("details.raw-agent summary").click()
     expect(page.locator("details.raw-agent code")).to_have_text(FIREFOX)
-    assert_no_horizontal_scroll(page)
+    assert_fits(page)
     assert_accessible(page)
     shot(page, f"detail-{SIZES[size]['width']}x{SIZES[size]['height']}")
