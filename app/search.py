@@ -23,9 +23,13 @@ pagination: the search only narrows the rows.
 
 from __future__ import annotations
 
-from sqlalchemy import ColumnElement, column, false, literal_column, or_, select, table
+import time
+from collections.abc import Callable
+
+from sqlalchemy import ColumnElement, Engine, column, false, literal_column, or_, select, table
 from sqlalchemy.orm import Session
 
+from app.db import WRITE_OPTION
 from app.models import Inquiry
 
 CANDIDATE_LIMIT = 20_000
@@ -33,6 +37,10 @@ TRIGRAM = 3
 LIKE_ESCAPE = "\\"
 FTS_TABLE = "submissions_fts"
 TRIGRAM_INDEXES = frozenset(f"ix_submissions_{name}_trgm" for name in ("name", "email", "message"))
+
+PURGE_PAGES = 200  # index pages one purge step writes: about 10 ms of SQLite's write lock
+PURGE_PAUSE = 0.01  # seconds between steps, for live writers
+MERGE = f"INSERT INTO {FTS_TABLE}({FTS_TABLE}, rank) VALUES ('merge', ?)"
 
 _fts = table(FTS_TABLE, column("rowid"))
 
@@ -84,3 +92,38 @@ def _fts_match(phrase: str) -> ColumnElement[bool]:
 def _candidates(session: Session, phrase: str) -> list[int]:
     """The ids of up to ``CANDIDATE_LIMIT + 1`` inquiries (any folder, any age) the index finds for the phrase."""
     return list(session.scalars(select(_fts.c.rowid).where(_fts_match(phrase)).limit(CANDIDATE_LIMIT + 1)))
+
+
+def purge_deleted(engine: Engine, should_stop: Callable[[], bool] = lambda: False) -> bool:
+    """SQLite: rewrite the search index so deleted inquiries leave no entries in it; True when done.
+
+    The triggers remove a deleted inquiry from the index at once, but FTS5
+    (before SQLite 3.44's ``secure-delete`` option) only adds a tombstone: the
+    trigrams of the deleted text, with their positions, stay in older
+    segments until those are merged with it. So after deletions the segments
+    are merged into one, which drops both (FTS5's ``optimize``), in steps of
+    ``PURGE_PAGES`` pages, each its own short write transaction, so live
+    writers get in between: the first ``'merge'`` with a negative size puts
+    every segment on one level, the next ones carry that merge on until a
+    step changes nothing (the procedure FTS5's documentation gives for an
+    incremental ``optimize``). The freed pages are zeroed by
+    ``secure_delete``; the WAL is truncated after (``app.gone``). Its cost
+    grows with the whole index, not with what was deleted (docs/cleanup.md).
+    Stopped by ``should_stop``, it returns False and the next purge starts
+    over. A no-op on PostgreSQL, whose trigram indexes lose dead entries to
+    vacuum (docs/cleanup.md).
+    """
+    if engine.dialect.name != "sqlite":
+        return True
+    pages = -PURGE_PAGES
+    while not should_stop():
+        with engine.connect().execution_options(**{WRITE_OPTION: True}) as connection, connection.begin():
+            driver = connection.connection.driver_connection
+            before = driver.total_changes
+            driver.execute(MERGE, (pages,)).close()
+            changed = driver.total_changes - before
+        if changed < 2:
+            return True
+        pages = PURGE_PAGES
+        time.sleep(PURGE_PAUSE)
+    return False

@@ -18,8 +18,13 @@ from app import cleanup, db
 from tests.factories import add_inquiries, inquiry
 from tests.helpers import csrf_token, settle
 
-# One token (letters and digits only), so that a full-text index would hold it whole too.
 MARKER = "zqmarker7f3a9c1eforgetme"
+# The search index holds trigrams, not the text: six characters no other text here uses (CJK
+# Extension B, four bytes each in UTF-8), so that the last two characters of each of their
+# trigrams are stored verbatim in the index's pages (a term shares only a prefix with the one
+# before it) and found there as long as the index keeps any entry of this text.
+INDEX_MARKER = "\U00020001\U00020034\U0002007b\U000200a2\U000200d5\U0002010e"
+INDEX_NEEDLES = [INDEX_MARKER[i + 1:i + 3].encode() for i in range(len(INDEX_MARKER) - 2)]
 
 
 @pytest.fixture
@@ -34,14 +39,15 @@ def database_files(app) -> list[Path]:
 
 
 def holds_marker(app) -> list[str]:
-    """The files (database, WAL) in whose bytes the marker is found, read as they are on disk."""
-    needle = MARKER.encode()
+    """The files (database, WAL) in whose bytes the marker or the index's trace of it is found, read as they
+    are on disk."""
+    needles = [MARKER.encode(), *INDEX_NEEDLES]
     found = []
     for path in database_files(app):
         if path.exists():
             with open(path, "rb") as file:
-                if needle in file.read():
-                    found.append(path.name)
+                data = file.read()
+            found += [f"{path.name}: {needle!r}" for needle in needles if needle in data]
     return found
 
 
@@ -54,7 +60,7 @@ def arrange(app, clock, days_old: float = 1) -> tuple[int, int]:
     """
     with app.app_context():
         ids = add_inquiries(db.get_session(), [
-            inquiry(clock, days_old, email="marked@example.com", message=f"Please forget {MARKER} soon"),
+            inquiry(clock, days_old, email="marked@example.com", message=f"Please forget {MARKER} soon {INDEX_MARKER}"),
             inquiry(clock, 1, email="other@example.com", message="stays"),
         ])
     return ids[0], ids[1]
@@ -106,7 +112,7 @@ def test_a_command_line_erasure_leaves_no_trace(app, runner, clock):
 
 def test_deleting_all_spam_leaves_no_trace(app, admin_client, clock):
     with app.app_context():
-        (spam,) = add_inquiries(db.get_session(), [inquiry(clock, 1, status="spam", message=f"Buy {MARKER} now")])
+        (spam,) = add_inquiries(db.get_session(), [inquiry(clock, 1, status="spam", message=f"Buy {MARKER} now {INDEX_MARKER}")])
     assert holds_marker(app)
     assert post(admin_client, "/admin/spam/delete-all", {"confirm": "1", "through": str(spam)}) == 303
     settle(app)

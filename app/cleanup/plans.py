@@ -27,7 +27,7 @@ from contextlib import contextmanager
 from sqlalchemy import ColumnElement, Connection, Engine, String, any_, func, literal_column, select, type_coerce
 from sqlalchemy.exc import OperationalError
 
-from app.search import FTS_TABLE
+from app.search import FTS_TABLE, MERGE
 
 log = logging.getLogger(__name__)
 
@@ -124,8 +124,7 @@ def _merge_step(driver_connection) -> None:
     batch's step catches up.
     """
     try:
-        driver_connection.execute(
-            f"INSERT INTO {FTS_TABLE}({FTS_TABLE}, rank) VALUES ('merge', ?)", (MERGE_STEP_PAGES,)).close()
+        driver_connection.execute(MERGE, (MERGE_STEP_PAGES,)).close()
     except sqlite3.OperationalError as error:
         if not lock_refused(error):
             raise

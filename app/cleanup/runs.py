@@ -42,7 +42,7 @@ def run(trigger: str, force: bool = False, should_stop: Callable[[], bool] = lam
     progress = delete_all(state.current().targets, times, batch_limits(), _recorder(row), should_stop)
     _close_ledger(row, progress, times)
     if any(progress.deleted.values()):
-        gone.now()  # the deleted rows' old pages leave the SQLite WAL too
+        gone.now(should_stop)  # the deleted rows leave SQLite's search index and WAL too
     ledger.log_run(row)
     metrics.count_cleanup_run(row.status, progress.deleted)
     return row
