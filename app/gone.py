@@ -63,4 +63,4 @@ def _forget_quietly(app: Flask) -> None:
         try:
             now(background.runner_of(app).stopping.is_set)
         except Exception:  # noqa: BLE001 - nobody is waiting; the next delete's checkpoint retries
-            log.exception("the WAL checkpoint after a delete failed")
+            log.exception("the search index purge or the WAL checkpoint after a delete failed")

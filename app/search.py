@@ -38,7 +38,7 @@ LIKE_ESCAPE = "\\"
 FTS_TABLE = "submissions_fts"
 TRIGRAM_INDEXES = frozenset(f"ix_submissions_{name}_trgm" for name in ("name", "email", "message"))
 
-PURGE_PAGES = 200  # index pages one purge step writes: about 10 ms of SQLite's write lock
+PURGE_PAGES = 200  # index pages one purge step writes: 15-35 ms of SQLite's write lock (docs/cleanup.md)
 PURGE_PAUSE = 0.01  # seconds between steps, for live writers
 MERGE = f"INSERT INTO {FTS_TABLE}({FTS_TABLE}, rank) VALUES ('merge', ?)"
 

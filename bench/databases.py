@@ -23,7 +23,6 @@ from devtools.realistic import Rows, expired_span
 
 COLUMNS = ("name", "email", "message", "user_agent", "created_at", "legal_hold")
 RECENT_DAYS = (100, 1)  # rows kept by the default retention of 180 days
-FTS_INSERT_TRIGGER = "submissions_fts_insert"  # SQLite's search index, row by row (migration 0004)
 STASH = "bench_stash"  # a copy of rows to put back between rounds (not part of the app's schema)
 
 
@@ -115,19 +114,7 @@ class Database:
         values = ((r["name"], r["email"], r["message"], r["user_agent"],
                    r["created_at"].strftime("%Y-%m-%d %H:%M:%S.%f"), int(r["legal_hold"])) for r in rows)
         with self.engine.begin() as conn:
-            driver = conn.connection.driver_connection
-            if table != "submissions" or driver.execute("SELECT 1 FROM submissions LIMIT 1").fetchone():
-                driver.executemany(statement, values)
-                return
-            # Into an empty folder, the search index is built once at the end rather than row by row
-            # by its trigger: the same entries (FTS5 rebuilds them from the rows), a 1,100,000-row
-            # template in about half the time (991 s, not 1,858). Not the same shape: one merged
-            # segment, which searches about twice as fast as an index grown row by row (docs/inbox.md).
-            trigger = driver.execute(f"SELECT sql FROM sqlite_master WHERE name = '{FTS_INSERT_TRIGGER}'").fetchone()
-            driver.execute(f"DROP TRIGGER {FTS_INSERT_TRIGGER}")
-            driver.executemany(statement, values)
-            driver.execute("INSERT INTO submissions_fts(submissions_fts) VALUES ('rebuild')")
-            driver.execute(trigger[0])
+            conn.connection.driver_connection.executemany(statement, values)
 
     def _copy_postgresql(self, rows: Iterator[dict], table: str) -> None:
         raw = self.engine.raw_connection()
