@@ -36,7 +36,7 @@ def enqueue_inquiries(session: Session, inquiry_ids: list[int]) -> int:
     from app import clock
     from app.notify import digest, hook, outbox, settings
 
-    config = settings.load(session)
+    config = settings.for_new_inquiries(session)
     channels = config.channels
     if not channels or not inquiry_ids:
         return 0

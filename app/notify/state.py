@@ -4,11 +4,15 @@ A request whose process knows nothing is due does no database work at all;
 the memory is a shortcut only, the leases in the database decide.
 ``wakeups`` counts hand-offs, so a pass that was running when a new
 inquiry's hand-off was dropped (one job per name) looks once more.
+``settings`` holds the notification settings new inquiries are enqueued
+under, with when they were read (``app.notify.settings.for_new_inquiries``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
 
 from flask import Flask, current_app
 
@@ -21,6 +25,7 @@ class NotifyState:
 
     next_due_ms: int = 0
     wakeups: int = 0
+    settings: tuple[datetime, Any] | None = None
 
 
 def install(app: Flask) -> None:
