@@ -141,6 +141,20 @@ def test_spam_is_not_notified_until_an_admin_marks_it_not_spam(admin_client, db_
     assert f"New inquiry #{spam}" == mail.messages[0]["Subject"]
 
 
+def test_enqueueing_many_inquiries_at_once_writes_every_row(app, db_session, clock, query):
+    """An admin's "Not spam" of hundreds: the rows go in several statements of ``ROWS_PER_INSERT`` rows."""
+    from app import notify
+
+    ids = add_inquiries(db_session, aged_inquiries(clock, [0.01] * 130))
+    with app.app_context(), db.transaction(write=True) as session:
+        assert notify.enqueue_inquiries(session, ids) == 260
+    rows = query(DELIVERIES)
+    assert [(row.inquiry_id, row.channel, row.status) for row in rows] == [
+        (each, channel, "pending") for each in ids for channel in ("email", "webhook")]
+    assert len({row.idempotency_key for row in rows}) == 260
+    assert {row.next_attempt_at for row in rows} == {row.created_at for row in rows} == {clock()}
+
+
 # --- Faults -----------------------------------------------------------------------
 
 
