@@ -135,10 +135,11 @@ class Activity:
         each time the process is still busy, up to ``STOP_CHECK``: a few
         looks a second under load. Every look takes the GIL from the threads
         serving requests, and on busy cores the looking thread can be
-        descheduled holding it; woken at every request's end instead, it
-        cost a saturated server a fifth of its submissions per second
-        (bench/notify.py, PostgreSQL). A quiet moment is seen at most
-        ``STOP_CHECK`` after a long burst ends, at once after a lone request.
+        descheduled holding it. Woken at every request's end instead, it
+        looked 183 times in one second while a thread served requests back
+        to back, against 7 now (tests/test_background.py). A quiet moment
+        is seen at most ``STOP_CHECK`` after a long burst ends, ``QUIET_GAP``
+        after a lone request.
         """
         pause = QUIET_GAP
         while not should_stop():

@@ -192,3 +192,52 @@ def test_a_quiet_moment_begins_a_gap_after_the_last_request_ended_not_after_it_s
     activity.wait_for_quiet(time.monotonic() + WAIT)
     # The next request on a kept-alive connection comes a round trip after the response: leave it room.
     assert activity.in_flight == 0 and time.monotonic() - activity.last_change >= background.QUIET_GAP
+
+
+def test_a_job_waiting_for_quiet_looks_a_few_times_a_second_however_many_requests_end(held_app):
+    """Every look takes the GIL from the threads serving requests: a busy process is looked at after
+    ``QUIET_GAP``, then twice as long each time, up to ``STOP_CHECK``, not at every request's end."""
+    import time
+
+    from app import background
+
+    @held_app.get("/quick")
+    def quick():
+        return "ok"
+
+    class Counted(background.Activity):
+        """Counts the waiting thread's looks at the requests in flight."""
+
+        looks = 0
+
+        @property
+        def in_flight(self) -> int:
+            if threading.current_thread().name == "waiter":
+                Counted.looks += 1
+            return self._in_flight
+
+        @in_flight.setter
+        def in_flight(self, value: int) -> None:
+            self._in_flight = value
+
+    activity = background.activity_of(held_app)
+    activity._in_flight = vars(activity).pop("in_flight")
+    activity.__class__ = Counted
+    busy_until = time.monotonic() + 1.5
+    served: list[int] = []
+
+    def serve_back_to_back() -> None:
+        client = held_app.test_client()
+        while time.monotonic() < busy_until:
+            served.append(client.get("/quick").status_code)
+
+    server = threading.Thread(target=serve_back_to_back)
+    server.start()
+    while not served:
+        time.sleep(0.001)
+    waiter = threading.Thread(target=activity.wait_for_quiet, args=(time.monotonic() + 1.0,), name="waiter")
+    waiter.start()
+    waiter.join(WAIT)
+    server.join(WAIT)
+    assert len(served) > 100  # each of them ended, and the process was busy all along
+    assert Counted.looks <= 2 * (1 + 1.0 / background.STOP_CHECK) + 2
