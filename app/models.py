@@ -273,10 +273,22 @@ class Delivery(Base):
     time, so an inquiry deleted before delivery is never sent, and its rows
     go with it (``ON DELETE CASCADE``). ``idempotency_key`` is the webhook's
     ``webhook-id`` and the e-mail's ``Message-ID``, the same on every attempt.
+
+    Every submission writes two rows here inside its write transaction, so
+    the table keeps only the indexes its readers need. ``idempotency_key``
+    is 128 random bits with no unique index (it cost SQLite's WAL two pages
+    a submission, the random key landing on a page of its own), and
+    ``finished_at`` is indexed only where set, for the cleanup: a pending
+    row enters neither (migration 0007; 23.4 pages a submission before, 20.3
+    after, against 16.7 with notifications off).
     """
 
     __tablename__ = "outbox"
-    __table_args__ = (Index("ix_outbox_status_next_attempt_at", "status", "next_attempt_at"),)
+    __table_args__ = (
+        Index("ix_outbox_status_next_attempt_at", "status", "next_attempt_at"),
+        Index("ix_outbox_finished_at", "finished_at", sqlite_where=text("finished_at IS NOT NULL"),
+              postgresql_where=text("finished_at IS NOT NULL")),
+    )
 
     id: Mapped[int] = mapped_column(primary_key=True)
     inquiry_id: Mapped[int | None] = mapped_column(ForeignKey("submissions.id", ondelete="CASCADE"), index=True)
@@ -287,10 +299,10 @@ class Delivery(Base):
     next_attempt_at: Mapped[datetime] = mapped_column(UTCDateTime)
     lease_until: Mapped[datetime | None] = mapped_column(UTCDateTime)
     last_error: Mapped[str | None] = mapped_column(String(300))
-    idempotency_key: Mapped[str] = mapped_column(String(64), unique=True)
+    idempotency_key: Mapped[str] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     delivered_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
-    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime, index=True)  # done or failed; the cleanup's age
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime)  # done or failed; the cleanup's age
 
 
 class Erasure(Base):

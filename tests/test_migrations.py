@@ -73,3 +73,32 @@ def _downgrade(engine, revision: str) -> None:
     with engine.begin() as connection:
         cfg.attributes["connection"] = connection
         command.downgrade(cfg, revision)
+
+
+def test_the_lean_outbox_migration_keeps_every_delivery_both_ways(database_url):
+    from app.models import Delivery
+
+    engine = make_engine(database_url)
+    with engine.begin() as connection:
+        [inquiry_id] = connection.execute(sa.insert(Inquiry.__table__).returning(Inquiry.__table__.c.id), [
+            {"name": "Ina", "email": "i@example.com", "message": "m", "created_at": NOW, "status": "inbox"}]).scalars()
+        connection.execute(sa.insert(Delivery.__table__), [
+            {"inquiry_id": inquiry_id, "channel": channel, "kind": "inquiry", "status": status, "attempts": 1,
+             "next_attempt_at": NOW, "idempotency_key": f"msg_{channel}", "created_at": NOW,
+             "finished_at": NOW if status == "done" else None}
+            for channel, status in (("email", "done"), ("webhook", "pending"))])
+    keys = sa.select(Delivery.__table__.c.idempotency_key, Delivery.__table__.c.status).order_by(Delivery.__table__.c.id)
+    _downgrade(engine, "0006")
+    assert "uq_outbox_idempotency_key" in {each["name"] for each in sa.inspect(engine).get_unique_constraints("outbox")}
+    with engine.connect() as connection:
+        assert list(connection.execute(keys)) == [("msg_email", "done"), ("msg_webhook", "pending")]
+    upgrade(engine)
+    assert sa.inspect(engine).get_unique_constraints("outbox") == []
+    with engine.connect() as connection:
+        assert list(connection.execute(keys)) == [("msg_email", "done"), ("msg_webhook", "pending")]
+        context = MigrationContext.configure(connection, opts=COMPARE)
+        assert compare_metadata(context, Base.metadata) == []
+    with engine.begin() as connection:
+        connection.execute(sa.delete(Inquiry.__table__))  # the foreign key still cascades
+        assert connection.scalar(sa.select(sa.func.count()).select_from(Delivery.__table__)) == 0
+    engine.dispose()
