@@ -31,7 +31,7 @@ saved with ``status = 'spam'`` and answered like any other. The honeypot
   the expiry (``POW_TTL`` seconds from ``app.clock.now()``) is signed into
   ``parameters.data.expires`` instead and checked here, after the signature.
 * **Once only.** A verified solution counts once: ``save()`` inserts the
-  challenge's signature into ``used_challenges`` (its primary key) with
+  challenge's expiry and signature into ``used_challenges`` (its primary key) with
   ``ON CONFLICT DO NOTHING``, with the inquiry (in the same statement on
   PostgreSQL); of any number of racing requests exactly one inserts it.
   The row is kept until the challenge expires (a cleanup target).
@@ -328,7 +328,7 @@ def _insert_consuming(connection: Connection, values: dict[str, Any], verdict: V
 def _consuming_insert() -> Any:
     """PostgreSQL's one statement for a solved submission (a data-modifying CTE, which SQLite lacks)::
 
-        WITH used AS (INSERT INTO used_challenges ... ON CONFLICT (signature) DO NOTHING RETURNING signature)
+        WITH used AS (INSERT INTO used_challenges ... ON CONFLICT (expires_at, signature) DO NOTHING RETURNING signature)
         INSERT INTO submissions (..., status)
         VALUES (..., CASE WHEN EXISTS (SELECT FROM used) THEN 'inbox' ELSE 'spam' END) RETURNING id, status
 
@@ -340,7 +340,7 @@ def _consuming_insert() -> Any:
     used = (
         postgresql.insert(used_table)
         .values(signature=bindparam("signature"), expires_at=bindparam("expires_at"))
-        .on_conflict_do_nothing(index_elements=[used_table.c.signature])
+        .on_conflict_do_nothing(index_elements=[used_table.c.expires_at, used_table.c.signature])
         .returning(used_table.c.signature)
         .cte("used")
     )
@@ -369,7 +369,7 @@ def _consume_statement(database: Dialect) -> driver.Compiled:
         dialect.upsert_for(database, table)
         .values(signature=bindparam("signature", type_=table.c.signature.type),
                 expires_at=bindparam("expires_at", type_=table.c.expires_at.type))
-        .on_conflict_do_nothing(index_elements=[table.c.signature])
+        .on_conflict_do_nothing(index_elements=[table.c.expires_at, table.c.signature])
     )
     return driver.compile_for(statement, database)
 

@@ -57,3 +57,15 @@ def submit_inquiry(client) -> int:
         status = response.status_code
     settle(client.application)
     return status
+
+
+def query_plan(db_session, statement) -> str:
+    """The database's plan for ``statement`` as one string; on PostgreSQL with sequential scans off, since
+    the tests' tables are tiny and the question is whether an index can serve."""
+    from sqlalchemy import text
+
+    compiled = statement.compile(db_session.get_bind(), compile_kwargs={"literal_binds": True})
+    if db_session.get_bind().dialect.name == "sqlite":
+        return " ".join(str(row[-1]) for row in db_session.execute(text(f"EXPLAIN QUERY PLAN {compiled}")))
+    db_session.execute(text("SET enable_seqscan = off"))
+    return " ".join(row[0] for row in db_session.execute(text(f"EXPLAIN {compiled}")))

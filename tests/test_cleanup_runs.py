@@ -19,7 +19,7 @@ from app.config import ConfigurationError
 from app.db import get_session
 from app.models import Admin, AdminLogin, CleanupRun, Delivery, RateLimit, Setting, Inquiry, OneTimeSecret, UsedChallenge
 from tests.factories import add_inquiries, aged_inquiries, inquiry
-from tests.helpers import submit_inquiry
+from tests.helpers import query_plan, submit_inquiry
 
 LEDGER = select(CleanupRun).order_by(CleanupRun.id)
 INQUIRY_IDS = select(Inquiry.id)
@@ -248,3 +248,21 @@ def _fresh_state(app):
     session.commit()
     state.of(app).next_due_ms = 0
     return session
+
+
+@pytest.mark.parametrize("target_name, index", [("deliveries", "ix_outbox_finished_at"),
+                                                ("used_challenges", "pk_used_challenges")])
+def test_the_oldest_expired_rows_of_the_busiest_tables_are_found_by_an_index(db_session, target_name, index):
+    """The two tables every submission writes keep only the indexes their readers need (migration 0007):
+    the cleanup's oldest-first choice is still an index's, not a scan's (``finished_at`` is indexed only
+    where set; ``used_challenges`` is keyed by expiry first)."""
+    from app.cleanup.targets import TARGETS
+
+    [target] = [each for each in TARGETS if each.name == target_name]
+    statement = select(target.model).where(target.age < datetime(2026, 1, 1, tzinfo=timezone.utc)) \
+        .order_by(target.age).limit(500)
+    plan = query_plan(db_session, statement)
+    if db_session.get_bind().dialect.name == "sqlite":
+        assert "SCAN" not in plan and ("PRIMARY KEY" in plan or index in plan), plan
+    else:
+        assert index in plan, plan

@@ -75,11 +75,14 @@ def _downgrade(engine, revision: str) -> None:
         command.downgrade(cfg, revision)
 
 
-def test_the_lean_outbox_migration_keeps_every_delivery_both_ways(database_url):
-    from app.models import Delivery
+def test_the_lean_writes_migration_keeps_every_delivery_and_used_challenge_both_ways(database_url):
+    from app.models import Delivery, UsedChallenge
 
     engine = make_engine(database_url)
+    used = [{"signature": f"{index:064x}", "expires_at": NOW} for index in range(3)]
+    used_rows = sa.select(UsedChallenge.__table__.c.signature).order_by(UsedChallenge.__table__.c.signature)
     with engine.begin() as connection:
+        connection.execute(sa.insert(UsedChallenge.__table__), used)
         [inquiry_id] = connection.execute(sa.insert(Inquiry.__table__).returning(Inquiry.__table__.c.id), [
             {"name": "Ina", "email": "i@example.com", "message": "m", "created_at": NOW, "status": "inbox"}]).scalars()
         connection.execute(sa.insert(Delivery.__table__), [
@@ -90,12 +93,19 @@ def test_the_lean_outbox_migration_keeps_every_delivery_both_ways(database_url):
     keys = sa.select(Delivery.__table__.c.idempotency_key, Delivery.__table__.c.status).order_by(Delivery.__table__.c.id)
     _downgrade(engine, "0006")
     assert "uq_outbox_idempotency_key" in {each["name"] for each in sa.inspect(engine).get_unique_constraints("outbox")}
+    assert sa.inspect(engine).get_pk_constraint("used_challenges")["constrained_columns"] == ["signature"]
     with engine.connect() as connection:
         assert list(connection.execute(keys)) == [("msg_email", "done"), ("msg_webhook", "pending")]
+        assert [row.signature for row in connection.execute(used_rows)] == [row["signature"] for row in used]
     upgrade(engine)
     assert sa.inspect(engine).get_unique_constraints("outbox") == []
+    assert sa.inspect(engine).get_pk_constraint("used_challenges")["constrained_columns"] == ["expires_at", "signature"]
     with engine.connect() as connection:
         assert list(connection.execute(keys)) == [("msg_email", "done"), ("msg_webhook", "pending")]
+        assert [row.signature for row in connection.execute(used_rows)] == [row["signature"] for row in used]
+        if engine.dialect.name == "sqlite":
+            assert "WITHOUT ROWID" in connection.scalar(sa.text(
+                "SELECT sql FROM sqlite_master WHERE name = 'used_challenges'"))
         context = MigrationContext.configure(connection, opts=COMPARE)
         assert compare_metadata(context, Base.metadata) == []
     with engine.begin() as connection:

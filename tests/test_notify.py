@@ -245,24 +245,6 @@ def test_the_cleanup_deletes_outbox_rows_with_their_inquiries_and_old_finished_o
 # --- Leases, many senders ---------------------------------------------------------
 
 
-def test_the_cleanup_finds_finished_deliveries_by_the_partial_index(app, db_session):
-    """``finished_at`` is indexed only where set (pending rows stay out of it); the cleanup's ``<`` uses it."""
-    from sqlalchemy import text
-
-    from app.cleanup.targets import TARGETS
-
-    [target] = [each for each in TARGETS if each.name == "deliveries"]
-    statement = select(Delivery.id).where(Delivery.finished_at < datetime(2026, 1, 1, tzinfo=timezone.utc)) \
-        .order_by(target.age).limit(500)
-    compiled = statement.compile(db_session.bind, compile_kwargs={"literal_binds": True})
-    if db_session.bind.dialect.name == "sqlite":
-        plan = " ".join(str(row[-1]) for row in db_session.execute(text(f"EXPLAIN QUERY PLAN {compiled}")))
-    else:
-        db_session.execute(text("SET enable_seqscan = off"))  # a tiny table: make the planner show its choice
-        plan = " ".join(row[0] for row in db_session.execute(text(f"EXPLAIN {compiled}")))
-    assert "ix_outbox_finished_at" in plan
-
-
 def test_two_processes_racing_send_each_delivery_exactly_once(app, app_config, make_app, db_session, clock,
                                                                query, mail, receiver):
     other = make_app(app_config)

@@ -7,13 +7,13 @@ import io
 import json
 
 import pytest
-from sqlalchemy import event, select, text
+from sqlalchemy import event, select
 
 from app.models import AuditEntry, Erasure, Inquiry
 from app import db
 from app.people import erasure, lookup, records
 from tests.factories import add_inquiries, inquiry
-from tests.helpers import csrf_token, settle
+from tests.helpers import csrf_token, query_plan, settle
 
 ADA = "ada@example.com"
 
@@ -223,14 +223,7 @@ def test_an_export_after_the_erasure_holds_no_inquiry(admin_client, db_session, 
 
 def test_the_address_lookup_uses_its_index(app, db_session):
     """``lower(email) = lower(?)`` is answered from ``ix_submissions_email_lower`` on both databases."""
-    statement = select(Inquiry.id).where(lookup.of_address(ADA))
-    compiled = statement.compile(db_session.bind, compile_kwargs={"literal_binds": True})
-    if db_session.bind.dialect.name == "sqlite":
-        plan = " ".join(str(row[-1]) for row in db_session.execute(text(f"EXPLAIN QUERY PLAN {compiled}")))
-    else:
-        db_session.execute(text("SET enable_seqscan = off"))  # a tiny table: make the planner show its choice
-        plan = " ".join(row[0] for row in db_session.execute(text(f"EXPLAIN {compiled}")))
-    assert "ix_submissions_email_lower" in plan
+    assert "ix_submissions_email_lower" in query_plan(db_session, select(Inquiry.id).where(lookup.of_address(ADA)))
 
 
 def test_the_privacy_page_says_how_to_ask_for_access_or_erasure(client):
