@@ -37,7 +37,10 @@ log = logging.getLogger(__name__)
 EXTENSION = "sundown.background"
 ACTIVITY = "sundown.activity"
 STOP_TIMEOUT = 20.0  # below gunicorn's default graceful timeout (30 s)
-QUIET_GAP = 0.02  # seconds with no request in flight, started or ended that count as a quiet moment
+# Seconds with no request in flight, started or ended, that count as a quiet moment. A worker of a
+# busy server saw 20 ms gaps between its own requests while the other workers kept the cores busy,
+# and its sends took their time from them (docs/notifications.md, "A tenth of a second").
+QUIET_GAP = 0.1
 STOP_CHECK = 0.25  # the longest pause between two looks of a job waiting for a quiet moment
 
 

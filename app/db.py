@@ -181,10 +181,20 @@ def get_engine() -> Engine:
     return engine_of(current_app)
 
 
-def get_session() -> Session:
-    """The request's session, opened on first use and closed at teardown."""
+def get_session(write: bool = False) -> Session:
+    """The request's session, opened on first use and closed at teardown.
+
+    ``write=True``, before the request's first query, for a request that
+    reads and then writes in it (an admin's form): on SQLite its transaction
+    takes the write lock at its start. Begun as a reader, it could not write
+    once any other connection had committed after its first read (SQLite
+    refuses at once, "database is locked", whatever the busy timeout), and a
+    cleanup run or a delivery pass commits at any moment.
+    """
     if "db_session" not in g:
         g.db_session = current_app.extensions["sundown.sessionmaker"]()
+    if write and not g.db_session.in_transaction():
+        g.db_session.connection(execution_options={WRITE_OPTION: True})
     return g.db_session
 
 

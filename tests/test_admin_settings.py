@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
-from sqlalchemy import select
+from sqlalchemy import insert, select
 
 from app import cleanup, retention
 from app.models import AuditEntry, Setting, Inquiry
@@ -86,3 +88,35 @@ def test_preview_equals_what_the_next_cleanup_deletes(admin_client, db_session, 
     db_session.commit()  # end the snapshot taken before the cleanup
     deleted = before - set(db_session.scalars(select(Inquiry.id)))
     assert shown.count == len(deleted) == 12
+
+
+def test_a_change_is_saved_though_another_connection_commits_while_the_form_is_handled(
+    admin_client, app, query, monkeypatch
+):
+    """A cleanup run or a delivery pass commits at any moment; a form read before it must still save.
+
+    On SQLite a request whose transaction began as a reader could not write
+    after such a commit ("database is locked" at once, a 503).
+    """
+    from app.db import engine_of
+
+    other = threading.Thread(target=_commit_elsewhere, args=(engine_of(app),))
+    parse = retention.parse
+
+    def parse_while_another_commits(raw):
+        other.start()
+        other.join(0.5)  # done at once, unless this request holds the write lock: then after it
+        return parse(raw)
+
+    csrf = csrf_token(admin_client, "/admin/settings")
+    monkeypatch.setattr(retention, "parse", parse_while_another_commits)
+    response = admin_client.post("/admin/settings", data={"retention_days": "400", "csrf_token": csrf})
+    other.join(10)
+    assert response.status_code == 303
+    stored = dict(query.rows(select(Setting.key, Setting.value)))
+    assert stored["retention_days"] == "400" and stored["elsewhere"] == "committed"
+
+
+def _commit_elsewhere(engine) -> None:
+    with engine.begin() as connection:
+        connection.execute(insert(Setting).values(key="elsewhere", value="committed"))

@@ -10,13 +10,16 @@ from __future__ import annotations
 import re
 import threading
 from datetime import datetime, timedelta, timezone
+from email.message import EmailMessage
+from email.policy import default as default_policy
+from email.utils import format_datetime
 
 import pytest
 from sqlalchemy import event, select, update
 
 from app import cleanup, db
 from app.models import Delivery, DeliveryStatus, Inquiry, InquiryStatus, Setting
-from app.notify import deliver, outbox
+from app.notify import deliver, email, outbox
 from tests.conftest import FakeClock
 from tests.factories import add_inquiries, aged_inquiries, inquiry
 from tests.helpers import VALID, csrf_token, settle, solution, submit_inquiry
@@ -279,6 +282,21 @@ def _enqueue_aged(app, db_session, clock, count: int) -> list[int]:
     return ids
 
 
+def test_an_emails_header_classes_are_made_once_and_its_bytes_stay_the_standard_librarys():
+    def message(policy) -> EmailMessage:
+        made = EmailMessage(policy=policy)
+        made["From"], made["To"] = "sundown@example.org", "admin@example.org, ops@example.org"
+        made["Subject"] = "新しいお問い合わせ #7"
+        made["Date"] = format_datetime(datetime(2026, 12, 2, 13, 5, tzinfo=timezone.utc))
+        made["Message-ID"] = "<msg_0123@localhost>"
+        made.set_content("New inquiry #7\n\nhttp://localhost/admin/inquiries/7\n")
+        return made
+
+    first, second = message(email.POLICY), message(email.POLICY)
+    assert all(type(first[name]) is type(second[name]) for name in ("From", "To", "Subject", "Date", "Message-ID"))
+    assert first.as_bytes() == message(default_policy).as_bytes()
+
+
 def test_a_batch_goes_over_one_smtp_and_one_webhook_connection(app, db_session, clock, query, mail, receiver):
     ids = _enqueue_aged(app, db_session, clock, 6)
     with app.app_context():
@@ -311,8 +329,6 @@ def test_the_transactions_and_statements_of_a_pass_do_not_grow_with_its_batch(ap
 
 def test_each_delivery_of_a_batch_records_when_its_own_send_ended(app, db_session, clock, query, mail, receiver,
                                                                    monkeypatch):
-    from app.notify import email
-
     send = email.Relay.send
 
     def slow_send(relay, message):  # each e-mail takes a minute of the app's clock

@@ -74,7 +74,7 @@ def change_language():
     if field and chosen is None:
         flash(_("Choose one of the languages offered."), "error")
         return redirect(url_for("admin.account"), 303)
-    session = db.get_session()
+    session = db.get_session(write=True)
     session.get(Admin, current_user.id).locale = chosen
     audit.record(session, "language_changed", 0, chosen or "browser")
     session.commit()
@@ -89,7 +89,7 @@ def change_language():
 @bp.post("/account/invite")
 def invite():
     """Create a one-time enrollment link for a new admin and show it once."""
-    session = db.get_session()
+    session = db.get_session(write=True)
     try:
         url = invites.create(session, request.form.get("name", ""))
     except invites.InviteError as error:
@@ -101,7 +101,7 @@ def invite():
 
 
 def _change_passkey(change, done: str):
-    session = db.get_session()
+    session = db.get_session(write=True)
     try:
         change(session)
     except passkeys.PasskeyError as error:

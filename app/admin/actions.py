@@ -51,6 +51,7 @@ def delete_inquiries():
 @bp.post("/inquiries/<int:inquiry_id>/hold")
 def place_hold(inquiry_id: int):
     """Put an inquiry on legal hold with a short reason: it is kept past retention."""
+    db.get_session(write=True)
     inquiry = get_inquiry_or_404(inquiry_id)
     reason = request.form.get("reason", "").strip()
     error = _reason_error(reason)
@@ -68,6 +69,7 @@ def place_hold(inquiry_id: int):
 @bp.post("/inquiries/<int:inquiry_id>/release")
 def release_hold(inquiry_id: int):
     """Release a legal hold: the inquiry falls under the retention policy again."""
+    db.get_session(write=True)
     if not get_inquiry_or_404(inquiry_id).legal_hold:
         flash(_("This inquiry is not on legal hold."), "warning")
         return redirect(url_for("admin.detail", inquiry_id=inquiry_id), 303)
@@ -107,7 +109,7 @@ def selected_ids() -> list[int]:
 
 def _count_selection(ids: list[int]) -> tuple[int, int]:
     """How many of ``ids`` are visible and deletable, and how many are held."""
-    session = db.get_session()
+    session = db.get_session(write=True)
     counts = dict(
         session.execute(
             select(Inquiry.legal_hold, func.count())

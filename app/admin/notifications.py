@@ -39,7 +39,7 @@ def notifications():
 @bp.post("/notifications")
 def change_notifications():
     """Save the admin settings (those not set in the environment); 422 with a message per bad field."""
-    session = db.get_session()
+    session = db.get_session(write=True)
     current = notify_settings.load(session)
     values, errors = _parse_form(current)
     if errors:
@@ -55,7 +55,7 @@ def change_notifications():
 @bp.post("/notifications/secret")
 def rotate_secret():
     """Make a new signing secret; replacing one first asks to confirm. The new secret is shown once."""
-    session = db.get_session()
+    session = db.get_session(write=True)
     current = notify_settings.load(session)
     if SECRET_KEY in current.from_environment:
         flash(_("The signing secret is set in the environment (SUNDOWN_WEBHOOK_SECRET)."), "error")
@@ -72,7 +72,7 @@ def rotate_secret():
 @bp.post("/notifications/test")
 def send_test():
     """Send a test notification on every channel in force, through the outbox, and show each outcome."""
-    session = db.get_session()
+    session = db.get_session(write=True)
     channels = notify_settings.load(session).channels
     if not channels:
         flash(_("Nothing to test: set e-mail recipients (with an SMTP server) or a webhook URL and secret."),
@@ -143,7 +143,7 @@ def _save_changes(session, current: notify_settings.Notifications, values: dict)
 
 
 def _page(form=None, errors: dict | None = None, new_secret: str | None = None):
-    session = db.get_session()
+    session = db.get_session(write=True)
     current = notify_settings.load(session)
     return render_template(
         "admin/notifications.html", current=current, form=form, errors=errors or {}, new_secret=new_secret,

@@ -64,7 +64,7 @@ def _page(form: Form | None = None, raw: str = "", error: str | None = None):
 
 
 def _change(form: Form):
-    session = db.get_session()
+    session = db.get_session(write=True)
     current = retention.retention_days(session, form.policy)
     raw = request.form.get(form.field, "")
     days = retention.parse(raw)

@@ -36,7 +36,7 @@ def not_spam():
     if not ids:
         flash(str(NOTHING_SELECTED), "warning")
         return redirect(url_for("admin.spam"), 303)
-    session = db.get_session()
+    session = db.get_session(write=True)
     moved_ids = list(session.scalars(
         update(Inquiry)
         .where(Inquiry.id.in_(ids), retention.visible_now(session, retention.SPAM))
@@ -64,7 +64,7 @@ def delete_all_spam():
     ``through``): spam that arrives meanwhile waits for the next decision.
     Spam on legal hold is kept.
     """
-    session = db.get_session()
+    session = db.get_session(write=True)
     spam_now = _deletable_spam(session)
     deletable, newest = session.execute(
         select(func.count(), func.max(Inquiry.id)).select_from(Inquiry).where(spam_now)
