@@ -37,10 +37,10 @@ log = logging.getLogger(__name__)
 EXTENSION = "sundown.background"
 ACTIVITY = "sundown.activity"
 STOP_TIMEOUT = 20.0  # below gunicorn's default graceful timeout (30 s)
-# Seconds with no request in flight, started or ended, that count as a quiet moment. A worker of a
-# busy server saw 20 ms gaps between its own requests while the other workers kept the cores busy,
-# and its sends took their time from them (docs/notifications.md, "A tenth of a second").
-QUIET_GAP = 0.1
+# Seconds with no request in flight, started or ended, that count as a quiet moment. A tenth of a
+# second kept a busy server's sends out of its bursts, but a worker paced at 10 requests/s never
+# saw one: its notifications waited 5-10 s (docs/notifications.md, "A tenth of a second").
+QUIET_GAP = 0.02
 STOP_CHECK = 0.25  # the longest pause between two looks of a job waiting for a quiet moment
 
 

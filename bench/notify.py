@@ -169,8 +169,10 @@ def delivery_times(ctx, database, sizes, on_settings: dict) -> None:
     for channel in ("email", "webhook"):
         seconds = sorted(delay for each, delay in rows if each == channel)
         samples = Samples(latencies=seconds)
-        ctx.report.add(f"notify_{channel}_delivery_median_ms", samples.percentile(0.5) * 1000, "", database.kind,
-                       "outbox delivered_at - created_at, 10 submissions/s", samples=f"{len(seconds)} deliveries")
+        # A steady trickle is not a burst: its notifications must not wait for the pass's QUIET_WAIT.
+        ctx.report.add(f"notify_{channel}_delivery_median_ms", samples.percentile(0.5) * 1000, "≤ 1000",
+                       database.kind, "outbox delivered_at - created_at, 10 submissions/s",
+                       samples=f"{len(seconds)} deliveries")
         ctx.report.add(f"notify_{channel}_delivery_p99_ms", samples.percentile(0.99) * 1000, "", database.kind,
                        samples=f"{len(seconds)} deliveries, {samples.above(0.99)} above p99")
 
