@@ -143,7 +143,7 @@ def _save_changes(session, current: notify_settings.Notifications, values: dict)
 
 
 def _page(form=None, errors: dict | None = None, new_secret: str | None = None):
-    session = db.get_session(write=True)
+    session = db.get_session()
     current = notify_settings.load(session)
     return render_template(
         "admin/notifications.html", current=current, form=form, errors=errors or {}, new_secret=new_secret,
