@@ -17,7 +17,9 @@ jobs finish their current step and the thread is joined for at most
 ``activity_of(app)`` counts the requests the process is serving, so a job
 can wait for a quiet moment before each step that costs CPU
 (``Activity.wait_for_quiet``): work after responses then takes the gaps
-between requests rather than time from them.
+between requests rather than time from them. A process's own gap is not
+enough when other workers keep every core busy, so a quiet moment also
+needs a machine whose CPUs nobody had to wait for (``CpuPressure``).
 """
 
 from __future__ import annotations
@@ -42,6 +44,11 @@ STOP_TIMEOUT = 20.0  # below gunicorn's default graceful timeout (30 s)
 # saw one: its notifications waited 5-10 s (docs/notifications.md, "A tenth of a second").
 QUIET_GAP = 0.02
 STOP_CHECK = 0.25  # the longest pause between two looks of a job waiting for a quiet moment
+CPU_PRESSURE = "/proc/pressure/cpu"  # Linux's pressure stall information for CPUs
+# The share of a pause during which some task waited for a CPU that makes the machine busy. Loaded
+# rounds of the notification benchmark keep it at 0.85-0.9 and their short lulls at 0.3-0.6; a share of
+# 0.5 let more passes into the rounds than 0.25 did (docs/notifications.md, "The machine's quiet").
+CPU_BUSY_SHARE = 0.25
 
 
 _RUNNERS: weakref.WeakSet[Runner] = weakref.WeakSet()  # every runner of this process, for fork and exit
@@ -107,10 +114,58 @@ class Runner:
         self._queue, self._running, self._thread = {}, None, None
 
 
+class CpuPressure:
+    """Whether tasks on this machine waited for a CPU while a job paused (Linux's pressure stall information).
+
+    The kernel counts in ``CPU_PRESSURE`` ("some ... total=<µs>") the time
+    during which at least one runnable task waited for a CPU. A job reads it
+    before and after each pause (``pause``), so its own work is not counted,
+    and the machine is busy when tasks waited for more than
+    ``CPU_BUSY_SHARE`` of the pause. A verdict holds for ``STOP_CHECK``;
+    after that, or before the first pause, the machine counts as busy until
+    a pause has been measured. Where the file cannot be read (another
+    system, a kernel without it) the machine never counts as busy, and a
+    process's own quiet is all there is.
+    """
+
+    def __init__(self, path: str = CPU_PRESSURE) -> None:
+        self._path: str | None = path
+        self._verdict: tuple[float, bool] | None = None  # time.monotonic() of the last measured pause, busy
+
+    def pause(self, seconds: float) -> None:
+        """Sleep ``seconds``, measuring how long tasks waited for a CPU meanwhile."""
+        before, start = self._stalled_us(), time.monotonic()
+        time.sleep(seconds)
+        after, end = self._stalled_us(), time.monotonic()
+        if before is not None and after is not None and end > start:
+            self._verdict = (end, after - before > CPU_BUSY_SHARE * (end - start) * 1_000_000)
+
+    def busy(self, now: float) -> bool:
+        """Whether the last pause, if it ended within ``STOP_CHECK`` of ``now``, found the CPUs contended."""
+        if self._path is None:
+            return False
+        if self._verdict is None or now - self._verdict[0] > STOP_CHECK:
+            return True
+        return self._verdict[1]
+
+    def _stalled_us(self) -> int | None:
+        """The kernel's total of microseconds some task waited for a CPU; None (from then on) if unreadable."""
+        if self._path is None:
+            return None
+        try:
+            with open(self._path, "rb") as file:
+                return int(file.readline().rsplit(b"total=", 1)[1])
+        except (OSError, ValueError, IndexError):
+            log.info("no CPU pressure in %s: only requests in flight tell quiet moments", self._path)
+            self._path = None
+            return None
+
+
 class Activity:
     """The requests this process is serving now, and when the last one started or ended."""
 
-    def __init__(self) -> None:
+    def __init__(self, cpu: CpuPressure | None = None) -> None:
+        self.cpu = cpu or CpuPressure()
         self._lock = threading.Lock()
         self.in_flight = 0
         self.last_change = 0.0  # time.monotonic() of the last start or end
@@ -131,8 +186,8 @@ class Activity:
                 self.last_change = time.monotonic()
 
     def wait_for_quiet(self, deadline: float, should_stop: Callable[[], bool] = lambda: False) -> None:
-        """Sleep until a quiet moment (nothing in flight, nothing started or ended for ``QUIET_GAP``), the
-        ``time.monotonic()`` ``deadline`` or ``should_stop``.
+        """Sleep until a quiet moment (nothing in flight, nothing started or ended for ``QUIET_GAP``, the
+        CPUs not busy: ``CpuPressure``), the ``time.monotonic()`` ``deadline`` or ``should_stop``.
 
         The waiting thread looks after ``QUIET_GAP``, then twice as long
         each time the process is still busy, up to ``STOP_CHECK``: a few
@@ -149,9 +204,9 @@ class Activity:
             now = time.monotonic()
             if now >= deadline:
                 return
-            if not self.in_flight and now - self.last_change >= QUIET_GAP:
+            if not self.in_flight and now - self.last_change >= QUIET_GAP and not self.cpu.busy(now):
                 return
-            time.sleep(min(pause, deadline - now))
+            self.cpu.pause(min(pause, deadline - now))
             pause = min(2 * pause, STOP_CHECK)
 
 

@@ -241,3 +241,108 @@ def test_a_job_waiting_for_quiet_looks_a_few_times_a_second_however_many_request
     server.join(WAIT)
     assert len(served) > 100  # each of them ended, and the process was busy all along
     assert Counted.looks <= 2 * (1 + 1.0 / background.STOP_CHECK) + 2
+
+
+# --- The machine's quiet: CPUs nobody waited for -------------------------------------
+
+
+class StallFile:
+    """A file laid out as the kernel's ``/proc/pressure/cpu``, replaced whole at each change (as the
+    kernel's reads are whole), its "some" total in microseconds."""
+
+    def __init__(self, path) -> None:
+        self.path, self.total = path, 0
+        self.write()
+
+    def write(self) -> None:
+        part = self.path.with_suffix(".part")
+        part.write_text(f"some avg10=0.00 avg60=0.00 avg300=0.00 total={self.total}\n"
+                        "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n")
+        os.replace(part, self.path)
+
+    def add_later(self, seconds: float, microseconds: int) -> threading.Timer:
+        """Add ``microseconds`` of waiting ``seconds`` from now."""
+
+        def add() -> None:
+            self.total += microseconds
+            self.write()
+
+        timer = threading.Timer(seconds, add)
+        timer.start()
+        return timer
+
+
+def test_a_pause_finds_the_cpus_busy_when_tasks_waited_for_more_than_the_share(tmp_path):
+    import time
+
+    from app import background
+
+    stalls = StallFile(tmp_path / "cpu")
+    pressure = background.CpuPressure(str(stalls.path))
+    assert pressure.busy(time.monotonic())  # nothing measured yet
+    stalls.add_later(0.01, 10_000_000)  # ten seconds of waiting: more than any pause lasts
+    pressure.pause(0.2)
+    assert pressure.busy(time.monotonic())
+    pressure.pause(0.05)  # nobody waited
+    assert not pressure.busy(time.monotonic())
+    assert pressure.busy(time.monotonic() + background.STOP_CHECK + 0.01)  # a stale verdict counts for nothing
+    stalls.add_later(0.01, 1)  # a microsecond: well under the share of any pause
+    pressure.pause(0.2)
+    assert not pressure.busy(time.monotonic())
+
+
+def test_without_the_kernels_figures_only_requests_in_flight_count(tmp_path):
+    import time
+
+    from app import background
+
+    pressure = background.CpuPressure(str(tmp_path / "absent"))
+    pressure.pause(0.01)
+    assert not pressure.busy(time.monotonic())
+    garbled = tmp_path / "garbled"
+    garbled.write_text("some avg10=0.00\n")
+    pressure = background.CpuPressure(str(garbled))
+    pressure.pause(0.01)
+    assert not pressure.busy(time.monotonic())
+
+
+def test_a_wait_for_quiet_lasts_while_tasks_wait_for_the_cpus_and_ends_after(tmp_path):
+    import time
+
+    from app import background
+
+    stalls = StallFile(tmp_path / "cpu")
+    activity = background.Activity(background.CpuPressure(str(stalls.path)))  # no request in flight
+    busy_until = time.monotonic() + 0.6
+
+    def keep_the_cpus_contended() -> None:
+        while time.monotonic() < busy_until:
+            stalls.total += 20_000  # all of the 10 ms: some task waited all along
+            stalls.write()
+            time.sleep(0.01)
+
+    contender = threading.Thread(target=keep_the_cpus_contended)
+    contender.start()
+    activity.wait_for_quiet(time.monotonic() + WAIT)
+    contender.join(WAIT)
+    assert time.monotonic() >= busy_until
+
+
+def test_the_kernel_reports_cores_given_more_work_than_they_fit():
+    """The real ``/proc/pressure/cpu`` under real load: more spinning processes than cores."""
+    import subprocess
+    import sys
+    import time
+
+    from app import background
+
+    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2 * os.cpu_count() + 1)]
+    try:
+        time.sleep(0.2)  # every spinner is running
+        pressure = background.CpuPressure()
+        pressure.pause(0.2)
+        assert pressure.busy(time.monotonic())
+    finally:
+        for spinner in spinners:
+            spinner.kill()
+            spinner.wait()

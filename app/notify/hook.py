@@ -6,8 +6,9 @@ due (a retry, or the periodic look at other processes' rows), so retries
 are carried by later traffic with no scheduler. The hand-off happens in the
 response's close callback and returns at once (``app.background``).
 
-A pass works in the process's quiet moments: before each claim and each send it waits
-until no request is in flight (``background.Activity``), for at most
+A pass works in quiet moments: before each claim and each send it waits until
+no request is in flight in the process and no task is kept waiting for the
+machine's CPUs (``background.Activity``), for at most
 ``QUIET_WAIT`` per pass, so a burst of submissions is not slowed by the
 notifications it causes; they follow it, at most that much later.
 """
