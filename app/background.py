@@ -45,9 +45,9 @@ STOP_TIMEOUT = 20.0  # below gunicorn's default graceful timeout (30 s)
 QUIET_GAP = 0.02
 STOP_CHECK = 0.25  # the longest pause between two looks of a job waiting for a quiet moment
 CPU_PRESSURE = "/proc/pressure/cpu"  # Linux's pressure stall information for CPUs
-# The share of a pause during which some task waited for a CPU that makes the machine busy. Loaded
-# rounds of the notification benchmark keep it at 0.85-0.9 and their short lulls at 0.3-0.6; a share of
-# 0.5 let more passes into the rounds than 0.25 did (docs/notifications.md, "The machine's quiet").
+# The share of a pause during which some task waited for a CPU that makes the machine busy. Loaded rounds
+# of the notification benchmark keep it at 0.85-0.9, with dips to 0.3-0.6; at 0.5 more passes slipped into
+# the rounds than at 0.25 (docs/notifications.md, "The machine's quiet").
 CPU_BUSY_SHARE = 0.25
 
 

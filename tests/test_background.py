@@ -280,9 +280,10 @@ def test_a_pause_finds_the_cpus_busy_when_tasks_waited_for_more_than_the_share(t
     stalls = StallFile(tmp_path / "cpu")
     pressure = background.CpuPressure(str(stalls.path))
     assert pressure.busy(time.monotonic())  # nothing measured yet
-    stalls.add_later(0.01, 10_000_000)  # ten seconds of waiting: more than any pause lasts
-    pressure.pause(0.2)
+    added = stalls.add_later(0.01, 10_000_000)  # ten seconds of waiting: more than any pause lasts
+    pressure.pause(0.5)
     assert pressure.busy(time.monotonic())
+    added.join(WAIT)
     pressure.pause(0.05)  # nobody waited
     assert not pressure.busy(time.monotonic())
     assert pressure.busy(time.monotonic() + background.STOP_CHECK + 0.01)  # a stale verdict counts for nothing
