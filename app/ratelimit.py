@@ -1,7 +1,8 @@
 """Fixed-window rate limits stored in the database, so they hold across processes.
 
-Each hit is one upsert that increments a counter row and returns the new
-count; rows expire with their window and the pruner removes them.
+Each hit is one upsert that increments a counter row per window (one
+statement for all of them) and returns the new counts; rows expire with
+their window and the pruner removes them.
 """
 
 from __future__ import annotations
@@ -57,19 +58,30 @@ def hit(bucket: str, subject: str, limits: list[Limit], session: Session | None 
         with db.transaction(write=True) as own:
             return hit(bucket, subject, limits, own)
     moment = clock.now()
-    waits = []
+    windows: dict[str, tuple[datetime, list[Limit]]] = {}  # limits of the same length share their window's row
     for limit in limits:
         window = int(moment.timestamp()) // limit.seconds
         window_end = datetime.fromtimestamp((window + 1) * limit.seconds, timezone.utc)
-        statement = dialect.upsert(session, RateLimit).values(
-            key=f"{bucket}:{limit.seconds}:{subject}:{window}", count=1, expires_at=window_end
-        )
-        statement = statement.on_conflict_do_update(
-            index_elements=[RateLimit.key], set_={"count": RateLimit.count + 1}
-        ).returning(RateLimit.count)
-        if session.execute(statement).scalar_one() > limit.count:
-            waits.append(math.ceil((window_end - moment).total_seconds()))
+        windows.setdefault(f"{bucket}:{limit.seconds}:{subject}:{window}", (window_end, []))[1].append(limit)
+    counts = _count_hits(session, {key: window_end for key, (window_end, _limits) in windows.items()})
+    waits = [math.ceil((window_end - moment).total_seconds()) for key, (window_end, each) in windows.items()
+             if any(counts[key] > limit.count for limit in each)]
     return max(waits) if waits else None
+
+
+def _count_hits(session: Session, windows: dict[str, datetime]) -> dict[str, int]:
+    """Add one hit to each window's row (``key``: the window's end), in one multi-row upsert; the new counts.
+
+    One statement for all of a hit's windows: a submission checks two
+    limits, and on PostgreSQL each statement is a round trip.
+    """
+    statement = dialect.upsert(session, RateLimit).values(
+        [{"key": key, "count": 1, "expires_at": window_end} for key, window_end in windows.items()]
+    )
+    statement = statement.on_conflict_do_update(
+        index_elements=[RateLimit.key], set_={"count": RateLimit.count + 1}
+    ).returning(RateLimit.key, RateLimit.count)
+    return {key: count for key, count in session.execute(statement).all()}
 
 
 def enforce(bucket: str, subject: str, limits: list[Limit]) -> None:

@@ -193,6 +193,37 @@ def test_a_submission_and_its_rate_limit_hit_commit_together(strict_limits, clie
     assert sum(query(select(RateLimit.count))) == 3 * 2  # three hits in each of the two windows
 
 
+def test_a_submission_counts_its_hit_in_every_window_with_one_statement(strict_limits, app, client, query):
+    """Two limits, one upsert: on PostgreSQL every statement is a round trip."""
+    statements: list[str] = []
+    here = threading.get_ident()
+
+    def record(_conn, _cursor, statement: str, *_args) -> None:
+        if threading.get_ident() == here and "rate_limits" in statement:
+            statements.append(statement)
+
+    engine = db.engine_of(app)
+    event.listen(engine, "before_cursor_execute", record)
+    try:
+        assert client.post("/api/inquiries", json=VALID).status_code == 201
+    finally:
+        event.remove(engine, "before_cursor_execute", record)
+    assert len(statements) == 1
+    assert sorted(query(select(RateLimit.count))) == [1, 1]
+
+
+@pytest.fixture
+def same_length_limits(app_config):
+    app_config["SUBMIT_RATE_LIMITS"] = "3/60,2/60"
+
+
+def test_limits_of_the_same_length_share_a_window_and_the_tighter_one_refuses(same_length_limits, client, query):
+    assert client.post("/api/inquiries", json=VALID).status_code == 201
+    assert client.post("/api/inquiries", json=VALID).status_code == 201
+    assert client.post("/api/inquiries", json=VALID).status_code == 429
+    assert query(select(RateLimit.count)) == [3]
+
+
 def test_invalid_submissions_do_not_count_towards_the_limit(strict_limits, client, query):
     for _ in range(5):
         assert client.post("/api/inquiries", json={**VALID, "email": "nope"}).status_code == 422
