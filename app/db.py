@@ -11,9 +11,10 @@ Timeouts, so that a database that hangs costs a request a 503 in bounded
 time (app.errors), never a hung worker thread:
 
 * PostgreSQL: ``connect_timeout`` on every new connection, the same wait for
-  a free pooled connection, and ``statement_timeout`` in every session
-  transaction (the request's session and ``transaction()``); migrations and
-  the cleanup's batches use the engine directly and are not limited.
+  a free pooled connection, and ``statement_timeout`` set once on every new
+  connection of the app's engine (not in every transaction: that was a round
+  trip of its own each time). The cleanup's batches and migrations lift it
+  for their own transactions (``unlimited``).
 * SQLite: the busy timeout, how long a write waits for the write lock (on
   every connection, the cleanup's too).
 """
@@ -28,7 +29,7 @@ from contextlib import contextmanager
 from functools import partial
 
 from flask import Flask, current_app, g
-from sqlalchemy import Engine, create_engine, event, exc
+from sqlalchemy import Connection, Engine, create_engine, event, exc
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -51,7 +52,7 @@ def init_app(app: Flask) -> None:
     )
     factory = sessionmaker(engine, expire_on_commit=False)
     if engine.dialect.name == "postgresql":
-        event.listen(factory, "after_begin", partial(_limit_statements, _milliseconds(statement_timeout)))
+        event.listen(engine, "connect", partial(_limit_statements, _milliseconds(statement_timeout)))
     app.extensions["sundown.engine"] = engine
     app.extensions["sundown.sessionmaker"] = factory
     app.teardown_appcontext(_close_request_session)
@@ -86,10 +87,17 @@ def _milliseconds(seconds: float) -> int:
     return max(1, round(seconds * 1000))
 
 
-def _limit_statements(milliseconds: int, _session, _transaction, connection) -> None:
-    # SET LOCAL ends with the transaction, so a pooled connection never
-    # carries the limit into a migration or a cleanup batch.
-    connection.exec_driver_sql(f"SET LOCAL statement_timeout = {milliseconds}")
+def _limit_statements(milliseconds: int, dbapi_connection, _record) -> None:
+    with dbapi_connection.cursor() as cursor:
+        cursor.execute(f"SET statement_timeout = {milliseconds}")
+    dbapi_connection.commit()
+
+
+def unlimited(connection: Connection) -> None:
+    """Lift the statement timeout for the rest of ``connection``'s transaction (PostgreSQL; ``SET LOCAL`` ends
+    with it): for work no request waits for, the cleanup's batches and migrations."""
+    if connection.dialect.name == "postgresql":
+        connection.exec_driver_sql("SET LOCAL statement_timeout = 0")
 
 
 def _tune_sqlite(busy_timeout_ms: int, dbapi_connection, _record) -> None:

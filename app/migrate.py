@@ -10,6 +10,8 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import Engine
 
+from app import db
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -24,6 +26,7 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
     """Migrate the database behind ``engine`` to ``revision``."""
     cfg = alembic_config()
     with engine.begin() as connection:
+        db.unlimited(connection)  # the app's engine limits statements; an index build may take longer
         cfg.attributes["connection"] = connection
         command.upgrade(cfg, revision)
 

@@ -44,10 +44,81 @@ def test_request_transactions_are_limited_migrations_and_batches_are_not(db_kind
             with db.transaction() as session:
                 assert session.execute(show).scalar_one() == "1500ms"
             with db.get_engine().connect() as connection:  # what migrations and batches use
-                assert connection.execute(show).scalar_one() == "0"
+                with connection.begin():
+                    assert connection.execute(show).scalar_one() == "1500ms"  # set once, when it was made
+                    db.unlimited(connection)
+                    assert connection.execute(show).scalar_one() == "0"
+                with connection.begin():
+                    assert connection.execute(show).scalar_one() == "1500ms"  # lifted for that transaction only
         else:
             with db.get_engine().connect() as connection:  # SQLite: every connection
                 assert connection.exec_driver_sql("PRAGMA busy_timeout").scalar_one() == 1500
+
+
+def _slow_once(engine, prefix: str, seconds: float) -> list[str]:
+    """Before the first statement starting with ``prefix``, keep its connection busy for ``seconds`` in a
+    statement of its own (PostgreSQL's ``pg_sleep``, under that transaction's statement timeout)."""
+    slowed: list[str] = []
+
+    def slow(connection, _cursor, statement: str, *_args) -> None:
+        if statement.lstrip().startswith(prefix) and not slowed:
+            slowed.append(statement)
+            connection.exec_driver_sql(f"SELECT pg_sleep({seconds})")
+
+    sa.event.listen(engine, "before_cursor_execute", slow)
+    return slowed
+
+
+@pytest.mark.parametrize("db_kind", ["postgresql"])  # SQLite has none (its busy timeout: tests/test_db.py)
+def test_a_request_transaction_spends_no_statement_on_its_timeout(db_kind, app, client):
+    """The limit is set once per connection; a ``SET LOCAL`` in every transaction was a round trip each."""
+    statements: list[str] = []
+    here = threading.get_ident()
+
+    def record(_connection, _cursor, statement: str, *_args) -> None:
+        if threading.get_ident() == here:
+            statements.append(statement)
+
+    sa.event.listen(db.engine_of(app), "before_cursor_execute", record)
+    assert client.post("/api/inquiries", json=VALID).status_code == 201
+    sa.event.remove(db.engine_of(app), "before_cursor_execute", record)
+    assert statements and not [each for each in statements if "statement_timeout" in each]
+
+
+@pytest.mark.parametrize("db_kind", ["postgresql"])
+def test_a_statement_over_the_timeout_fails_a_request_but_not_a_cleanup_batch(db_kind, app_config, make_app, clock):
+    from app import cleanup
+    from app.models import Inquiry
+    from tests.factories import add_inquiries, aged_inquiries
+
+    app = make_app({**app_config, "DB_STATEMENT_TIMEOUT": 0.1})
+    with app.app_context():
+        with pytest.raises(sa.exc.OperationalError, match="statement timeout"):
+            db.get_session().execute(sa.text("SELECT pg_sleep(0.5)"))
+        db.get_session().rollback()
+        add_inquiries(db.get_session(), aged_inquiries(clock, [400] * 3, legal_hold=False))
+    slowed = _slow_once(db.engine_of(app), "DELETE FROM submissions", 0.5)
+    with app.app_context():
+        run = cleanup.run("test", force=True)
+        assert slowed and (run.status, run.remaining) == ("ok", 0)
+        assert db.get_session().scalar(sa.select(sa.func.count()).select_from(Inquiry)) == 0
+
+
+@pytest.mark.parametrize("db_kind", ["postgresql"])
+def test_migrations_on_the_apps_engine_outlast_its_statement_timeout(db_kind, app_config, make_app):
+    from app import migrate
+
+    app = make_app({**app_config, "DB_STATEMENT_TIMEOUT": 0.1})
+    engine = db.engine_of(app)
+    with engine.begin() as connection:  # the last migration undone, on the app's engine
+        cfg = migrate.alembic_config()
+        cfg.attributes["connection"] = connection
+        db.unlimited(connection)
+        migrate.command.downgrade(cfg, "-1")
+    slowed = _slow_once(engine, "UPDATE alembic_version", 0.5)
+    result = app.test_cli_runner().invoke(args=["db-upgrade"])
+    assert result.exit_code == 0, result.output
+    assert slowed and migrate.current_revision(engine) == migrate.head_revision()
 
 
 def test_no_free_pooled_connection_is_503_within_the_timeout(request, tmp_path, make_app):

@@ -204,6 +204,7 @@ def _one_batch(connection: Connection, target: Target, moment: Moment, size: int
     while True:
         try:
             with connection.begin():
+                db.unlimited(connection)
                 deleted, more, following = delete_batch(connection, target, moment, size, start)
                 record(connection, {**progress.deleted, target.name: progress.deleted[target.name] + deleted})
             return deleted, more, following
