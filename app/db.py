@@ -36,6 +36,7 @@ from sqlalchemy.orm import Session, sessionmaker
 log = logging.getLogger(__name__)
 
 WRITE_OPTION = "sundown_write"  # execution option: this transaction will write
+UNICODE_LOWER = "unicode_lower"  # SQL function on SQLite connections: Python's str.lower()
 WRITE_POLL = 0.001  # seconds between tries for SQLite's write lock
 CONNECT_TIMEOUT = 5  # seconds (libpq counts whole seconds, at least 2)
 STATEMENT_TIMEOUT = 5.0  # seconds; SQLite's busy timeout too
@@ -110,6 +111,12 @@ def _tune_sqlite(busy_timeout_ms: int, dbapi_connection, _record) -> None:
     # Many builds (Debian's among them) default to it; it is set, not assumed.
     cursor.execute("PRAGMA secure_delete=ON")
     cursor.close()
+    # SQLite's lower() and LIKE fold ASCII letters only; the search's walk needs every letter (app.search).
+    dbapi_connection.create_function(UNICODE_LOWER, 1, _unicode_lower, deterministic=True)
+
+
+def _unicode_lower(text: str | None) -> str | None:
+    return text.lower() if isinstance(text, str) else text
 
 
 def _begin_sqlite(busy_timeout: float, connection) -> None:

@@ -26,10 +26,10 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from sqlalchemy import ColumnElement, Engine, column, false, literal_column, or_, select, table
+from sqlalchemy import ColumnElement, Engine, column, false, func, literal_column, or_, select, table
 from sqlalchemy.orm import Session
 
-from app.db import WRITE_OPTION
+from app.db import UNICODE_LOWER, WRITE_OPTION
 from app.models import Inquiry
 
 CANDIDATE_LIMIT = 20_000
@@ -55,12 +55,46 @@ def found_ids(session: Session, query: str) -> list[int] | None:
     return None
 
 
-def contains(query: str) -> ColumnElement[bool]:
-    """The plain substring test on the three columns (``ILIKE``; ``LIKE`` on SQLite, ASCII case folding)."""
-    pattern = f"%{escape_like(query)}%"
-    return or_(*(
-        field.ilike(pattern, escape=LIKE_ESCAPE) for field in (Inquiry.name, Inquiry.email, Inquiry.message)
-    ))
+def contains(session: Session, query: str) -> ColumnElement[bool]:
+    """The plain substring test on the three columns, case-insensitive: ``ILIKE``.
+
+    SQLite's ``LIKE`` folds ASCII letters only, while its FTS5 index folds
+    every letter, so whether "münchen" found "MÜNCHEN" would depend on how
+    common the text is. There a query with letters beyond ASCII that have a
+    case is matched on the columns lowered in Python (``db.UNICODE_LOWER``),
+    after a ``LIKE`` on the query's longest stretch without such letters, so
+    that only rows that can match are lowered (docs/inbox.md). PostgreSQL
+    folds case as the database's ``LC_CTYPE`` does.
+    """
+    fields = (Inquiry.name, Inquiry.email, Inquiry.message)
+    if session.get_bind().dialect.name == "sqlite" and any(map(_cased_beyond_ascii, query)):
+        return or_(*(_lowered_contains(field, query) for field in fields))
+    return or_(*(_ilike(field, query) for field in fields))
+
+
+def _ilike(field, text: str) -> ColumnElement[bool]:
+    return field.ilike(f"%{escape_like(text)}%", escape=LIKE_ESCAPE)
+
+
+def _lowered_contains(field, query: str) -> ColumnElement[bool]:
+    lowered = func.instr(getattr(func, UNICODE_LOWER)(field), query.lower()) > 0
+    stretch = max(_stretches_without_case_beyond_ascii(query), key=len)
+    return _ilike(field, stretch) & lowered if stretch.strip() else lowered
+
+
+def _cased_beyond_ascii(char: str) -> bool:
+    return not char.isascii() and char.lower() != char.upper()
+
+
+def _stretches_without_case_beyond_ascii(text: str) -> list[str]:
+    stretches, current = [], ""
+    for char in text:
+        if _cased_beyond_ascii(char):
+            stretches.append(current)
+            current = ""
+        else:
+            current += char
+    return [*stretches, current]
 
 
 def escape_like(query: str) -> str:

@@ -76,6 +76,19 @@ def test_common_text_walks_the_folder_instead_of_the_index(admin_client, db_sess
     assert found(admin_client, "delivery 3") == [ids[3]]
 
 
+@pytest.mark.parametrize("db_kind", ["sqlite"])  # PostgreSQL folds as its LC_CTYPE does (the tests' cluster: C)
+@pytest.mark.parametrize("candidates", [search.CANDIDATE_LIMIT, 3], ids=["rare text: the index", "common: the walk"])
+def test_rare_and_common_text_fold_every_letters_case_alike(admin_client, db_session, clock, monkeypatch, candidates):
+    monkeypatch.setattr(search, "CANDIDATE_LIMIT", candidates)
+    ids = add_inquiries(db_session, [inquiry(clock, message=f"Grüße aus MÜNCHEN, Ärger Nr. {i}") for i in range(5)])
+    (greek,) = add_inquiries(db_session, [inquiry(clock, name="ΣΩΚΡΆΤΗΣ Παππάς", message="other")])
+    assert found(admin_client, "münchen") == ids
+    assert found(admin_client, "ärger nr. 3") == [ids[3]]
+    assert found(admin_client, "GRÜSSE") == []  # case, not spelling: ß stays ß
+    assert found(admin_client, "σωκράτης") == [greek]
+    assert found(admin_client, "aus münchen") == ids  # ASCII beside the rest
+
+
 def test_inquiries_the_index_names_are_looked_up_by_id_not_by_walking_the_folder(
         app, admin_client, db_session, clock, db_kind):
     """SQLite's planner, with no statistics, walked the folder's index for them: 263 ms at 1,100,000 rows."""
@@ -197,7 +210,7 @@ def test_the_migration_indexes_inquiries_that_already_exist(database_url, db_kin
 def test_a_rare_search_is_answered_from_the_index(app, db_session, clock, db_kind):
     ids = add_inquiries(db_session, [inquiry(clock, message=MARKER), inquiry(clock, message="other")])
     # PostgreSQL's search is the ILIKE test itself; whether a trigram index can serve it is asked below.
-    found = listed(db_session, query=MARKER) if db_kind == "sqlite" else search.contains(MARKER)
+    found = listed(db_session, query=MARKER) if db_kind == "sqlite" else search.contains(db_session, MARKER)
     statement = select(Inquiry.id).where(found)
     compiled = statement.compile(db_session.get_bind(), compile_kwargs={"literal_binds": True})
     if db_kind == "sqlite":

@@ -91,7 +91,7 @@ def listed(session: Session, policy: Policy = INBOX, query: str = "", show: str 
     ids = search.found_ids(session, query) if query else None
     if ids is None:
         condition = visible_now(session, policy) & shown(show)
-        return condition & search.contains(query) if query else condition
+        return condition & search.contains(session, query) if query else condition
     if not ids:
         return false()
     # The index named the inquiries, so SQLite must look them up by id. With the folder's status
