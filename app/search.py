@@ -87,14 +87,7 @@ def _cased_beyond_ascii(char: str) -> bool:
 
 
 def _stretches_without_case_beyond_ascii(text: str) -> list[str]:
-    stretches, current = [], ""
-    for char in text:
-        if _cased_beyond_ascii(char):
-            stretches.append(current)
-            current = ""
-        else:
-            current += char
-    return [*stretches, current]
+    return "".join("\0" if _cased_beyond_ascii(char) else char for char in text).split("\0")
 
 
 def escape_like(query: str) -> str:
