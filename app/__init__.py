@@ -11,7 +11,25 @@ from typing import Any
 
 from flask import Flask
 
-from app import admin, auth, background, cleanup, cli, config, db, errors, i18n, intake, logs, metrics, notify, public, security
+from app import (
+    admin,
+    auth,
+    background,
+    cleanup,
+    cli,
+    config,
+    db,
+    errors,
+    gone,
+    health,
+    i18n,
+    intake,
+    logs,
+    metrics,
+    notify,
+    public,
+    security,
+)
 
 
 def create_app(overrides: dict[str, Any] | None = None) -> Flask:
@@ -37,7 +55,9 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
     background.init_app(app)  # the runner for work after responses, off the connection
     cleanup.init_app(app)  # the after-response cleanup and POST /internal/cleanup
     notify.init_app(app)  # notifications from the outbox after responses, and POST /internal/deliver
-    app.register_blueprint(public.bp)  # /, /api/inquiries, /privacy, /healthz
+    gone.init_app(app)  # after a delete or an erasure: the index purged and the WAL truncated, off the connection
+    app.register_blueprint(public.bp)  # /, /api/inquiries, /privacy
+    app.register_blueprint(health.bp)  # /healthz
     app.register_blueprint(auth.bp)  # /auth: passkey login, enrollment, logout
     app.register_blueprint(admin.bp)  # /admin: every page behind the login
     errors.init_app(app)

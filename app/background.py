@@ -14,6 +14,12 @@ nothing left to do; the next handoff starts it again. At interpreter exit
 jobs finish their current step and the thread is joined for at most
 ``STOP_TIMEOUT`` seconds.
 
+``after_response(app, name, due, job)`` is the one way work reaches the
+runner: after each request for which ``due()`` gives a reason, once the
+response is sent, ``job`` runs on the runner in a fresh app context.
+``Memory`` is what a feature's process remembers of when its work can next
+be due, so that a request with nothing due does no database work at all.
+
 ``activity_of(app)`` counts the requests the process is serving, so a job
 can wait for a quiet moment before each step that costs CPU
 (``Activity.wait_for_quiet``): work after responses then takes the gaps
@@ -31,8 +37,13 @@ import threading
 import time
 import weakref
 from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from typing import Any, ClassVar, Self
 
-from flask import Flask, g
+from flask import Flask, current_app, g
+
+from app import clock
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +70,7 @@ class Runner:
 
     def __init__(self) -> None:
         self.stopping = threading.Event()
+        self.hand_offs: dict[str, Callable] = {}  # the ``after_response`` hooks by job name
         self._lock = threading.Lock()
         self._idle = threading.Condition(self._lock)
         self._queue: dict[str, Callable[[], None]] = {}
@@ -231,6 +243,67 @@ def runner_of(app: Flask) -> Runner:
 def submit(app: Flask, name: str, job: Callable[[], None]) -> bool:
     """Hand ``job`` to the runner of ``app`` (see ``Runner.submit``)."""
     return runner_of(app).submit(name, job)
+
+
+Job = Callable[[Any, Callable[[], bool]], None]  # job(reason, should_stop)
+
+
+def after_response(app: Flask, name: str, due: Callable[[], Any], job: Job) -> None:
+    """After each response of ``app`` for which ``due()`` gives a reason, run ``job(reason, should_stop)`` off it.
+
+    ``due`` runs at the end of every request, in it (``g`` and the process's
+    memory are at hand), so it must be cheap; None means nothing to do. The
+    job is handed to the runner in the response's close callback, which
+    returns at once, and runs in a fresh app context; ``should_stop`` turns
+    true when the process is stopping. A job's failure is logged, never raised.
+    """
+    def hand_off(response):
+        reason = due()
+        if reason is not None:
+            response.call_on_close(partial(submit, app, name, partial(_in_app_context, app, name, job, reason)))
+        return response
+
+    runner_of(app).hand_offs[name] = hand_off
+    app.after_request(hand_off)
+
+
+def _in_app_context(app: Flask, name: str, job: Job, reason: Any) -> None:
+    with app.app_context():
+        try:
+            job(reason, runner_of(app).stopping.is_set)
+        except Exception:  # noqa: BLE001 - nobody waits for work after a response; log and move on
+            log.exception("%s after a response failed (%s)", name, reason)
+
+
+@dataclass
+class Memory:
+    """What a feature's process remembers: ``next_due_ms``, the epoch ms before which nothing can be due.
+
+    A shortcut only (0: ask the database at the next request); the database
+    decides. A subclass names its ``EXTENSION`` and adds what else it keeps.
+    """
+
+    EXTENSION: ClassVar[str]
+    next_due_ms: int = 0
+
+    @classmethod
+    def install(cls, app: Flask) -> None:
+        """Give ``app`` a fresh memory."""
+        app.extensions[cls.EXTENSION] = cls()
+
+    @classmethod
+    def of(cls, app: Flask) -> Self:
+        """The memory of ``app``."""
+        return app.extensions[cls.EXTENSION]
+
+    @classmethod
+    def current(cls) -> Self:
+        """The memory of the current app."""
+        return cls.of(current_app)
+
+    def is_due(self) -> bool:
+        """Whether the memory allows that something is due now (the database decides)."""
+        return clock.epoch_ms(clock.now()) >= self.next_due_ms
 
 
 def _after_fork_in_child() -> None:

@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import json
 import urllib.error
-from pathlib import Path
 import urllib.request
+from pathlib import Path
 
 import click
-from flask_babel import force_locale
 from flask import Flask, current_app
 from flask.cli import with_appcontext
+from flask_babel import force_locale
 
+from app import backup, cleanup, db, devserver, health, migrate
+from app.auth import invites
 from app.models import CleanupStatus
-
-from app import backup, db, migrate
-from app import cleanup
+from app.notify import deliver
 from app.people import cli as people_cli
 
 
@@ -65,8 +65,6 @@ def prune_command(force: bool, dry_run: bool) -> None:
 @with_appcontext
 def deliver_command() -> None:
     """Send the notifications that are due now (for idle sites; requests do it otherwise)."""
-    from app.notify import deliver
-
     summary = deliver.deliver_due()
     click.echo(f"{summary.attempts} attempted: {summary.counts['done']} delivered, "
                f"{summary.counts['pending']} to retry, {summary.counts['failed']} failed")
@@ -83,8 +81,6 @@ def admin_group() -> None:
 @with_appcontext
 def admin_invite(name: str, recover: bool) -> None:
     """Print a one-time link that lets NAME register a passkey."""
-    from app.auth import invites
-
     session = db.get_session()
     try:
         with force_locale("en"):  # operator output stays English
@@ -99,8 +95,6 @@ def admin_invite(name: str, recover: bool) -> None:
 @with_appcontext
 def admin_first_link() -> None:
     """Print an enrollment link for the first admin, only while there is no admin."""
-    from app.auth import invites
-
     session = db.get_session()
     url = invites.first_admin_link(session)
     if url is None:
@@ -122,10 +116,9 @@ def health_command(url: str | None, timeout: float) -> None:
     if url:
         healthy, report = _ask_server(url, timeout)
     else:
-        from app.public import healthz
-
-        response, status = healthz()
-        healthy, report = status == 200, response.get_json()
+        report = health.checks()
+        healthy = all(report.values())
+        report["ok"] = healthy
     click.echo(json.dumps(report, sort_keys=True))
     if not healthy:
         click.get_current_context().exit(1)
@@ -149,8 +142,6 @@ def _ask_server(url: str, timeout: float) -> tuple[bool, dict]:
 @with_appcontext
 def dev_server(port: int | None) -> None:
     """Serve on 127.0.0.1 for development (make run): last, a box with the address to open."""
-    from app import devserver
-
     devserver.serve(current_app._get_current_object(), port)
 
 

@@ -11,7 +11,7 @@ import math
 import os
 import secrets
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -24,7 +24,7 @@ from sqlalchemy.exc import ArgumentError
 # None of these imports this module (no cycle): ratelimit and retention need only
 # app.clock, app.db, app.dialect and app.models.
 from app import db, i18n
-from app.notify.settings import parse_address, parse_emails, parse_secret, parse_smtp_url, parse_webhook_url
+from app.parsing import ConfigurationError, parse_address, parse_emails, parse_secret, parse_smtp_url, parse_webhook_url
 from app.ratelimit import parse_limits
 from app.retention import MAX_DAYS, MIN_DAYS
 
@@ -68,15 +68,11 @@ DEFAULTS: dict[str, Any] = {
     "DELIVERY_RETRY_BASE": 60,
     "WTF_CSRF_TIME_LIMIT": None,
     "WTF_CSRF_SSL_STRICT": True,
-    "CLOCK": lambda: datetime.now(timezone.utc),
+    "CLOCK": lambda: datetime.now(UTC),
     "RANDOM_BYTES": secrets.token_bytes,
 }
 
 DEVELOPMENT_DEFAULTS = {"ORIGIN": "http://localhost:5000", "RP_ID": "localhost"}
-
-
-class ConfigurationError(RuntimeError):
-    """A setting with no safe default is missing or wrong; the message says which."""
 
 
 # Values arrive JSON-decoded from the environment ("3600" as 3600, "1.5" as
@@ -141,7 +137,8 @@ SECONDS = "a positive whole number of seconds"
 TEXT = "a non-empty string (quote one that reads as JSON, e.g. '\"2024\"')"
 LIMITS_TEXT = "comma-separated count/seconds pairs of positive whole numbers, e.g. 5/60,50/86400"
 SQL_BACKENDS = ("sqlite", "postgresql", "postgres")  # app.db maps postgres:// too
-UNSHOWN = {"SECRET_KEY", "CLEANUP_TOKEN", "METRICS_TOKEN", "DATABASE_URL", "SMTP_URL", "WEBHOOK_SECRET"}  # may hold secrets: never logged
+# These may hold secrets: never logged.
+UNSHOWN = {"SECRET_KEY", "CLEANUP_TOKEN", "METRICS_TOKEN", "DATABASE_URL", "SMTP_URL", "WEBHOOK_SECRET"}
 
 # Every setting but ENV (checked first), ORIGIN (_origins) and RP_ID (needs
 # ORIGIN). CLOCK and RANDOM_BYTES are injected by tests and left alone;
@@ -174,13 +171,15 @@ SETTINGS: list[tuple[str, Callable[[Any], Any], str]] = [
     # 0 is allowed: at least one batch always runs, so it means one batch a run.
     ("CLEANUP_TIME_BUDGET", _rule(_float, lambda n: n >= 0), "a number of seconds, 0 or more"),
     ("CLEANUP_BACKLOG_RETRY", POSITIVE, SECONDS),
-    ("CLEANUP_YIELD", _optional(_rule(_float, lambda n: n >= 0)), "a number of at least 0, or null for the database's default"),
+    ("CLEANUP_YIELD", _optional(_rule(_float, lambda n: n >= 0)),
+     "a number of at least 0, or null for the database's default"),
     ("CLEANUP_LEASE", POSITIVE, SECONDS),
     ("CLEANUP_TOKEN", _optional(_rule(_string, lambda s: len(s) >= 16)), "unset or a string of at least 16 characters"),
     ("METRICS_TOKEN", _optional(_rule(_string, lambda s: len(s) >= 16)), "unset or a string of at least 16 characters"),
     ("LOG_FORMAT", _rule(_string, lambda s: s in ("text", "json")), "text or json"),
     ("DB_POOL_SIZE", POSITIVE, "a positive whole number of connections"),
-    ("DB_CONNECT_TIMEOUT", _rule(_integer, lambda n: n >= 2), "a whole number of seconds, at least 2 (PostgreSQL's minimum)"),
+    ("DB_CONNECT_TIMEOUT", _rule(_integer, lambda n: n >= 2),
+     "a whole number of seconds, at least 2 (PostgreSQL's minimum)"),
     ("DB_STATEMENT_TIMEOUT", _rule(_float, lambda n: n > 0), "a positive number of seconds"),
     ("SMTP_URL", _optional(_rule(_string, parse_smtp_url)),
      "unset or smtp://host:25, smtp+starttls://user:pass@host:587 or smtps://user:pass@host:465"),

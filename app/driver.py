@@ -33,8 +33,8 @@ class Compiled:
     def parameters(self, values: dict[str, Any]) -> Any:
         """``values`` (by bind name) as the driver takes them."""
         laid_out = [value if process is None else process(value)
-                    for value, process in zip((values[name] for name in self.names), self.processors)]
-        return tuple(laid_out) if self.positional else dict(zip(self.names, laid_out))
+                    for value, process in zip((values[name] for name in self.names), self.processors, strict=False)]
+        return tuple(laid_out) if self.positional else dict(zip(self.names, laid_out, strict=False))
 
 
 def compile_for(statement: Any, database: Dialect) -> Compiled:

@@ -5,12 +5,12 @@ from __future__ import annotations
 import logging
 
 from flask import Flask, jsonify, render_template, request
+from flask_babel import lazy_gettext as _l
 from flask_login import current_user
 from flask_wtf.csrf import CSRFError
 from gunicorn.http.errors import ParseException
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
-from flask_babel import lazy_gettext as _l
 from werkzeug.exceptions import BadRequest, HTTPException, InternalServerError, ServiceUnavailable
 
 log = logging.getLogger(__name__)
@@ -82,7 +82,10 @@ def render_error(error: HTTPException):
 
 
 def _error_template() -> str:
-    """The admin frame (navigation, a link back to the inbox) for a logged-in admin under /admin; else the public one."""
+    """The admin frame (navigation, a link back to the inbox) for a logged-in admin under /admin.
+
+    Anyone else gets the public one.
+    """
     in_admin = request.path == "/admin" or request.path.startswith("/admin/")
     if in_admin and current_user.is_authenticated:
         return "admin/error.html"

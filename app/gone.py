@@ -11,8 +11,8 @@ purge of the index and a ``TRUNCATE`` checkpoint (``db.forget_deleted``):
 * a cleanup run that deleted rows: at its end, on the runner or the CLI
   (``app.cleanup.runs``);
 * an admin's delete or erasure: ``after_response()``, handed to the
-  background runner once the response is sent, so the admin never waits
-  for the checkpoint;
+  background runner once the response is sent (``background.after_response``),
+  so the admin never waits for the checkpoint;
 * ``flask people erase`` and ``flask erasures apply``: ``now()``.
 
 PostgreSQL has no such switch: dead tuples stay until vacuum, and the WAL
@@ -23,9 +23,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from functools import partial
 
-from flask import Flask, after_this_request, current_app
+from flask import Flask, g
 
 from app import background, db, search
 
@@ -48,19 +47,19 @@ def now(should_stop: Callable[[], bool] = lambda: False) -> bool:
     return db.forget_deleted(engine) and purged
 
 
+def init_app(app: Flask) -> None:
+    """After a response whose request deleted personal data, forget it on the background runner."""
+    background.after_response(app, JOB, _requested, _forget)
+
+
 def after_response() -> None:
-    """Once the current response is sent, checkpoint and truncate the WAL on the background runner."""
-    app = current_app._get_current_object()
-
-    @after_this_request
-    def hand_off(response):
-        response.call_on_close(partial(background.submit, app, JOB, partial(_forget_quietly, app)))
-        return response
+    """Once the current response is sent, purge the index and truncate the WAL on the background runner."""
+    g.forget_deleted = True
 
 
-def _forget_quietly(app: Flask) -> None:
-    with app.app_context():
-        try:
-            now(background.runner_of(app).stopping.is_set)
-        except Exception:  # noqa: BLE001 - nobody is waiting; the next delete's checkpoint retries
-            log.exception("the search index purge or the WAL checkpoint after a delete failed")
+def _requested() -> bool | None:
+    return g.pop("forget_deleted", None)
+
+
+def _forget(_reason: bool, should_stop: Callable[[], bool]) -> None:
+    now(should_stop)

@@ -26,6 +26,8 @@ from babel.dates import format_datetime
 from flask import Blueprint, Flask, current_app, g, has_request_context, jsonify, redirect, request, url_for
 from flask_babel import Babel, force_locale, format_number, get_locale, gettext, ngettext
 
+from app.urls import safe_next  # the same rule as after login
+
 LOCALES = ("en", "ja", "zh_Hans")  # catalog names; a page says zh-Hans (BCP 47)
 NAMES = {"en": "English", "ja": "日本語", "zh_Hans": "简体中文"}  # each in its own language
 COOKIE = "lang"
@@ -134,8 +136,6 @@ def switch(locale: str):
     A plain link, so it works without JavaScript; choosing a language
     changes no data, so GET is right here.
     """
-    from app.auth.web import safe_next  # the same rule as after login
-
     chosen = normalize(locale)
     response = redirect(safe_next(request.args.get("next")) or url_for("public.inquiry_form"), 303)
     if chosen:

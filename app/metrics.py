@@ -18,11 +18,17 @@ import hmac
 import logging
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from flask import Blueprint, Flask, Response, current_app, g, request
 from prometheus_client import (
-    CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, Counter, Histogram, disable_created_metrics, generate_latest,
+    CONTENT_TYPE_LATEST,
+    REGISTRY,
+    CollectorRegistry,
+    Counter,
+    Histogram,
+    disable_created_metrics,
+    generate_latest,
 )
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.multiprocess import MultiProcessCollector
@@ -33,8 +39,8 @@ from werkzeug.datastructures import WWWAuthenticate
 from werkzeug.exceptions import Forbidden, NotFound, Unauthorized
 
 from app import db
-from app.config import ConfigurationError
 from app.models import CleanupRun, CleanupStatus
+from app.parsing import ConfigurationError
 
 log = logging.getLogger(__name__)
 bp = Blueprint("metrics", __name__)
@@ -68,10 +74,8 @@ def init_app(app: Flask) -> None:
     if app.config["METRICS_TOKEN"] and not directory and "gunicorn" in os.environ.get("SERVER_SOFTWARE", ""):
         log.warning("metrics without %s under gunicorn: each worker counts alone (use gunicorn.conf.py)",
                     MULTIPROC_DIR)
-    from app.cleanup.targets import TARGETS  # app.cleanup imports this module
-
     for counter, labels in ((INQUIRIES, INQUIRY_OUTCOMES), (LOGINS, LOGIN_OUTCOMES),
-                            (CLEANUP_RUNS, RUN_STATUSES), (CLEANUP_DELETED, [t.name for t in TARGETS])):
+                            (CLEANUP_RUNS, RUN_STATUSES)):
         for label in labels:
             counter.labels(label)  # present as 0 from the start, so rates work from the first scrape
     for channel in DELIVERY_CHANNELS:
@@ -80,6 +84,12 @@ def init_app(app: Flask) -> None:
     app.before_request(_start_timer)
     app.after_request(_observe)
     app.register_blueprint(bp)
+
+
+def declare_cleanup_targets(names: Iterable[str]) -> None:
+    """Show each cleanup target's deleted rows as 0 from the start (the cleanup names them)."""
+    for name in names:
+        CLEANUP_DELETED.labels(name)
 
 
 def count_inquiry(outcome: str) -> None:

@@ -17,13 +17,12 @@ from typing import NoReturn
 from flask import Blueprint, current_app, jsonify, redirect, render_template, request, url_for
 from flask_babel import lazy_gettext as _l
 from flask_wtf.csrf import CSRFError
-from sqlalchemy import select
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.orm import Session
 from werkzeug.exceptions import Forbidden, HTTPException, TooManyRequests, UnsupportedMediaType
 
-from app import cleanup, clock, db, errors, intake, metrics, migrate, notify, ratelimit, retention, spam
+from app import cleanup, clock, db, errors, intake, metrics, notify, ratelimit, retention, spam
 from app.models import InquiryStatus
 from app.security import csrf
 from app.validation import FIELDS, validate_inquiry
@@ -133,25 +132,6 @@ def privacy():
         "public/privacy.html", retention_days=retention.retention_days(session),
         spam_retention_days=retention.spam_retention_days(session),
     )
-
-
-@bp.get("/healthz")
-def healthz():
-    """200 when the database answers and is migrated to head; 503 otherwise.
-
-    A database that does not answer a new connection is reported within
-    ``DB_CONNECT_TIMEOUT`` seconds.
-    """
-    checks = {"database": False, "migrations": False}
-    try:
-        with db.get_engine().connect() as connection:
-            connection.execute(select(1))
-        checks["database"] = True
-        checks["migrations"] = migrate.current_revision(db.get_engine()) == migrate.head_revision()
-    except Exception:  # noqa: BLE001 - any failure means "not healthy"
-        current_app.logger.warning("health check failed", exc_info=True)
-    healthy = all(checks.values())
-    return jsonify(ok=healthy, **checks), 200 if healthy else 503
 
 
 def _accept_form(values: dict[str, str], token: str | None):

@@ -11,7 +11,7 @@ import hashlib
 import hmac
 import math
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from flask import current_app, request
 from flask_babel import gettext as _
@@ -61,7 +61,7 @@ def hit(bucket: str, subject: str, limits: list[Limit], session: Session | None 
     windows: dict[str, tuple[datetime, list[Limit]]] = {}  # limits of the same length share their window's row
     for limit in limits:
         window = int(moment.timestamp()) // limit.seconds
-        window_end = datetime.fromtimestamp((window + 1) * limit.seconds, timezone.utc)
+        window_end = datetime.fromtimestamp((window + 1) * limit.seconds, UTC)
         windows.setdefault(f"{bucket}:{limit.seconds}:{subject}:{window}", (window_end, []))[1].append(limit)
     counts = _count_hits(session, {key: window_end for key, (window_end, _limits) in windows.items()})
     waits = [math.ceil((window_end - moment).total_seconds()) for key, (window_end, each) in windows.items()

@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from flask import current_app
 from sqlalchemy import ColumnElement, and_, func, or_, select
@@ -173,5 +173,5 @@ def preview(session: Session, days: int, policy: Policy = INBOX) -> Preview:
         select(func.count(), func.min(Inquiry.created_at)).where(condition)
     ).one()
     if oldest is not None and oldest.tzinfo is None:
-        oldest = oldest.replace(tzinfo=timezone.utc)
+        oldest = oldest.replace(tzinfo=UTC)
     return Preview(days, count, oldest)

@@ -26,7 +26,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from sqlalchemy import ColumnElement, Engine, column, false, func, literal_column, or_, select, table
+from sqlalchemy import ColumnElement, Engine, column, func, literal_column, or_, select, table
 from sqlalchemy.orm import Session
 
 from app.db import UNICODE_LOWER, WRITE_OPTION

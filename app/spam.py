@@ -47,7 +47,7 @@ import json
 import logging
 import re
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from functools import lru_cache
 from typing import Any
@@ -116,7 +116,8 @@ def _keys(secret_key: str) -> tuple[str, str]:
 def _macs(secret_key: str) -> tuple[Any, Any]:
     """HMAC-SHA256 states keyed with ``_keys``, to copy for each solution (keying one costs as much as using it)."""
     challenge_key, key_key = _keys(secret_key)
-    return hmac.new(challenge_key.encode(), digestmod=hashlib.sha256), hmac.new(key_key.encode(), digestmod=hashlib.sha256)
+    return (hmac.new(challenge_key.encode(), digestmod=hashlib.sha256),
+            hmac.new(key_key.encode(), digestmod=hashlib.sha256))
 
 
 def issue() -> dict[str, Any]:
@@ -157,7 +158,7 @@ def check_solution(raw: Any) -> Verdict:
     if not _key_matches(derived_key, parameters["keySignature"], key_mac):
         return Verdict(Reason.INVALID)
     try:  # signed by us, so ``data`` is what ``issue()`` made
-        expires_at = datetime.fromtimestamp(int(parameters["data"]["expires"]), timezone.utc)
+        expires_at = datetime.fromtimestamp(int(parameters["data"]["expires"]), UTC)
     except (*_PAYLOAD_ERRORS, OverflowError, OSError):
         return Verdict(Reason.INVALID)
     if clock.now() >= expires_at:
@@ -328,7 +329,8 @@ def _insert_consuming(connection: Connection, values: dict[str, Any], verdict: V
 def _consuming_insert() -> Any:
     """PostgreSQL's one statement for a solved submission (a data-modifying CTE, which SQLite lacks)::
 
-        WITH used AS (INSERT INTO used_challenges ... ON CONFLICT (expires_at, signature) DO NOTHING RETURNING signature)
+        WITH used AS (INSERT INTO used_challenges ...
+                      ON CONFLICT (expires_at, signature) DO NOTHING RETURNING signature)
         INSERT INTO submissions (..., status)
         VALUES (..., CASE WHEN EXISTS (SELECT FROM used) THEN 'inbox' ELSE 'spam' END) RETURNING id, status
 
@@ -381,6 +383,6 @@ def _signer() -> Signer:
 def _rendered_at(token: str) -> datetime | None:
     try:
         milliseconds = int(_signer().unsign(token))
-        return datetime.fromtimestamp(milliseconds / 1000, timezone.utc)
+        return datetime.fromtimestamp(milliseconds / 1000, UTC)
     except (BadSignature, ValueError, OverflowError, OSError):
         return None

@@ -18,8 +18,10 @@ MULTILINE = {"message"}
 INVALID_EMAIL = _l("Enter a valid email address, like name@example.com.")
 EMAIL_MESSAGES = (
     ("An email address must have an @-sign.", _l("Enter a valid email address: it needs an @, like name@example.com.")),
-    ("There must be something before the @-sign.", _l("Enter a valid email address: add the part before the @, like name@example.com.")),
-    ("There must be something after the @-sign.", _l("Enter a valid email address: add the part after the @, like name@example.com.")),
+    ("There must be something before the @-sign.",
+     _l("Enter a valid email address: add the part before the @, like name@example.com.")),
+    ("There must be something after the @-sign.",
+     _l("Enter a valid email address: add the part after the @, like name@example.com.")),
     ("The part after the @-sign is not valid. It should have a period.",
      _l("Enter a valid email address: the part after the @ needs a dot, like name@example.com.")),
     ('The email address has the "full-width" at-sign', _l("Use the ordinary @ sign, not the full-width ＠.")),

@@ -32,7 +32,7 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from bench.client import OpenLoop, Samples
 from bench.context import wait_until
@@ -114,7 +114,7 @@ def _trial(ctx, template, method: str, name: str, variant: str = "shipped", budg
             begun = time.time()
             due_at = begun + WARM + ctx.sizes["idle_seconds"]
             # A delete trial keeps the claim an hour away; a cleanup trial's falls due after the idle phase.
-            last = utcnow() if method == "delete" else datetime.fromtimestamp(due_at - INTERVAL, timezone.utc)
+            last = utcnow() if method == "delete" else datetime.fromtimestamp(due_at - INTERVAL, UTC)
             database.set_last_cleanup(last)
             with OpenLoop(server.port, ctx.sizes["rate"]) as traffic:  # the same schedule every trial
                 started, finished, rows = _delete(database, method, due_at)
@@ -183,7 +183,7 @@ def shipped_defaults(ctx, template) -> None:
     kind = database.kind
     try:
         with serve(database.url, ctx.workdir, f"backlog-defaults-{kind}") as server:
-            database.set_last_cleanup(datetime.fromtimestamp(time.time() + WARM - INTERVAL, timezone.utc))
+            database.set_last_cleanup(datetime.fromtimestamp(time.time() + WARM - INTERVAL, UTC))
             with OpenLoop(server.port, ctx.sizes["rate"], seed=11, limit_seconds=limit + 60):
                 runs = _runs_until_clear(database, time.monotonic() + limit)
     finally:

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import time
 from contextlib import contextmanager, nullcontext
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from bench.client import Connection, warm_every_worker
 from bench.context import wait_until
@@ -105,7 +105,7 @@ def _warm_until_due(ctx, database, server_port: int, warm_limit: float) -> tuple
     pause = ctx.sizes["pause"]
     for _ in range(3):
         due_at = time.time() + warm_limit + 2.5 * pause
-        database.set_last_cleanup(datetime.fromtimestamp(due_at - INTERVAL, timezone.utc))
+        database.set_last_cleanup(datetime.fromtimestamp(due_at - INTERVAL, UTC))
         warm_every_worker(server_port)
         if time.time() + pause <= _a_moment(due_at, pause):
             return due_at, warm_limit

@@ -89,7 +89,7 @@ class Samples:
         self.statuses.append(status)
         self.latencies.append(latency)
 
-    def extend(self, other: "Samples") -> None:
+    def extend(self, other: Samples) -> None:
         self.latencies += other.latencies
         self.started += other.started
         self.statuses += other.statuses
@@ -123,10 +123,10 @@ class Samples:
         """The longest latency (0 when empty)."""
         return max(self.latencies, default=0.0)
 
-    def between(self, start: float, end: float) -> "Samples":
+    def between(self, start: float, end: float) -> Samples:
         """The requests due to start within [start, end)."""
         picked = Samples(elapsed=end - start)
-        for t, s, lat in zip(self.started, self.statuses, self.latencies):
+        for t, s, lat in zip(self.started, self.statuses, self.latencies, strict=False):
             if start <= t < end:
                 picked.add(t, s, lat)
         return picked
@@ -180,7 +180,7 @@ def submit_count(port: int, total: int, threads: int = 4) -> Samples:
             samples.add(started, status, latency)
         connection.close()
 
-    return _merge(results, _run_threads(run, list(zip(results, shares))))
+    return _merge(results, _run_threads(run, list(zip(results, shares, strict=False))))
 
 
 class OpenLoop:
@@ -222,7 +222,7 @@ class OpenLoop:
             connection.close()
             samples.add(scheduled + offset, status, time.perf_counter() - scheduled)
 
-    def __enter__(self) -> "OpenLoop":
+    def __enter__(self) -> OpenLoop:
         for thread in self.threads:
             thread.start()
         return self

@@ -12,7 +12,7 @@ from __future__ import annotations
 import shutil
 import time
 from collections.abc import Iterator
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import sqlalchemy as sa
@@ -36,13 +36,13 @@ def epoch_of(value) -> float:
     if isinstance(value, str):
         value = datetime.fromisoformat(value)
     if value.tzinfo is None:
-        value = value.replace(tzinfo=timezone.utc)
+        value = value.replace(tzinfo=UTC)
     return value.timestamp()
 
 
 def utcnow() -> datetime:
     """The wall clock (benchmarks run against real time)."""
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def realistic_rows(expired: int, recent: int = 0, seed: int = 1) -> Iterator[dict]:
@@ -67,7 +67,7 @@ class Database:
         self.engine = make_engine(url)
 
     @classmethod
-    def sqlite(cls, directory: Path, name: str) -> "Database":
+    def sqlite(cls, directory: Path, name: str) -> Database:
         """A fresh migrated SQLite file."""
         _remove_sqlite_files(directory / f"{name}.db")
         database = cls("sqlite", f"sqlite:///{directory / f'{name}.db'}")
@@ -75,7 +75,7 @@ class Database:
         return database
 
     @classmethod
-    def postgresql(cls, cluster, name: str) -> "Database":
+    def postgresql(cls, cluster, name: str) -> Database:
         """A fresh migrated database on ``cluster``."""
         admin_url = cluster.url("postgres")
         _admin_sql(admin_url, f"DROP DATABASE IF EXISTS {name}", f"CREATE DATABASE {name}")
@@ -136,7 +136,7 @@ class Database:
         with self.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
             conn.exec_driver_sql("VACUUM ANALYZE")
 
-    def copy(self, name: str) -> "Database":
+    def copy(self, name: str) -> Database:
         """An identical copy named ``name`` (a file copy; on PostgreSQL a template copy)."""
         self.dispose()
         if self.kind == "sqlite":

@@ -37,6 +37,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
+from datetime import UTC
 
 import altcha
 from sqlalchemy import text
@@ -114,7 +115,7 @@ def throughput(ctx, database, sizes, on_settings: dict, variant: str = "shipped"
         for _round in range(sizes["rounds"]):
             bodies = {port: solved_bodies(port, sizes["batch"]) for port in ports}
             by_port = paired_loop(ports, bodies, sizes["seconds"])
-            for name, port in zip(names, ports):
+            for name, port in zip(names, ports, strict=False):
                 means[name].append(statistics.mean(by_port[port].latencies))
             on_requests.extend(by_port[servers["on"].port])
             off_requests.extend(by_port[servers["off"].port])
@@ -192,12 +193,12 @@ def wait_delivered(engine, after_id: int, count: int, timeout: float = 120) -> l
 
 def _seconds(value) -> float:
     """A stored timestamp (PostgreSQL: aware datetime; SQLite: naive UTC text) as epoch seconds."""
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     if isinstance(value, str):
         value = datetime.fromisoformat(value)
     if value.tzinfo is None:
-        value = value.replace(tzinfo=timezone.utc)
+        value = value.replace(tzinfo=UTC)
     return value.timestamp()
 
 

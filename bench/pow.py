@@ -21,7 +21,8 @@
 Difficulty does not change the server's costs (the deterministic challenge
 with a key signature is verified by two HMACs), so the throughput servers use
 ``POW_MAX_NUMBER=10`` to keep pre-solving cheap; the solve figures use the
-default. ``python -m bench`` runs all of it (``run``); this module's own\n``main`` runs parts of it and prints plain lines.
+default. ``python -m bench`` runs all of it (``run``); this module's own
+``main`` runs parts of it and prints plain lines.
 """
 
 from __future__ import annotations
@@ -82,7 +83,8 @@ def main() -> None:
                 control = throughput_ratio(workdir, url, "bench.pow_app:app", rounds=3).value
                 caught = control < GOAL
                 failed |= not caught
-                print(f"pow_throughput_ratio.{kind}: {figure:.3f} (goal >= {GOAL}: {'met' if figure >= GOAL else 'MISSED'})")
+                print(f"pow_throughput_ratio.{kind}: {figure:.3f} "
+                      f"(goal >= {GOAL}: {'met' if figure >= GOAL else 'MISSED'})")
                 print(f"pow_throughput_ratio_control.{kind}: {control:.3f} "
                       f"(slowed verification {'caught' if caught else 'NOT CAUGHT'})")
     finally:
@@ -191,7 +193,8 @@ def run(ctx) -> None:
         ctx.report.add("pow_throughput_ratio", figure.value, f"≥ {GOAL}", kind,
                        "2 gunicorn servers 2x4, on and off, 4 keep-alive clients", samples=samples, ratio=figure)
         control.figures.append(ctx.report.add("pow_throughput_ratio", slowed.value, f"≥ {GOAL}", kind,
-                                              samples=f"{len(slowed.rounds)} rounds of {4 * 2 * per_client} submissions",
+                                              samples=f"{len(slowed.rounds)} rounds of "
+                                                      f"{4 * 2 * per_client} submissions",
                                               ratio=slowed, variant="slow_verify"))
     ctx.report.control(control)
 

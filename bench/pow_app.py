@@ -11,6 +11,8 @@ wrapped around ``app.spam.check_solution`` here, for this app only.
 
 from __future__ import annotations
 
+import contextlib
+
 import altcha
 from flask import current_app
 
@@ -23,10 +25,8 @@ _check = spam.check_solution
 def _slow_check(raw):
     challenge_key, key_key = spam._keys(current_app.config["SECRET_KEY"])
     for _ in range(EXTRA_CHECKS):
-        try:
+        with contextlib.suppress(ValueError, KeyError, TypeError, AttributeError, RecursionError):
             altcha.verify_solution(altcha.Payload.from_base64(raw), challenge_key, hmac_key_secret=key_key)
-        except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
-            pass
     return _check(raw)
 
 

@@ -14,7 +14,7 @@ import operator
 import os
 import platform
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from bench.stats import Ratio
@@ -102,7 +102,7 @@ class Report:
         self.mode = mode
         self.figures: list[Figure] = []
         self.controls: list[Control] = []
-        self.started = datetime.now(timezone.utc)
+        self.started = datetime.now(UTC)
         self.load_at_start = os.getloadavg()[0]
         self.seconds = 0.0
         self.picture = ""

@@ -19,9 +19,9 @@ from __future__ import annotations
 import time
 
 from app import create_app, db, search
-from bench.stats import median
 from bench.report import Control
 from bench.servers import server_env
+from bench.stats import median
 from devtools.admins import log_in, site_settings
 from devtools.realistic import Rows
 

@@ -34,7 +34,7 @@ def cyclic_ratios(values: list[float]) -> list[float]:
 
 def ratios(numerators: list[float], denominators: list[float]) -> list[float]:
     """Per-round ratios of two equally long lists."""
-    return [a / b for a, b in zip(numerators, denominators)]
+    return [a / b for a, b in zip(numerators, denominators, strict=False)]
 
 
 @dataclass

@@ -59,7 +59,7 @@ def _panel(kind: str, trial, rows: int, warm: float, top: float) -> list[str]:
                'fill-opacity="0.06"/>')
     out.append(f'<text x="{LEFT + 4}" y="{top + PLOT_H - 6}" fill="#666">warm-up, not counted</text>')
     stride = max(1, len(samples.latencies) // MAX_DOTS)
-    for t, status, latency in list(zip(samples.started, samples.statuses, samples.latencies))[::stride]:
+    for t, status, latency in list(zip(samples.started, samples.statuses, samples.latencies, strict=False))[::stride]:
         out.append(_dot(x(t), y(latency), 200 <= status < 300))
     for moment, label, colour in ((trial.started, "run starts", "#c60"), (trial.finished, "run ends", "#080")):
         out.append(f'<line x1="{x(moment):.1f}" x2="{x(moment):.1f}" y1="{top}" y2="{top + PLOT_H}" '

@@ -68,7 +68,7 @@ def _count_request() -> None:
 def counters():
     """``GET /_bench/counters``: every worker's counts so far, as JSON."""
     with _shared.get_lock():
-        return jsonify(dict(zip(COUNTERS, _shared[:])))
+        return jsonify(dict(zip(COUNTERS, _shared[:], strict=False)))
 
 
 def instrument(app: Flask) -> Flask:
@@ -79,9 +79,19 @@ def instrument(app: Flask) -> Flask:
     return app
 
 
-def _run_now(_app, _name, job) -> bool:
-    job()  # in the close callback: the connection waits, as in the first version
-    return True
+def _run_inline(app: Flask, job_name: str, feature) -> None:
+    """``job_name`` runs inside the close callback, with no wait for a quiet moment, as the first version did."""
+    runner = background.runner_of(app)
+    queued = runner.submit
+
+    def submit(name, job) -> bool:
+        if name != job_name:
+            return queued(name, job)
+        job()  # in the close callback: the connection waits
+        return True
+
+    runner.submit = submit
+    feature.background = SimpleNamespace(activity_of=lambda _app: _NO_WAIT)
 
 
 def _plain_begin(_busy_timeout, connection) -> None:
@@ -101,20 +111,16 @@ def build(variant: str) -> Flask:
         db._begin_sqlite = _plain_begin  # looked up when create_app makes the engine
     app = create_app()
     if variant == "off":
-        app.after_request_funcs[None].remove(hook._hand_off_after_close)
+        app.after_request_funcs[None].remove(background.runner_of(app).hand_offs[hook.JOB])
     elif variant == "always_due":
         runs.is_due = lambda: True
     elif variant == "inline":
-        # As the first version did: run at once, on the connection, with no wait for a quiet moment.
-        hook.background = SimpleNamespace(submit=_run_now, runner_of=background.runner_of,
-                                          activity_of=lambda _app: _NO_WAIT)
+        _run_inline(app, hook.JOB, hook)
     elif variant == "secure_delete_off":
         # Listeners run in order: this one after the app's own tuning, which turns it on.
         event.listen(db.engine_of(app), "connect", _secure_delete_off)
     elif variant == "notify_inline":
-        # As the first version did: sent at once, on the connection, with no wait for a quiet moment.
-        notify_hook.background = SimpleNamespace(submit=_run_now, runner_of=background.runner_of,
-                                                 activity_of=lambda _app: _NO_WAIT)
+        _run_inline(app, notify_hook.JOB, notify_hook)
     elif variant not in ("shipped", "stock_lock"):
         raise ValueError(f"unknown BENCH_VARIANT {variant!r}")
     return app

@@ -73,7 +73,7 @@ class Cluster:
             command = ["runuser", "-u", "postgres", "--", *command]
         subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
-    def start(self) -> "Cluster":
+    def start(self) -> Cluster:
         """Create and start the cluster; return self."""
         if self.as_root:
             shutil.chown(self.root, "postgres", "postgres")

@@ -25,9 +25,10 @@ AGENTS = [
     "Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0",
     "Mozilla/5.0 (Linux; Android 15; Pixel 9) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Mobile Safari/537",
 ]
-WORDS = ("hello we would like to ask about your opening hours delivery invoice order number refund "
-         "please could you send more information regarding the offer thank you kind regards best "
-         "appointment next week tuesday morning contract renewal price quote for twelve units").split()
+WORDS = ["hello", "we", "would", "like", "to", "ask", "about", "your", "opening", "hours", "delivery", "invoice",
+         "order", "number", "refund", "please", "could", "you", "send", "more", "information", "regarding", "the",
+         "offer", "thank", "you", "kind", "regards", "best", "appointment", "next", "week", "tuesday", "morning",
+         "contract", "renewal", "price", "quote", "for", "twelve", "units"]
 
 MIN_MESSAGE, MAX_MESSAGE = 200, 5000
 HOLD_SHARE = 0.05

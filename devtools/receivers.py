@@ -58,7 +58,7 @@ class Certificate:
 
         key = ec.generate_private_key(ec.SECP256R1())
         name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "Sundown test mail")])
-        now = dt.datetime.now(dt.timezone.utc)
+        now = dt.datetime.now(dt.UTC)
         certificate = (
             x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
             .serial_number(x509.random_serial_number())
@@ -229,7 +229,7 @@ class WebhookReceiver:
         except WebhookVerificationError:
             verified = False
         try:
-            signed_at = dt.datetime.fromtimestamp(int(lower["webhook-timestamp"]), dt.timezone.utc)
+            signed_at = dt.datetime.fromtimestamp(int(lower["webhook-timestamp"]), dt.UTC)
             expected = hook.sign(lower["webhook-id"], signed_at, body.decode()).split(",", 1)[1]
             signature_ok = any(part.split(",", 1)[-1] == expected for part in lower["webhook-signature"].split())
         except (KeyError, ValueError):

@@ -14,13 +14,12 @@ from __future__ import annotations
 import itertools
 import os
 import shutil
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 import sqlalchemy as sa
 
-from app import background, db
-from app import create_app
+from app import background, create_app, db
 from app.db import get_session, make_engine
 from app.migrate import upgrade
 from devtools import admins
@@ -64,7 +63,7 @@ class FakeClock:
     """An injectable clock that moves only when told."""
 
     def __init__(self, start: datetime | None = None):
-        self.moment = start or datetime(2026, 6, 1, 12, 0, tzinfo=timezone.utc)
+        self.moment = start or datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 
     def __call__(self) -> datetime:
         return self.moment

@@ -8,7 +8,7 @@ server; ``add_inquiries`` stores such values in one statement.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import insert
 from sqlalchemy.orm import Session
@@ -20,7 +20,7 @@ Clock = Callable[[], datetime]
 
 def wall_clock() -> datetime:
     """The real time, which a real server runs on."""
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def inquiry(clock: Clock, days_old: float = 1, **values) -> dict:

@@ -116,7 +116,8 @@ def test_place_and_release_hold_with_reason_and_audit(admin_client, db_session, 
     assert post(admin_client, f"/admin/inquiries/{row}/release", {}).status_code == 303
     db_session.refresh(held)
     assert (held.legal_hold, held.hold_reason, held.hold_by, held.held_at) == (False, None, None, None)
-    assert [entry[:3] for entry in audit_entries(db_session)] == [("Ada", "hold_placed", 1), ("Ada", "hold_released", 1)]
+    assert [entry[:3] for entry in audit_entries(db_session)] == [("Ada", "hold_placed", 1),
+                                                                   ("Ada", "hold_released", 1)]
 
 
 def test_hold_needs_a_short_reason(admin_client, db_session, clock):

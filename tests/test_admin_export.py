@@ -12,7 +12,8 @@ import pytest
 from sqlalchemy import delete, event
 
 from app import db
-from app.admin.export import HEADER, neutralise
+from app.admin.export import HEADER
+from app.csvstream import neutralise
 from app.models import Inquiry
 from tests.factories import add_inquiries, inquiry, numbered_inquiries
 

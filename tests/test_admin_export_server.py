@@ -73,7 +73,8 @@ def open_transactions(engine, db_kind: str) -> int:
     try:
         conn.execute("PRAGMA busy_timeout=100")
         # A real change: SQLite skips writing a row whose bytes do not change.
-        conn.execute("UPDATE submissions SET user_agent = hex(randomblob(8)) WHERE id = (SELECT min(id) FROM submissions)")
+        conn.execute("UPDATE submissions SET user_agent = hex(randomblob(8)) "
+                     "WHERE id = (SELECT min(id) FROM submissions)")
         busy, _log, _done = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
         return busy
     finally:

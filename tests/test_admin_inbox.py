@@ -134,7 +134,8 @@ def test_detail_shows_whole_message_escaped_with_line_breaks(admin_client, db_se
     message = "Line one\nLine two <script>alert(1)</script>\n\n  indented"
     (row,) = add_inquiries(db_session, [inquiry(clock, message=message)])
     page = admin_client.get(f"/admin/inquiries/{row}").get_data(as_text=True)
-    assert '<div class="message-body">Line one\nLine two &lt;script&gt;alert(1)&lt;/script&gt;\n\n  indented</div>' in page
+    assert ('<div class="message-body">Line one\nLine two &lt;script&gt;alert(1)&lt;/script&gt;\n\n  indented</div>'
+            in page)
     assert "<script>alert" not in page
 
 

@@ -10,8 +10,8 @@ import pytest
 from sqlalchemy import select
 
 from app.models import AuditEntry, Delivery, Setting
-from tests.helpers import csrf_token
 from devtools.receivers import Certificate, MailServer, WebhookReceiver
+from tests.helpers import csrf_token
 
 PAGE = "/admin/notifications"
 SECRET_SHOWN = re.compile(r'<code class="secret" id="new-secret">(whsec_[A-Za-z0-9+/=]+)</code>')

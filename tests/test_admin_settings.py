@@ -8,7 +8,7 @@ import pytest
 from sqlalchemy import insert, select
 
 from app import cleanup, retention
-from app.models import AuditEntry, Setting, Inquiry
+from app.models import AuditEntry, Inquiry, Setting
 from tests.factories import add_inquiries, inquiry
 from tests.helpers import csrf_token
 

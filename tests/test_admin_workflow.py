@@ -96,7 +96,8 @@ def test_answered_by_survives_the_admin_being_removed(admin_client, clock, query
     other = app.test_client()
     grace = login("Grace", as_client=other)
     post(other, f"/admin/inquiries/{row}/answered")
-    query.using(lambda session: (session.execute(Admin.__table__.delete().where(Admin.id == grace.id)), session.commit()))
+    query.using(lambda session: (session.execute(Admin.__table__.delete().where(Admin.id == grace.id)),
+                                 session.commit()))
     assert state(query, row)[1:] == (clock(), None)  # ON DELETE SET NULL: the answer stays, its author goes
     assert "Answered by a removed admin" in admin_client.get(f"/admin/inquiries/{row}").get_data(as_text=True)
 

@@ -8,7 +8,7 @@ import re
 import pytest
 from sqlalchemy import select
 
-from app.models import Admin, AdminLogin, Passkey, OneTimeSecret
+from app.models import Admin, AdminLogin, OneTimeSecret, Passkey
 from tests.softauthn import PasskeyBrowser, SoftAuthenticator, invite
 
 

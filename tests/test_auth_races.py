@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import threading
 
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from app.models import Admin, AdminLogin, Passkey
 from tests.softauthn import PasskeyBrowser, invite

@@ -169,6 +169,6 @@ def test_a_failure_outside_the_batches_is_logged_and_never_reaches_the_response(
         raise ConnectionError("database gone")
 
     monkeypatch.setattr(runs, "run_if_due", database_gone)
-    with caplog.at_level(logging.ERROR, logger="app.cleanup"):
+    with caplog.at_level(logging.ERROR, logger="app.background"):
         assert submit_inquiry(client) == 201
-    assert "cleanup after inquiry_api failed" in caplog.text
+    assert "cleanup after a response failed (inquiry_api)" in caplog.text

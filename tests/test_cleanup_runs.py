@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import os
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -17,7 +17,17 @@ from app.cleanup import claim, runs, state
 from app.clock import epoch_ms
 from app.config import ConfigurationError
 from app.db import get_session
-from app.models import Admin, AdminLogin, CleanupRun, Delivery, RateLimit, Setting, Inquiry, OneTimeSecret, UsedChallenge
+from app.models import (
+    Admin,
+    AdminLogin,
+    CleanupRun,
+    Delivery,
+    Inquiry,
+    OneTimeSecret,
+    RateLimit,
+    Setting,
+    UsedChallenge,
+)
 from tests.factories import add_inquiries, aged_inquiries, inquiry
 from tests.helpers import query_plan, submit_inquiry
 
@@ -208,7 +218,7 @@ def test_property_only_expired_unheld_rows_are_ever_deleted(
 ):
     with app.app_context():
         session = _fresh_state(app)
-        clock.moment = datetime(2020, 1, 1, tzinfo=timezone.utc) + timedelta(days=offset_days)
+        clock.moment = datetime(2020, 1, 1, tzinfo=UTC) + timedelta(days=offset_days)
         days = int(retention) if retention and retention.lstrip("-").isdigit() and 1 <= int(retention) <= 3650 else 180
         cutoff = clock() - timedelta(days=days)
         if retention is not None:
@@ -216,7 +226,8 @@ def test_property_only_expired_unheld_rows_are_ever_deleted(
         session.commit()
         # Ages are scattered around the cutoff, to the second, including exactly at it.
         add_inquiries(session, [
-            inquiry(clock, created_at=cutoff + timedelta(seconds=seconds, days=extra_days if seconds >= 0 else -extra_days),
+            inquiry(clock,
+                    created_at=cutoff + timedelta(seconds=seconds, days=extra_days if seconds >= 0 else -extra_days),
                     legal_hold=hold)
             for seconds, extra_days, hold in rows
         ])
@@ -259,7 +270,7 @@ def test_the_oldest_expired_rows_of_the_busiest_tables_are_found_by_an_index(db_
     from app.cleanup.targets import TARGETS
 
     [target] = [each for each in TARGETS if each.name == target_name]
-    statement = select(target.model).where(target.age < datetime(2026, 1, 1, tzinfo=timezone.utc)) \
+    statement = select(target.model).where(target.age < datetime(2026, 1, 1, tzinfo=UTC)) \
         .order_by(target.age).limit(500)
     plan = query_plan(db_session, statement)
     if db_session.get_bind().dialect.name == "sqlite":

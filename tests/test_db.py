@@ -52,7 +52,6 @@ def test_a_writer_that_never_gets_the_lock_fails_after_the_busy_timeout(app_conf
     holder = threading.Thread(target=hold_write_lock, args=(path, 1.0, held))
     holder.start()
     assert held.wait(WAIT)
-    with app.app_context(), pytest.raises(OperationalError, match="locked"):
-        with db.transaction(write=True):
-            pass
+    with app.app_context(), pytest.raises(OperationalError, match="locked"), db.transaction(write=True):
+        pass
     holder.join(WAIT)

@@ -112,7 +112,8 @@ def test_a_command_line_erasure_leaves_no_trace(app, runner, clock):
 
 def test_deleting_all_spam_leaves_no_trace(app, admin_client, clock):
     with app.app_context():
-        (spam,) = add_inquiries(db.get_session(), [inquiry(clock, 1, status="spam", message=f"Buy {MARKER} now {INDEX_MARKER}")])
+        (spam,) = add_inquiries(db.get_session(),
+                                [inquiry(clock, 1, status="spam", message=f"Buy {MARKER} now {INDEX_MARKER}")])
     assert holds_marker(app)
     assert post(admin_client, "/admin/spam/delete-all", {"confirm": "1", "through": str(spam)}) == 303
     settle(app)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 import json
 import re
+from datetime import UTC
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -17,7 +18,8 @@ from app.models import Admin
 from tests.helpers import VALID, csrf_token
 
 ROOT = Path(__file__).resolve().parent.parent
-CATALOGS = {locale: ROOT / "app" / "translations" / locale / "LC_MESSAGES" / "messages.po" for locale in ("ja", "zh_Hans")}
+CATALOGS = {locale: ROOT / "app" / "translations" / locale / "LC_MESSAGES" / "messages.po"
+            for locale in ("ja", "zh_Hans")}
 PLACEHOLDER = re.compile(r"%\(\w+\)s|\{\w+\}")
 JA = {"Accept-Language": "ja-JP,ja;q=0.9,en;q=0.5"}
 ZH = {"Accept-Language": "zh-CN,zh;q=0.9"}
@@ -147,7 +149,8 @@ def test_json_api_errors_in_japanese_keep_their_structure(client):
     english = client.post("/api/inquiries", json={**VALID, "email": "a＠example.com", "name": ""})
     japanese = client.post("/api/inquiries", json={**VALID, "email": "a＠example.com", "name": ""}, headers=JA)
     assert english.status_code == japanese.status_code == 422
-    assert english.json.keys() == japanese.json.keys() and english.json["errors"].keys() == japanese.json["errors"].keys()
+    assert (english.json.keys() == japanese.json.keys()
+            and english.json["errors"].keys() == japanese.json["errors"].keys())
     assert japanese.json["errors"] == {"name": "この項目は必須です。",
                                        "email": "全角の「＠」ではなく、半角の「@」を使ってください。"}
     assert english.json["errors"]["email"] == "Use the ordinary @ sign, not the full-width ＠."
@@ -226,22 +229,22 @@ def test_admin_choice_applies_in_a_browser_without_the_cookie(app, client, login
 
 
 def test_admin_language_refuses_unknown_values_and_needs_csrf(admin_client, query):
-    response = admin_client.post("/admin/account/language", data={"locale": "fr",
-                                                                   "csrf_token": csrf_token(admin_client, "/admin/account")})
+    response = admin_client.post("/admin/account/language",
+                                 data={"locale": "fr", "csrf_token": csrf_token(admin_client, "/admin/account")})
     assert response.status_code == 303
     assert query.scalar(select(Admin.locale).where(Admin.name == "Ada")) is None
     assert admin_client.post("/admin/account/language", data={"locale": "ja"}).status_code == 400
 
 
 def test_japanese_times_and_numbers(app):
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from flask_babel import force_locale
 
     app.config["TIME_ZONE"] = "Asia/Tokyo"
     with app.test_request_context("/"), force_locale("ja"):
-        assert i18n.local_time(datetime(2026, 12, 2, 5, 5, tzinfo=timezone.utc)) == "2026年12月2日 14:05 JST"
+        assert i18n.local_time(datetime(2026, 12, 2, 5, 5, tzinfo=UTC)) == "2026年12月2日 14:05 JST"
         assert i18n.number(1234567) == "1,234,567"
         assert i18n.days(3) == "3日"
     with app.test_request_context("/"), force_locale("en"):
-        assert i18n.local_time(datetime(2026, 12, 2, 5, 5, tzinfo=timezone.utc)) == "2026-12-02 14:05 JST"
+        assert i18n.local_time(datetime(2026, 12, 2, 5, 5, tzinfo=UTC)) == "2026-12-02 14:05 JST"

@@ -15,9 +15,9 @@ from contextlib import contextmanager
 from urllib.parse import urlencode
 
 import pytest
+from gunicorn.http.errors import ChunkMissingTerminator, InvalidChunkSize, NoMoreData
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from gunicorn.http.errors import ChunkMissingTerminator, InvalidChunkSize, NoMoreData
 from sqlalchemy import func, select
 
 from app import background, create_app, db, intake
@@ -345,6 +345,7 @@ def test_broken_framing_on_another_form_is_400_not_500(client):
 @pytest.mark.parametrize("path", ["/auth/logout", "/admin/settings", "/auth/login/verify"])
 def test_every_other_body_is_received_whole_before_anything_reads_it(client, path):
     cut_short = client.post(path, content_type=FORM, environ_overrides=framed(b"csrf_token=abc", declared=500))
-    assert cut_short.status_code == 400 and "ended after 14 of its declared 500 bytes" in cut_short.get_data(as_text=True)
+    assert (cut_short.status_code == 400
+            and "ended after 14 of its declared 500 bytes" in cut_short.get_data(as_text=True))
     too_large = client.post(path, content_type=FORM, environ_overrides=framed(b"x" * (64 * 1024 + 1)))
     assert too_large.status_code == 413  # chunked and over the limit: refused, never cut silently

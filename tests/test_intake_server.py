@@ -400,10 +400,7 @@ def requests(draw):
     else:
         if kind == "oversized":
             fields["filler"] = "x" * LIMIT
-        if path == "/":
-            body = urlencode({**fields, "csrf_token": "{token}"}).encode()
-        else:
-            body = json.dumps(fields).encode()
+        body = urlencode({**fields, "csrf_token": "{token}"}).encode() if path == "/" else json.dumps(fields).encode()
     content_type = draw(st.one_of(st.sampled_from(RIGHT_TYPE[path]), st.sampled_from(OTHER_TYPES)))
     framing = draw(st.one_of(st.sampled_from(COMPLETE), st.sampled_from(INCOMPLETE)))
     shape = {"chunk": draw(st.integers(1, 9000)), "cut": draw(st.floats(0, 1, exclude_max=True)),

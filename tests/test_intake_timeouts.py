@@ -7,6 +7,7 @@ real server on both databases is in ``test_intake_server.py``.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import socket
 import threading
@@ -183,18 +184,14 @@ class Switch:
         except OSError:
             pass
         for sock in (source, sink):
-            try:
+            with contextlib.suppress(OSError):
                 sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
 
     def _close_all(self) -> None:
         with self.lock:
             for sock in self.sockets:
-                try:
+                with contextlib.suppress(OSError):
                     sock.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
                 sock.close()
             self.sockets.clear()
 

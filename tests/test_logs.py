@@ -8,7 +8,6 @@ JSON logs is in test_deploy_caddy.py.
 from __future__ import annotations
 
 import json
-
 import logging
 
 import pytest
@@ -121,9 +120,8 @@ def test_a_whole_journey_logs_no_personal_data(app_config, make_app, capsys, cap
 
 def test_a_logged_database_error_shows_its_sql_but_not_its_parameters(json_app, capsys):
     with json_app.app_context():
-        with pytest.raises(DBAPIError) as raised:
-            with db.get_engine().connect() as connection:
-                connection.execute(text("INSERT INTO no_such_table VALUES (:name)"), {"name": PERSON["name"]})
+        with pytest.raises(DBAPIError) as raised, db.get_engine().connect() as connection:
+            connection.execute(text("INSERT INTO no_such_table VALUES (:name)"), {"name": PERSON["name"]})
         capsys.readouterr()
         logging.getLogger("app.errors").error("database error", exc_info=raised.value)
     [line] = json_lines(capsys.readouterr().err)

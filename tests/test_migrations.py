@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import sqlalchemy as sa
 from alembic import command
@@ -15,7 +15,7 @@ from app.migrate import alembic_config, current_revision, head_revision, upgrade
 from app.models import Base, Inquiry
 from app.search import is_search_index
 
-NOW = datetime(2026, 6, 1, tzinfo=timezone.utc)
+NOW = datetime(2026, 6, 1, tzinfo=UTC)
 
 
 def _made_by_models(object_, name, type_, reflected, compare_to) -> bool:
@@ -90,7 +90,8 @@ def test_the_lean_writes_migration_keeps_every_delivery_and_used_challenge_both_
              "next_attempt_at": NOW, "idempotency_key": f"msg_{channel}", "created_at": NOW,
              "finished_at": NOW if status == "done" else None}
             for channel, status in (("email", "done"), ("webhook", "pending"))])
-    keys = sa.select(Delivery.__table__.c.idempotency_key, Delivery.__table__.c.status).order_by(Delivery.__table__.c.id)
+    keys = sa.select(Delivery.__table__.c.idempotency_key,
+                     Delivery.__table__.c.status).order_by(Delivery.__table__.c.id)
     _downgrade(engine, "0006")
     assert "uq_outbox_idempotency_key" in {each["name"] for each in sa.inspect(engine).get_unique_constraints("outbox")}
     assert sa.inspect(engine).get_pk_constraint("used_challenges")["constrained_columns"] == ["signature"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import threading
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from email.message import EmailMessage
 from email.policy import default as default_policy
 from email.utils import format_datetime
@@ -20,10 +20,10 @@ from sqlalchemy import event, select, update
 from app import cleanup, db
 from app.models import Delivery, DeliveryStatus, Inquiry, InquiryStatus, Setting
 from app.notify import deliver, email, outbox
+from devtools.receivers import Certificate, MailServer, WebhookReceiver
 from tests.conftest import FakeClock
 from tests.factories import add_inquiries, aged_inquiries, inquiry
 from tests.helpers import VALID, csrf_token, settle, solution, submit_inquiry
-from devtools.receivers import Certificate, MailServer, WebhookReceiver
 
 SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 ADMIN_ADDRESS = "admin@example.org"
@@ -33,7 +33,7 @@ DELIVERIES = select(Delivery).order_by(Delivery.id)
 @pytest.fixture
 def clock() -> FakeClock:
     """Wall time (whole seconds) to start with, so receivers accept the signed timestamps."""
-    return FakeClock(datetime.now(timezone.utc).replace(microsecond=0))
+    return FakeClock(datetime.now(UTC).replace(microsecond=0))
 
 
 @pytest.fixture(scope="module")
@@ -215,9 +215,8 @@ def test_an_inquiry_deleted_before_delivery_is_never_sent(client, app, db_sessio
     receiver.status = 503
     submit_inquiry(client)
     assert statuses(query) == [("email", "pending", 1), ("webhook", "pending", 1)]
-    with app.app_context():
-        with db.transaction(write=True) as session:
-            session.execute(Inquiry.__table__.delete())
+    with app.app_context(), db.transaction(write=True) as session:
+        session.execute(Inquiry.__table__.delete())
     assert query.count(Delivery) == 0  # ON DELETE CASCADE
     mail.start()
     receiver.status = 204
@@ -228,11 +227,10 @@ def test_an_inquiry_deleted_before_delivery_is_never_sent(client, app, db_sessio
 
 def test_the_cleanup_deletes_outbox_rows_with_their_inquiries_and_old_finished_ones(app, db_session, clock, query):
     old, young = add_inquiries(db_session, aged_inquiries(clock, [200, 1]))
-    with app.app_context():
-        with db.transaction() as session:
-            outbox.enqueue(session, [old], ["email"])
-            outbox.enqueue(session, [young], ["email", "webhook"])
-            outbox.enqueue_test(session, ["webhook"])
+    with app.app_context(), db.transaction() as session:
+        outbox.enqueue(session, [old], ["email"])
+        outbox.enqueue(session, [young], ["email", "webhook"])
+        outbox.enqueue_test(session, ["webhook"])
     rows = query(DELIVERIES)
     finished = {rows[1].id: 40, rows[2].id: 10, rows[3].id: 40}  # days ago; rows[0] (old inquiry's) stays pending
     with app.app_context():
@@ -252,9 +250,8 @@ def test_two_processes_racing_send_each_delivery_exactly_once(app, app_config, m
                                                                query, mail, receiver):
     other = make_app(app_config)
     ids = add_inquiries(db_session, aged_inquiries(clock, [0.01] * 15))
-    with app.app_context():
-        with db.transaction() as session:
-            outbox.enqueue(session, ids, ["email", "webhook"])
+    with app.app_context(), db.transaction() as session:
+        outbox.enqueue(session, ids, ["email", "webhook"])
     start = threading.Barrier(4)
 
     def sender(application):
@@ -276,9 +273,8 @@ def test_two_processes_racing_send_each_delivery_exactly_once(app, app_config, m
 def _enqueue_aged(app, db_session, clock, count: int) -> list[int]:
     """``count`` inquiries with an e-mail and a webhook delivery each, not yet sent."""
     ids = add_inquiries(db_session, aged_inquiries(clock, [0.01] * count))
-    with app.app_context():
-        with db.transaction() as session:
-            outbox.enqueue(session, ids, ["email", "webhook"])
+    with app.app_context(), db.transaction() as session:
+        outbox.enqueue(session, ids, ["email", "webhook"])
     return ids
 
 
@@ -287,7 +283,7 @@ def test_an_emails_header_classes_are_made_once_and_its_bytes_stay_the_standard_
         made = EmailMessage(policy=policy)
         made["From"], made["To"] = "sundown@example.org", "admin@example.org, ops@example.org"
         made["Subject"] = "新しいお問い合わせ #7"
-        made["Date"] = format_datetime(datetime(2026, 12, 2, 13, 5, tzinfo=timezone.utc))
+        made["Date"] = format_datetime(datetime(2026, 12, 2, 13, 5, tzinfo=UTC))
         made["Message-ID"] = "<msg_0123@localhost>"
         made.set_content("New inquiry #7\n\nhttp://localhost/admin/inquiries/7\n")
         return made
@@ -372,9 +368,8 @@ def test_a_sender_that_died_holding_a_lease_is_replaced_once_the_lease_runs_out(
     # A second, whose response is not yet closed; its leases taken by hand: a process that died mid-send.
     response = client.post("/api/inquiries", json={**VALID, "altcha": solution(client)})
     pending = [row.id for row in query(DELIVERIES) if row.status == DeliveryStatus.PENDING]
-    with app.app_context():
-        with db.transaction() as session:
-            assert all(outbox.claim(session, each, clock()) for each in pending)
+    with app.app_context(), db.transaction() as session:
+        assert all(outbox.claim(session, each, clock()) for each in pending)
     response.close()
     settle(app)
     assert sum(row.status == DeliveryStatus.PENDING for row in query(DELIVERIES)) == 2  # leased: skipped

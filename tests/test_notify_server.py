@@ -21,10 +21,10 @@ from sqlalchemy import func, select
 from app.db import make_engine
 from app.models import Delivery
 from bench.client import port_of
+from devtools.receivers import Certificate, MailServer, WebhookReceiver
 from devtools.server import running_server
 from tests.conftest import new_database_url
 from tests.helpers import VALID
-from devtools.receivers import Certificate, MailServer, WebhookReceiver
 
 pytestmark = pytest.mark.slow
 

@@ -9,8 +9,8 @@ import json
 import pytest
 from sqlalchemy import event, select
 
-from app.models import AuditEntry, Erasure, Inquiry
 from app import db
+from app.models import AuditEntry, Erasure, Inquiry
 from app.people import erasure, lookup, records
 from tests.factories import add_inquiries, inquiry
 from tests.helpers import csrf_token, query_plan, settle
@@ -96,7 +96,7 @@ def test_the_csv_export_neutralises_formulas_and_lists_audit_entries(admin_clien
     assert text.startswith("\ufeff")
     rows = list(csv.reader(io.StringIO(text[1:])))
     assert tuple(rows[0]) == records.HEADER
-    by_id = {int(row[0]): dict(zip(records.HEADER, row)) for row in rows[1:]}
+    by_id = {int(row[0]): dict(zip(records.HEADER, row, strict=False)) for row in rows[1:]}
     assert set(by_id) == {ids["old"], ids["held"], ids["spam"], ids["inbox"]}
     assert by_id[ids["inbox"]]["message"] == "'=SUM(A1)"
     assert by_id[ids["inbox"]]["audit"] == f"2026-06-01 12:00:00 Grace: marked_not_spam (inquiry #{ids['inbox']})"

@@ -6,7 +6,7 @@ import json
 import shutil
 import sqlite3
 import threading
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -48,8 +48,8 @@ def test_people_find_lists_every_inquiry_of_the_address(runner, db_session, cloc
 
 
 def test_people_commands_refuse_an_invalid_address(runner):
-    for command in (["people", "find", "nope"], ["people", "export", "nope"], ["people", "erase", "x@", "--yes"]):
-        result = runner.invoke(args=command)
+    for args in (["people", "find", "nope"], ["people", "export", "nope"], ["people", "erase", "x@", "--yes"]):
+        result = runner.invoke(args=args)
         assert result.exit_code == 2 and "not a valid e-mail address" in result.output
 
 
@@ -69,7 +69,7 @@ def test_people_erase_asks_unless_yes_and_keeps_held_inquiries(runner, db_sessio
     assert query.count(Inquiry) == 4
     result = runner.invoke(args=["people", "erase", ADA, "--yes"])
     assert result.exit_code == 0, result.output
-    assert "kept: #%d is on legal hold (Claim 42)" % ids["held"] in result.output
+    assert f"kept: #{ids['held']} is on legal hold (Claim 42)" in result.output
     assert "erased 2 inquiries, 1 kept on legal hold" in result.output
     assert sorted(query(select(Inquiry.id))) == sorted([ids["held"], ids["other"]])
     assert query.rows(select(Erasure.count, Erasure.kept_on_hold, Erasure.actor)) == [
@@ -207,7 +207,7 @@ def test_the_erasures_migration_downgrades_and_upgrades(database_url):
     config = alembic_config()
     before = ScriptDirectory.from_config(config).get_revision("0006").down_revision
     with engine.begin() as connection:
-        connection.execute(insert(Inquiry.__table__), [inquiry(lambda: datetime.now(timezone.utc))])
+        connection.execute(insert(Inquiry.__table__), [inquiry(lambda: datetime.now(UTC))])
         config.attributes["connection"] = connection
         command.downgrade(config, before)
     inspector = sa.inspect(engine)

@@ -6,27 +6,27 @@ import http.client
 import json
 import os
 import shutil
-import socket
 import signal
+import socket
 import subprocess
 import sys
 import time
 import urllib.request
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 from sqlalchemy import func, insert, select
 from sqlalchemy.orm import Session
 
-from app import cleanup, retention
+from app import cleanup
 from app.cleanup import claim
 from app.db import make_engine
 from app.models import CleanupRun, Inquiry
-from tests.conftest import require
-from tests.helpers import VALID
 from devtools.pgcluster import free_port
 from devtools.server import ROOT, running_server
+from tests.conftest import require
+from tests.helpers import VALID
 
 pytestmark = pytest.mark.slow
 
@@ -264,7 +264,7 @@ def test_requests_through_caddy_are_served_while_the_run_is_held(database_url, e
 def test_sigterm_during_a_held_run_stops_it_after_its_batch_as_partial_and_releases_the_claim(
     database_url, engine, tmp_path
 ):
-    old = datetime.now(timezone.utc) - timedelta(days=400)
+    old = datetime.now(UTC) - timedelta(days=400)
     with engine.begin() as connection:
         connection.execute(insert(Inquiry), [dict(VALID, created_at=old) for _ in range(30)])
     env = server_env(database_url, tmp_path, "barrier")

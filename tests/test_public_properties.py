@@ -10,7 +10,6 @@ import unicodedata
 from email_validator import EmailNotValidError, validate_email
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from sqlalchemy import func, select
 
 from app.models import Inquiry, InquiryStatus
@@ -24,7 +23,8 @@ PROPERTY_SETTINGS = settings(
 texts = st.one_of(
     st.text(max_size=40),
     st.text(alphabet=st.characters(codec="utf-8"), min_size=1, max_size=120),
-    st.sampled_from(["", "  ", "Ada", "ada@example.com", "a@b", "x" * 101, "hi\nthere", "\x00", "\ud800", "é@example.org"]),
+    st.sampled_from(["", "  ", "Ada", "ada@example.com", "a@b", "x" * 101, "hi\nthere", "\x00", "\ud800",
+                     "é@example.org"]),
 )
 json_values = st.one_of(texts, st.integers(), st.none(), st.booleans(), st.lists(st.integers(), max_size=2))
 field_names = st.sampled_from(["name", "email", "message", "website", "other"])

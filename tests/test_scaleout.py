@@ -19,7 +19,7 @@ import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
 from app.db import WRITE_OPTION, make_engine
-from app.models import CleanupRun, Setting, Inquiry
+from app.models import CleanupRun, Inquiry, Setting
 from bench.client import burst_submissions, port_of
 from devtools.admins import log_in_to
 from devtools.server import running_server

@@ -9,8 +9,8 @@ import sqlalchemy as sa
 from sqlalchemy import select, update
 
 from app import cleanup, db, search
-from app.db import make_engine
 from app.admin.inquiries import listed
+from app.db import make_engine
 from app.migrate import upgrade
 from app.models import Inquiry
 from tests.factories import add_inquiries, inquiry
@@ -31,7 +31,8 @@ def post(client, path, data):
 
 
 def indexed(query, db_kind, text: str = MARKER) -> list[int]:
-    """SQLite: the rowids the FTS index still holds for ``text``; PostgreSQL: none to check (the index is the table's)."""
+    """SQLite: the rowids the FTS index still holds for ``text``;
+    PostgreSQL: none to check (the index is the table's)."""
     if db_kind != "sqlite":
         return []
     return query.using(lambda session: search.index_rowids(session, text))

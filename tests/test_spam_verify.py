@@ -13,7 +13,6 @@ from __future__ import annotations
 import base64
 import copy
 import json
-from datetime import timedelta
 
 import altcha
 import pytest
@@ -142,7 +141,8 @@ def test_solutions_of_the_packages_solver_verify_with_ours(verifier):
         raw = encoded(solved_payload())
         verdict = spam.check_solution(raw)
         assert package_verifies(raw)
-        assert verdict.reason is None and verdict.signature == json.loads(base64.b64decode(raw))["challenge"]["signature"]
+        assert (verdict.reason is None
+                and verdict.signature == json.loads(base64.b64decode(raw))["challenge"]["signature"])
 
 
 def test_a_payload_as_the_package_encodes_it_verifies(verifier):

@@ -1,4 +1,5 @@
-"""Every page under /admin: inbox, spam, detail, workflow, changes, export, people, retention, cleanup, notifications, account.
+"""Every page under /admin: inbox, spam, detail, workflow, changes, export, people, retention, cleanup,
+notifications, account.
 
 One blueprint, so one guard and one ``Cache-Control: no-store`` cover them
 all: every page needs a live admin login and none may be cached, since they
@@ -29,5 +30,16 @@ def forbid_caching(response):
 
 # The view modules register their routes on ``bp`` when imported.
 from app.admin import (  # noqa: E402,F401
-    account, actions, cleanup, display, export, inbox, labels, notifications, people, settings, spam, workflow,
+    account,
+    actions,
+    cleanup,
+    display,
+    export,
+    inbox,
+    labels,
+    notifications,
+    people,
+    settings,
+    spam,
+    workflow,
 )

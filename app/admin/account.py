@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from flask_babel import gettext as _
 from flask import flash, redirect, render_template, request, url_for
 from flask_babel import force_locale
 from flask_babel import gettext as _

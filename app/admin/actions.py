@@ -6,9 +6,9 @@ page (``folder=spam``) returns there.
 
 from __future__ import annotations
 
+from flask import abort, flash, redirect, render_template, request, url_for
 from flask_babel import gettext as _
 from flask_babel import ngettext
-from flask import abort, flash, redirect, render_template, request, url_for
 from flask_login import current_user
 from sqlalchemy import delete, func, select, update
 from werkzeug.exceptions import BadRequest
@@ -17,8 +17,8 @@ from app import clock, db, gone
 from app.admin import audit, bp
 from app.admin.inbox import render_detail
 from app.admin.inquiries import get_inquiry_or_404
-from app.retention import visible_now
 from app.models import Inquiry, InquiryStatus
+from app.retention import visible_now
 
 MAX_SELECTION = 500
 MAX_REASON_LENGTH = 200

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
+from flask import flash, redirect, render_template, url_for
 from flask_babel import gettext as _
 from flask_babel import ngettext
-from flask import flash, redirect, render_template, url_for
 
-from app import db
+from app import cleanup, db
 from app.admin import audit, bp
 from app.admin.labels import label
-from app import cleanup
 from app.cleanup import ledger
 from app.models import CleanupStatus
 from app.notify import health as delivery_health
@@ -50,7 +49,9 @@ def run_cleanup():
     if result.failed:
         flash(_("Cleanup failed: %(error)s.", error=row.error or label(row.status)), "error")
     else:
-        flash(ngettext("Cleanup finished: deleted %(num)s row (%(counts)s).", "Cleanup finished: deleted %(num)s rows (%(counts)s).", result.total, counts=_counts(result.counts)))
+        flash(ngettext("Cleanup finished: deleted %(num)s row (%(counts)s).",
+                       "Cleanup finished: deleted %(num)s rows (%(counts)s).",
+                       result.total, counts=_counts(result.counts)))
     return redirect(url_for("admin.cleanup_page"), 303)
 
 

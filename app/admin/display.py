@@ -35,7 +35,10 @@ def browser(user_agent: str | None) -> str:
 
 @bp.app_template_filter("inquiry_count")
 def inquiry_count(count) -> str:
-    """A count of inquiries from ``inquiries.count_capped``: ``1 inquiry``, ``42 inquiries``, ``more than 1,000 inquiries``."""
+    """A count of inquiries from ``inquiries.count_capped``.
+
+    ``1 inquiry``, ``42 inquiries``, ``more than 1,000 inquiries``.
+    """
     if count.more:
         return ngettext("more than %(shown)s inquiry", "more than %(shown)s inquiries", count.value,
                         shown=format_decimal(count.value))

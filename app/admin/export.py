@@ -17,27 +17,20 @@ blocked for its whole length.
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Iterator
-from datetime import date, datetime, time, timedelta, timezone
+from datetime import UTC, date, datetime, time, timedelta
 
+from flask import Flask, current_app, request
 from flask_babel import gettext as _
-from flask import Flask, Response, current_app, request
 from sqlalchemy import ColumnElement, Integer, Select, String, and_, bindparam, select, tuple_, type_coerce
 from werkzeug.exceptions import BadRequest
 
-from app import clock, db, retention
+from app import clock, csvstream, db, retention
 from app.admin import bp
 from app.admin.display import local_zone
 from app.models import Inquiry, InquiryStatus
 
-PAGE_SIZE = 200
-BOM = "\ufeff"
 HEADER = ("id", "received_utc", "name", "email", "message", "legal_hold", "hold_reason", "hold_by")
-# OWASP CSV injection: a cell starting with one of these characters may run as a formula.
-FORMULA_TRIGGERS = "=+-@\t\r\n"
-FORMULA_TRIGGER_SET = frozenset(FORMULA_TRIGGERS)
 # ``created_at`` is read as the driver returns it (SQLite: naive UTC text,
 # PostgreSQL: an aware datetime) instead of through the column type: parsing
 # and reformatting every timestamp would cost more than the query itself.
@@ -59,18 +52,7 @@ def export():
     """``GET /admin/export.csv[?since=YYYY-MM-DD][&until=YYYY-MM-DD][&status=spam]``: the CSV, streamed."""
     condition = _export_condition(db.get_session())
     filename = f"sundown-inquiries-{clock.now().astimezone(local_zone()):%Y-%m-%d}.csv"
-    return download(stream_csv(current_app._get_current_object(), condition), filename, "text/csv")
-
-
-def download(body: Iterator[bytes], filename: str, mimetype: str) -> Response:
-    """A streamed UTF-8 attachment: never cached, never buffered by a proxy (``X-Accel-Buffering``)."""
-    response = Response(body, mimetype=mimetype, headers={
-        "Content-Disposition": f'attachment; filename="{filename}"',
-        "Cache-Control": "no-store",
-        "X-Accel-Buffering": "no",
-    })
-    response.charset = "utf-8"
-    return response
+    return csvstream.download(stream_csv(current_app._get_current_object(), condition), filename, "text/csv")
 
 
 def stream_csv(app: Flask, condition: ColumnElement[bool]) -> Iterator[bytes]:
@@ -79,18 +61,16 @@ def stream_csv(app: Flask, condition: ColumnElement[bool]) -> Iterator[bytes]:
     Runs after the request has ended, so each page pushes its own app context.
     """
     first, following = page_statements(condition)
-    buffer = io.StringIO()
-    writer = csv.writer(buffer)
-    writer.writerow(HEADER)
-    yield (BOM + _drain(buffer)).encode("utf-8")
+    chunks = csvstream.Chunks(HEADER)
+    yield chunks.take()
     statement, params = first, {}
     while True:
         with app.app_context():
             rows = read_page(statement, params)
         if not rows:
             return
-        write_rows(writer, rows)
-        yield _drain(buffer).encode("utf-8")
+        write_rows(chunks.writer, rows)
+        yield chunks.take()
         last = rows[-1]
         statement, params = following, {"after_at": _as_datetime(last[1]), "after_id": last[0]}
 
@@ -104,7 +84,7 @@ def page_statements(condition: ColumnElement[bool]) -> tuple[Select, Select]:
         select(*COLUMNS)
         .where(condition)
         .order_by(Inquiry.created_at, Inquiry.id)
-        .limit(PAGE_SIZE)
+        .limit(csvstream.PAGE_SIZE)
     )
     key = tuple_(Inquiry.created_at, Inquiry.id)
     after = tuple_(
@@ -125,7 +105,7 @@ def write_rows(writer, rows: list) -> None:
     The hot loop of the export: name, email and message are never NULL and are
     checked inline; the nullable hold fields only when set.
     """
-    triggers = FORMULA_TRIGGER_SET
+    triggers = csvstream.FORMULA_TRIGGER_SET
     writer.writerows(
         [
             (
@@ -135,40 +115,26 @@ def write_rows(writer, rows: list) -> None:
                 email if email[:1] not in triggers else "'" + email,
                 message if message[:1] not in triggers else "'" + message,
                 "yes" if held else "no",
-                reason and neutralise(reason),
-                held_by and neutralise(held_by),
+                reason and csvstream.neutralise(reason),
+                held_by and csvstream.neutralise(held_by),
             )
             for row_id, created_at, name, email, message, held, reason, held_by in rows
         ]
     )
 
 
-def neutralise(value: str | None) -> str:
-    """A free-text cell made safe for spreadsheets: a leading formula trigger gets a ``'``."""
-    if not value:
-        return ""
-    return "'" + value if value[0] in FORMULA_TRIGGER_SET else value
-
-
 def _utc_text(raw: str | datetime) -> str:
     """``YYYY-MM-DD HH:MM:SS`` in UTC from the driver's value (see ``RAW_CREATED_AT``)."""
     if isinstance(raw, str):
         return raw[:19]
-    return raw.astimezone(timezone.utc).isoformat(" ", "seconds")[:19]
+    return raw.astimezone(UTC).isoformat(" ", "seconds")[:19]
 
 
 def _as_datetime(raw: str | datetime) -> datetime:
     """The driver's ``created_at`` value as an aware UTC datetime, for the next page's key."""
     if isinstance(raw, str):
-        return datetime.fromisoformat(raw).replace(tzinfo=timezone.utc)
-    return raw.astimezone(timezone.utc)
-
-
-def _drain(buffer: io.StringIO) -> str:
-    text = buffer.getvalue()
-    buffer.seek(0)
-    buffer.truncate()
-    return text
+        return datetime.fromisoformat(raw).replace(tzinfo=UTC)
+    return raw.astimezone(UTC)
 
 
 def _export_condition(session) -> ColumnElement[bool]:

@@ -55,7 +55,8 @@ def folder_page(policy: retention.Policy, endpoint: str, trigger: str) -> str:
     return render_template(
         "admin/inbox.html", page=page, query=query, show=show, folder=policy.status, endpoint=endpoint,
         matches=count_capped(session, where),
-        spam_count=count_capped(session, listed(session, retention.SPAM)), spam_days=retention.spam_retention_days(session),
+        spam_count=count_capped(session, listed(session, retention.SPAM)),
+        spam_days=retention.spam_retention_days(session),
     )
 
 

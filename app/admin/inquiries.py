@@ -10,21 +10,21 @@ page says "more than", so that no count reads a million rows.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
-from flask_babel import gettext as _
 from flask import abort
+from flask_babel import gettext as _
 from sqlalchemy import ColumnElement, Select, false, func, select, true, tuple_
 from sqlalchemy.orm import Session
 from werkzeug.exceptions import BadRequest
 
 from app import db, search
-from app.retention import INBOX, Policy, visible_now
 from app.models import Inquiry
+from app.retention import INBOX, Policy, visible_now
 
 PAGE_SIZE = 50
 COUNT_LIMIT = 1000
-EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 UNREAD = "unread"
 UNANSWERED = "unanswered"
 SHOW = (UNREAD, UNANSWERED)

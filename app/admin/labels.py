@@ -13,7 +13,6 @@ from flask_babel import lazy_pgettext
 
 from app.admin import bp
 
-
 # The contexts are written out: the extractor reads only literal strings.
 LABELS = {
     # cleanup targets (app.cleanup.targets)

@@ -14,9 +14,9 @@ import json
 from flask import flash, redirect, render_template, request, url_for
 from flask_babel import gettext as _
 
-from app import db
-from app.models import Delivery
+from app import db, parsing
 from app.admin import audit, bp
+from app.models import Delivery
 from app.notify import deliver, email, health, outbox
 from app.notify import settings as notify_settings
 from app.notify.settings import CONTENT_KEY, DIGEST_KEY, EMAILS_KEY, SECRET_KEY, WEBHOOK_KEY
@@ -104,14 +104,14 @@ def _parse_form(current: notify_settings.Notifications) -> tuple[dict, dict]:
     errors: dict = {}
     if EMAILS_KEY not in current.from_environment:
         try:
-            values[EMAILS_KEY] = notify_settings.parse_emails(request.form.get("emails", ""))
+            values[EMAILS_KEY] = parsing.parse_emails(request.form.get("emails", ""))
         except ValueError:
             errors["emails"] = _("Enter e-mail addresses separated by commas or lines (at most %(n)s).",
-                                 n=notify_settings.MAX_RECIPIENTS)
+                                 n=parsing.MAX_RECIPIENTS)
     if WEBHOOK_KEY not in current.from_environment:
         raw = request.form.get("webhook_url", "").strip()
         try:
-            values[WEBHOOK_KEY] = notify_settings.parse_webhook_url(raw) if raw else None
+            values[WEBHOOK_KEY] = parsing.parse_webhook_url(raw) if raw else None
         except ValueError:
             errors["webhook_url"] = _("Enter an http:// or https:// URL, or leave it empty.")
     values[CONTENT_KEY] = request.form.get("include_content") == "1"

@@ -10,13 +10,14 @@ go, which holds keep which inquiries), then erases.
 from __future__ import annotations
 
 from flask import Response, current_app, flash, redirect, render_template, request, url_for
-from flask_babel import gettext as _, ngettext
+from flask_babel import gettext as _
+from flask_babel import ngettext
 from flask_login import current_user
 from werkzeug.exceptions import BadRequest
 
 from app import clock, db, gone, retention
 from app.admin import bp
-from app.admin.export import download
+from app.csvstream import download
 from app.people import erasure, lookup, records
 
 MAX_ADDRESS_LENGTH = 320

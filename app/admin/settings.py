@@ -12,7 +12,6 @@ from app import db, retention
 from app.admin import audit, bp
 
 
-
 @dataclass(frozen=True)
 class Form:
     """One retention form on the page: its policy, field, URL, audit action and words."""

@@ -18,8 +18,8 @@ from sqlalchemy import ColumnElement, select, update
 
 from app import clock, db
 from app.admin import audit, bp
-from app.i18n import local_time
 from app.admin.inquiries import get_inquiry_or_404
+from app.i18n import local_time
 from app.models import Admin, Inquiry
 from app.retention import visible_now
 

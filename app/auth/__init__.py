@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from flask_babel import gettext as _
 from flask import Blueprint, Flask, redirect, request, url_for
+from flask_babel import gettext as _
 from flask_login import LoginManager, current_user
 from werkzeug.exceptions import Unauthorized
 
@@ -24,9 +24,8 @@ def init_app(app: Flask) -> None:
 def _require_login_under_admin():
     # Defence in depth: every /admin path needs a live session, including
     # routes added later that forget @login_required.
-    if request.path == "/admin" or request.path.startswith("/admin/"):
-        if not current_user.is_authenticated:
-            return login_manager.unauthorized()
+    if (request.path == "/admin" or request.path.startswith("/admin/")) and not current_user.is_authenticated:
+        return login_manager.unauthorized()
     return None
 
 

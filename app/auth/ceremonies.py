@@ -9,8 +9,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from flask_babel import gettext as _
 from flask import current_app
+from flask_babel import gettext as _
 from webauthn import (
     generate_authentication_options,
     generate_registration_options,

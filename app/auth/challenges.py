@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from flask import current_app, session as browser_session
+from flask import current_app
+from flask import session as browser_session
 from sqlalchemy import delete
 from webauthn.helpers import base64url_to_bytes, bytes_to_base64url
 

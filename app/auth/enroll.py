@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from flask_babel import gettext as _
 from flask import jsonify, render_template, request
+from flask_babel import gettext as _
 from flask_login import current_user, login_required
 from sqlalchemy.exc import IntegrityError
 from webauthn.helpers import base64url_to_bytes, bytes_to_base64url
 from werkzeug.exceptions import Conflict, Gone
 
 from app import clock, db
-from app.auth import bp, ceremonies, challenges, invites, origins, passkeys, logins, throttle, web
+from app.auth import bp, ceremonies, challenges, invites, logins, origins, passkeys, throttle, web
 from app.auth.browser import browser_name
 from app.auth.ceremonies import CeremonyFailed
 from app.models import Admin

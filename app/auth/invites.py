@@ -13,8 +13,8 @@ import json
 from dataclasses import dataclass
 from datetime import timedelta
 
-from flask_babel import gettext as _
 from flask import current_app
+from flask_babel import gettext as _
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 from webauthn.helpers import bytes_to_base64url

@@ -4,23 +4,24 @@ from __future__ import annotations
 
 import hmac
 
-from flask_babel import gettext as _
 from flask import flash, redirect, render_template, request, url_for
 from flask import session as browser_session
+from flask_babel import gettext as _
 from flask_login import current_user
 from werkzeug.exceptions import BadRequest, TooManyRequests
 
 from app import cleanup, clock, db, metrics
-from app.auth import bp, ceremonies, challenges, origins, passkeys, logins, throttle, web
+from app.auth import bp, ceremonies, challenges, logins, origins, passkeys, throttle, web
 from app.auth.browser import browser_name
 from app.auth.ceremonies import CeremonyFailed
 from app.models import Admin
+from app.urls import safe_next
 
 
 @bp.get("/login")
 def login():
     """The page with the "Log in with a passkey" button; a logged-in admin goes straight on."""
-    next_path = web.safe_next(request.args.get("next"))
+    next_path = safe_next(request.args.get("next"))
     if current_user.is_authenticated:
         return redirect(next_path or web.DEFAULT_AFTER_LOGIN)
     return render_template("auth/login.html", next_path=next_path, wrong_origin=origins.wrong_origin())

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from flask_babel import gettext as _
 from datetime import datetime
 
+from flask_babel import gettext as _
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 

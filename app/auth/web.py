@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit
-
+from flask import Response, jsonify
+from flask import session as browser_session
 from flask_babel import gettext as _
-from flask import Response, jsonify, session as browser_session
 from werkzeug.exceptions import BadRequest
 
 from app import intake
 from app.auth import logins
+from app.urls import safe_next
 
 DEFAULT_AFTER_LOGIN = "/admin/"
 
@@ -25,16 +25,6 @@ def json_body() -> dict:
 def json_options(options_json: str) -> Response:
     """A JSON response carrying options already serialised by py_webauthn."""
     return Response(options_json, mimetype="application/json")
-
-
-def safe_next(value) -> str | None:
-    """``value`` if it is a local path (``/...``, no scheme, host or backslash); else None."""
-    if not isinstance(value, str) or not value.startswith("/") or value.startswith("//"):
-        return None
-    if "\\" in value or any(ord(ch) < 32 for ch in value):
-        return None
-    parts = urlsplit(value)
-    return value if not parts.scheme and not parts.netloc else None
 
 
 def logged_in_response(token: str, next_path=None) -> Response:

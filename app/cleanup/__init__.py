@@ -20,11 +20,13 @@ from __future__ import annotations
 
 from flask import Flask
 
+from app import metrics
 from app.cleanup import endpoint, hook, state
 from app.cleanup.hook import trigger
 from app.cleanup.ledger import as_dict
 from app.cleanup.runs import dry_run, next_due_at, run, run_if_due
-from app.config import ConfigurationError
+from app.cleanup.targets import TARGETS
+from app.parsing import ConfigurationError
 
 __all__ = ["as_dict", "dry_run", "init_app", "next_due_at", "run", "run_if_due", "trigger"]
 
@@ -36,5 +38,6 @@ def init_app(app: Flask) -> None:
             "SUNDOWN_CLEANUP_LEASE must be longer than SUNDOWN_CLEANUP_TIME_BUDGET."
         )
     state.install(app)
+    metrics.declare_cleanup_targets(target.name for target in TARGETS)
     hook.init_app(app)
     app.register_blueprint(endpoint.bp)

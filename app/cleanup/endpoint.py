@@ -33,7 +33,10 @@ def cleanup():
 
 
 def check_token() -> None:
-    """The internal endpoints' bearer token (``SUNDOWN_CLEANUP_TOKEN``): 404 when unset, 401 without it, 403 when wrong."""
+    """The internal endpoints' bearer token (``SUNDOWN_CLEANUP_TOKEN``).
+
+    404 when unset, 401 without it, 403 when wrong.
+    """
     expected = current_app.config.get("CLEANUP_TOKEN")
     if not expected:
         raise NotFound()

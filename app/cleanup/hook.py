@@ -1,11 +1,10 @@
 """The after-response trigger: views ask for a cleanup, the runner does it off the connection.
 
-Views call ``trigger(name)``. Once the response has been sent
-(``Response.call_on_close``), and only if this process's memory says the
-claim may be due, the run is handed to the background runner
-(``app.background``) and the close callback returns at once, so the next
-request on the same keep-alive connection never waits for it. The claim in
-the database decides who runs.
+Views call ``trigger(name)``. Once the response has been sent, and only if
+this process's memory says the claim may be due, the run is handed to the
+background runner (``background.after_response``), so the next request on
+the same keep-alive connection never waits for it. The claim in the database
+decides who runs.
 
 The runner starts the run in the process's first quiet moment
 (``background.Activity``), at most ``START_WAIT`` later: the request that
@@ -17,16 +16,13 @@ it for the CPU and the interpreter.
 
 from __future__ import annotations
 
-import logging
 import time
-from functools import partial
+from collections.abc import Callable
 
 from flask import Flask, current_app, g
 
 from app import background
 from app.cleanup import runs
-
-log = logging.getLogger(__name__)
 
 JOB = "cleanup"
 START_WAIT = 1.0  # seconds a run waits, at most, for a quiet moment before it starts
@@ -34,7 +30,7 @@ START_WAIT = 1.0  # seconds a run waits, at most, for a quiet moment before it s
 
 def init_app(app: Flask) -> None:
     """Look for a requested cleanup after every request."""
-    app.after_request(_hand_off_after_close)
+    background.after_response(app, JOB, _requested_and_due, _run_when_quiet)
 
 
 def trigger(name: str) -> None:
@@ -42,20 +38,11 @@ def trigger(name: str) -> None:
     g.cleanup_trigger = name
 
 
-def _hand_off_after_close(response):
+def _requested_and_due() -> str | None:
     name = g.pop("cleanup_trigger", None)
-    if name is not None and runs.is_due():
-        app = current_app._get_current_object()
-        response.call_on_close(partial(background.submit, app, JOB, partial(_run_quietly, app, name)))
-    return response
+    return name if name is not None and runs.is_due() else None
 
 
-def _run_quietly(app: Flask, name: str) -> None:
-    """Run in a fresh app context on the runner; log failures, never raise."""
-    stopping = background.runner_of(app).stopping
-    background.activity_of(app).wait_for_quiet(time.monotonic() + START_WAIT, stopping.is_set)
-    with app.app_context():
-        try:
-            runs.run_if_due(name, should_stop=stopping.is_set)
-        except Exception:  # noqa: BLE001 - nobody is waiting for this run; log and move on
-            log.exception("cleanup after %s failed", name)
+def _run_when_quiet(name: str, should_stop: Callable[[], bool]) -> None:
+    background.activity_of(current_app).wait_for_quiet(time.monotonic() + START_WAIT, should_stop)
+    runs.run_if_due(name, should_stop=should_stop)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from flask import current_app
 from sqlalchemy import update
@@ -55,7 +55,7 @@ def run_if_due(trigger: str, should_stop: Callable[[], bool] = lambda: False) ->
 
 def is_due() -> bool:
     """Whether this process's memory allows that the claim is due (the database decides)."""
-    return clock.epoch_ms(clock.now()) >= state.current().next_due_ms
+    return state.current().is_due()
 
 
 def dry_run() -> dict[str, tuple[int, datetime | None]]:
@@ -75,7 +75,7 @@ def next_due_at(session) -> datetime | None:
     if stored is None:
         return None
     due_ms = abs(stored) + _ms(current_app.config["CLEANUP_INTERVAL"])
-    return datetime.fromtimestamp(due_ms / 1000, timezone.utc)
+    return datetime.fromtimestamp(due_ms / 1000, UTC)
 
 
 def _claim_and_open_ledger(trigger: str, moment: datetime, force: bool) -> CleanupRun | None:

@@ -4,35 +4,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from flask import Flask, current_app
-
+from app.background import Memory
 from app.cleanup.batches import Target
 from app.cleanup.targets import TARGETS
 
-EXTENSION = "sundown.cleanup"
-
 
 @dataclass
-class CleanupState:
-    """The targets, and the epoch ms before which the claim cannot be due (0: ask the database).
+class CleanupState(Memory):
+    """The targets, and the epoch ms before which the claim cannot be due (0: ask the database)."""
 
-    The memory is a shortcut only: the claim in the database decides.
-    """
-
+    EXTENSION = "sundown.cleanup"
     targets: list[Target] = field(default_factory=lambda: list(TARGETS))
-    next_due_ms: int = 0
 
 
-def install(app: Flask) -> None:
-    """Give ``app`` a fresh state."""
-    app.extensions[EXTENSION] = CleanupState()
-
-
-def of(app: Flask) -> CleanupState:
-    """The state of ``app``."""
-    return app.extensions[EXTENSION]
-
-
-def current() -> CleanupState:
-    """The state of the current app."""
-    return of(current_app)
+install, of, current = CleanupState.install, CleanupState.of, CleanupState.current

@@ -18,11 +18,12 @@ from __future__ import annotations
 from flask import Flask
 from sqlalchemy.orm import Session
 
+from app import clock
+from app.notify import digest, endpoint, hook, outbox, settings, state
+
 
 def init_app(app: Flask) -> None:
     """Give the app its delivery state, the after-response hook and ``POST /internal/deliver``."""
-    from app.notify import endpoint, hook, state
-
     state.install(app)
     hook.init_app(app)
     app.register_blueprint(endpoint.bp)
@@ -33,9 +34,6 @@ def enqueue_inquiries(session: Session, inquiry_ids: list[int]) -> int:
 
     The pass after the response sends them (``hook.wake``).
     """
-    from app import clock
-    from app.notify import digest, hook, outbox, settings
-
     config = settings.for_new_inquiries(session)
     channels = config.channels
     if not channels or not inquiry_ids:

@@ -120,7 +120,7 @@ class Channels:
         self._relay: email.Relay | None = None
         self._poster: webhook.Poster | None = None
 
-    def __enter__(self) -> "Channels":
+    def __enter__(self) -> Channels:
         return self
 
     def __exit__(self, *_exc) -> None:
@@ -170,7 +170,7 @@ def _record(attempts: list[tuple[Delivery, Outcome, datetime]], lease_until) -> 
     with db.transaction(write=True) as session:
         statuses = outbox.finish(session, [(row, outcome, at, _jitter()) for row, outcome, at in attempts],
                                  lease_until)
-    for (row, outcome, _at), status in zip(attempts, statuses):
+    for (row, outcome, _at), status in zip(attempts, statuses, strict=False):
         result = "ok" if outcome.ok else "retry" if status == DeliveryStatus.PENDING else "failed"
         log.info("delivery %s channel=%s kind=%s outcome=%s attempt=%d%s", row.id, row.channel, row.kind, result,
                  row.attempts + 1, f" error={outcome.error!r}" if outcome.error else "")

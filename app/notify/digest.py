@@ -10,7 +10,7 @@ own, so a failed digest retries like any e-mail. Webhooks are never batched.
 from __future__ import annotations
 
 import math
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from email.message import EmailMessage
 
 from flask_babel import gettext as _
@@ -29,7 +29,7 @@ MAX_LISTED = 100
 def window_end(now: datetime, minutes: int) -> datetime:
     """The end of the digest window ``now`` falls in (a window includes its start, not its end)."""
     seconds = minutes * 60
-    return datetime.fromtimestamp((math.floor(now.timestamp() / seconds) + 1) * seconds, timezone.utc)
+    return datetime.fromtimestamp((math.floor(now.timestamp() / seconds) + 1) * seconds, UTC)
 
 
 def applies(notice: Notice, config: Notifications) -> bool:

@@ -22,7 +22,7 @@ from flask import current_app
 
 from app.notify.message import Notice, subject, text_body
 from app.notify.outbox import Outcome
-from app.notify.settings import SmtpServer, parse_smtp_url
+from app.parsing import SmtpServer, parse_smtp_url
 
 TIMEOUT = 10.0  # seconds per SMTP operation
 
@@ -84,7 +84,7 @@ class Relay:
         self._server = parse_smtp_url(current_app.config["SMTP_URL"])
         self._smtp: smtplib.SMTP | None = None
 
-    def __enter__(self) -> "Relay":
+    def __enter__(self) -> Relay:
         return self
 
     def __exit__(self, *_exc) -> None:

@@ -4,7 +4,7 @@ A request that saved an inquiry asks for a pass (``wake()``); any other
 request hands one off only when this process's memory says something may be
 due (a retry, or the periodic look at other processes' rows), so retries
 are carried by later traffic with no scheduler. The hand-off happens in the
-response's close callback and returns at once (``app.background``).
+response's close callback and returns at once (``background.after_response``).
 
 A pass works in quiet moments: before each claim and each send it waits until
 no request is in flight in the process and no task is kept waiting for the
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from functools import partial
 
 from flask import Flask, current_app, g
@@ -33,7 +34,7 @@ QUIET_WAIT = 10.0  # seconds a pass waits, in all, for quiet moments before it s
 
 def init_app(app: Flask) -> None:
     """Look after every request whether a delivery pass is wanted."""
-    app.after_request(_hand_off_after_close)
+    background.after_response(app, JOB, _wanted, run_passes)
 
 
 def wake() -> None:
@@ -41,40 +42,26 @@ def wake() -> None:
     g.notify_wake = True
 
 
-def is_due() -> bool:
-    """Whether this process's memory allows that a delivery is due (the database decides)."""
-    return clock.epoch_ms(clock.now()) >= state.current().next_due_ms
+def _wanted() -> str | None:
+    """``woken`` (counted, so that a pass running now looks once more), ``due``, or None."""
+    if g.pop("notify_wake", False):
+        state.current().wakeups += 1
+        return "woken"
+    return "due" if state.current().is_due() else None
 
 
-def _hand_off_after_close(response):
-    woken = g.pop("notify_wake", False)
-    if woken or is_due():
-        app = current_app._get_current_object()
-        response.call_on_close(partial(_submit, app, woken))
-    return response
-
-
-def _submit(app: Flask, woken: bool) -> None:
-    """Hand a pass to the runner; a wake-up during a running pass makes that pass look once more."""
-    if woken:
-        state.of(app).wakeups += 1
-    background.submit(app, JOB, partial(run_passes, app))
-
-
-def run_passes(app: Flask) -> None:
-    """Deliver in a fresh app context until no hand-off arrived during the pass; log failures, never raise."""
-    stopping = background.runner_of(app).stopping
-    activity = background.activity_of(app)
-    notify_state = state.of(app)
-    with app.app_context():
-        while not stopping.is_set():
-            seen = notify_state.wakeups
-            quiet = partial(activity.wait_for_quiet, time.monotonic() + QUIET_WAIT, stopping.is_set)
-            try:
-                deliver.deliver_due(should_stop=stopping.is_set, before_send=quiet)
-            except Exception:  # noqa: BLE001 - nobody waits for this pass; look again in a minute
-                notify_state.next_due_ms = clock.epoch_ms(clock.now()) + RETRY_AFTER_ERROR_MS
-                log.exception("delivery pass failed")
-                return
-            if notify_state.wakeups == seen:
-                return
+def run_passes(_reason: str, should_stop: Callable[[], bool]) -> None:
+    """Deliver until no hand-off arrived during the pass; after a failed pass, wait before the next."""
+    activity = background.activity_of(current_app)
+    notify_state = state.current()
+    while not should_stop():
+        seen = notify_state.wakeups
+        quiet = partial(activity.wait_for_quiet, time.monotonic() + QUIET_WAIT, should_stop)
+        try:
+            deliver.deliver_due(should_stop=should_stop, before_send=quiet)
+        except Exception:  # noqa: BLE001 - nobody waits for this pass; look again in a minute
+            notify_state.next_due_ms = clock.epoch_ms(clock.now()) + RETRY_AFTER_ERROR_MS
+            log.exception("delivery pass failed")
+            return
+        if notify_state.wakeups == seen:
+            return

@@ -14,30 +14,16 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from flask import Flask, current_app
-
-EXTENSION = "sundown.notify"
+from app.background import Memory
 
 
 @dataclass
-class NotifyState:
+class NotifyState(Memory):
     """``next_due_ms``: epoch ms before which nothing can be due (0: look at the next request)."""
 
-    next_due_ms: int = 0
+    EXTENSION = "sundown.notify"
     wakeups: int = 0
     settings: tuple[datetime, Any] | None = None
 
 
-def install(app: Flask) -> None:
-    """Give ``app`` a fresh state."""
-    app.extensions[EXTENSION] = NotifyState()
-
-
-def of(app: Flask) -> NotifyState:
-    """The state of ``app``."""
-    return app.extensions[EXTENSION]
-
-
-def current() -> NotifyState:
-    """The state of the current app."""
-    return of(current_app)
+install, of, current = NotifyState.install, NotifyState.of, NotifyState.current

@@ -67,7 +67,7 @@ class Poster:
         self._secret = secret
         self._connection: http.client.HTTPConnection | None = None
 
-    def __enter__(self) -> "Poster":
+    def __enter__(self) -> Poster:
         return self
 
     def __exit__(self, *_exc) -> None:

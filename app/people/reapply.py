@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from sqlalchemy import and_, func, select
 from sqlalchemy.orm import Session
@@ -78,7 +78,7 @@ def _parse_record(position: int, entry) -> Record:
         erased_at = datetime.fromisoformat(entry["erased_at"].replace("Z", "+00:00"))
         if erased_at.tzinfo is None:
             raise ValueError("erased_at must carry its time zone")
-        return Record(digest, erased_at.astimezone(timezone.utc), int(entry.get("count", 0)),
+        return Record(digest, erased_at.astimezone(UTC), int(entry.get("count", 0)),
                       int(entry.get("kept_on_hold", 0)), str(entry.get("actor", ""))[:100])
     except (KeyError, TypeError, ValueError, AttributeError) as error:
         raise RecordsError(f"erasure {position + 1}: {error}") from None
@@ -109,7 +109,8 @@ def apply_records(records: Iterable[Record]) -> Outcome:
             kept += session.scalar(select(func.count()).select_from(Inquiry).where(covered))
         if erased:
             session.add(AuditEntry(admin_name=erasure.OPERATOR, action="erasures_applied", count=erased,
-                                   detail=f"{len(records)} erasure records" + (f"; {kept} on legal hold kept" if kept else ""),
+                                   detail=f"{len(records)} erasure records"
+                                   + (f"; {kept} on legal hold kept" if kept else ""),
                                    created_at=clock.now()))
     return Outcome(erased, kept)
 
@@ -135,4 +136,4 @@ def _stored_addresses_covered(session: Session, cutoffs: dict[str, datetime], la
 
 
 def _iso(moment: datetime) -> str:
-    return moment.astimezone(timezone.utc).isoformat(timespec="microseconds").replace("+00:00", "Z")
+    return moment.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")

@@ -11,7 +11,7 @@ The JSON shape is stable (``FORMAT``; docs/people.md documents it)::
 The CSV has one row per inquiry (``HEADER``), its audit entries in the last
 cell, one per line, every free-text cell neutralised as in the main export.
 
-Paging follows the main export (``app.admin.export``): the ids are read
+Paging follows the inbox's export (``app.admin.export``, with ``app.csvstream``): the ids are read
 first, in one short transaction; then each page of ``PAGE_SIZE`` is read in
 its own short transaction that ends before the page is sent. If a page no
 longer finds every id (an erasure or a delete ran meanwhile), the stream
@@ -21,17 +21,15 @@ gets a failed download, never a complete-looking half of the data.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 from collections.abc import Iterator
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from flask import Flask
 from sqlalchemy import select
 
 from app import clock, db
-from app.admin.export import BOM, PAGE_SIZE, neutralise
+from app.csvstream import PAGE_SIZE, Chunks, neutralise
 from app.models import AuditEntry, Inquiry
 from app.people import lookup
 
@@ -95,13 +93,11 @@ def as_record(inquiry: Inquiry, audit: list[AuditEntry]) -> dict:
 
 def stream_csv(app: Flask, address: str) -> Iterator[bytes]:
     """The CSV export of ``address``: the BOM and header, then one chunk per page."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer)
-    writer.writerow(HEADER)
-    yield (BOM + _drain(buffer)).encode("utf-8")
+    chunks = Chunks(HEADER)
+    yield chunks.take()
     for page in pages(app, address):
-        writer.writerows(as_row(inquiry, audit) for inquiry, audit in page)
-        yield _drain(buffer).encode("utf-8")
+        chunks.writer.writerows(as_row(inquiry, audit) for inquiry, audit in page)
+        yield chunks.take()
 
 
 def as_row(inquiry: Inquiry, audit: list[AuditEntry]) -> tuple:
@@ -121,15 +117,9 @@ def iso(moment: datetime | None) -> str | None:
     """``moment`` as ISO 8601 in UTC with a ``Z``, to the second; None stays None."""
     if moment is None:
         return None
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _utc_text(moment: datetime | None) -> str:
-    return "" if moment is None else moment.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+    return "" if moment is None else moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S")
 
-
-def _drain(buffer: io.StringIO) -> str:
-    text = buffer.getvalue()
-    buffer.seek(0)
-    buffer.truncate()
-    return text

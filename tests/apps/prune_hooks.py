@@ -16,9 +16,9 @@ from pathlib import Path
 from sqlalchemy import false
 
 from app import background, create_app
-from app.models import Inquiry
 from app.cleanup import state
 from app.cleanup.batches import Target
+from app.models import Inquiry
 
 MODE = os.environ["CLEANUP_TEST_MODE"]
 DIRECTORY = Path(os.environ["CLEANUP_TEST_DIR"])

@@ -90,9 +90,11 @@ _SPILLS = """() => {
   const name = (el) => el.tagName.toLowerCase() + (el.className ? "." + el.className : "");
   const wider = Array.from(main.querySelectorAll("*"))
     .filter((el) => el.getClientRects().length && el.getBoundingClientRect().right > edge + 0.5)
-    .map((el) => `${name(el)} ends at ${Math.round(el.getBoundingClientRect().right)} px, the column at ${Math.round(edge)}`);
+    .map((el) =>
+      `${name(el)} ends at ${Math.round(el.getBoundingClientRect().right)} px, the column at ${Math.round(edge)}`);
   const scrolling = Array.from(document.querySelectorAll("body, body *"))
-    .filter((el) => ["auto", "scroll"].includes(getComputedStyle(el).overflowX) && el.scrollWidth > el.clientWidth + 0.5)
+    .filter((el) => ["auto", "scroll"].includes(getComputedStyle(el).overflowX)
+      && el.scrollWidth > el.clientWidth + 0.5)
     .map((el) => `${name(el)} scrolls sideways: ${el.scrollWidth} px in ${el.clientWidth}`);
   return wider.concat(scrolling).slice(0, 8);
 }"""

@@ -112,7 +112,8 @@ def test_hold_delete_and_export_csv(server, page, authenticator, shot):
     page.get_by_label("Select inquiry from Dora Deleted").check()
     page.get_by_role("button", name="Delete selected…").click()
     expect(page.get_by_role("heading", name="Delete 1 inquiry?")).to_be_visible()
-    expect(page.get_by_text(re.compile(r"1 of the selected inquir(y|ies) is on legal hold and will be kept"))).to_be_visible()
+    expect(page.get_by_text(
+        re.compile(r"1 of the selected inquir(y|ies) is on legal hold and will be kept"))).to_be_visible()
     shot(page, "confirm-delete")
     page.get_by_role("button", name="Delete 1").click()
 

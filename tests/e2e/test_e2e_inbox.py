@@ -23,7 +23,8 @@ from tests.factories import add_inquiries, inquiry, wall_clock
 
 FIREFOX = "Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:133.0) Gecko/20100101 Firefox/133.0"
 LONG = ("Hello, we would like to ask about the delivery of our order number 4711 and the invoice that came with it, "
-        "which lists twelve units where we ordered ten; could you send a corrected invoice before Tuesday morning? ") * 3
+        "which lists twelve units where we ordered ten; "
+        "could you send a corrected invoice before Tuesday morning? ") * 3
 SIZES = {"desktop": {"width": 1280, "height": 800}, "phone": {"width": 390, "height": 844}}
 
 

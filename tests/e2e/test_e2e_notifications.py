@@ -16,8 +16,8 @@ from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import expect
 
 from devtools.pgcluster import free_port
-from tests.e2e.steps import enroll, submit_inquiry
 from devtools.receivers import MailServer, WebhookReceiver
+from tests.e2e.steps import enroll, submit_inquiry
 
 MAIL_PORT = free_port()
 SERVER_ENV = {"SUNDOWN_SMTP_URL": f"smtp://127.0.0.1:{MAIL_PORT}", "SUNDOWN_WEBHOOK_ALLOW_PRIVATE": "1"}

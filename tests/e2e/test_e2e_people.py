@@ -37,7 +37,8 @@ def arrange(server) -> list[int]:
         return add_inquiries(get_session(), [
             inquiry(wall_clock, 0.5, name="Pat Person", email=LONG_ADDRESS,
                     message="Please send me everything you hold about me.\nThanks, Pat",
-                    user_agent="Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0 Safari/537.36"),
+                    user_agent="Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) "
+                               "Chrome/156.0 Safari/537.36"),
             inquiry(wall_clock, 1, name="Pat Person", email=LONG_ADDRESS, status="spam", message="=HYPERLINK(1)"),
             inquiry(wall_clock, 2, name="Pat Person", email=LONG_ADDRESS, legal_hold=True,
                     hold_reason="Open claim 2026-17", hold_by="Lee", held_at=wall_clock()),
