@@ -24,6 +24,7 @@ from app import (
     health,
     i18n,
     intake,
+    internal,
     logs,
     metrics,
     notify,
@@ -46,18 +47,19 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
     )
     config.load(app, overrides or {})
     logs.init_app(app)  # text or JSON lines on stderr, a request id on every request
-    metrics.init_app(app)  # request timings and GET /metrics (on when SUNDOWN_METRICS_TOKEN is set)
+    metrics.init_app(app)  # request timings; the counters GET /metrics shows
     db.init_app(app)
     i18n.init_app(app)  # gettext in templates and code, one locale per request
     intake.init_app(app)  # every body received whole and bounded, before anything parses it
     security.init_app(app)
     auth.init_app(app)
     background.init_app(app)  # the runner for work after responses, off the connection
-    cleanup.init_app(app)  # the after-response cleanup and POST /internal/cleanup
-    notify.init_app(app)  # notifications from the outbox after responses, and POST /internal/deliver
-    gone.init_app(app)  # after a delete or an erasure: the index purged and the WAL truncated, off the connection
+    cleanup.init_app(app)  # the after-response cleanup
+    notify.init_app(app)  # notifications from the outbox after responses
+    gone.init_app(app)  # after a delete or an erasure: the index and the WAL forget it, off the connection
     app.register_blueprint(public.bp)  # /, /api/inquiries, /privacy
     app.register_blueprint(health.bp)  # /healthz
+    app.register_blueprint(internal.bp)  # /internal/cleanup, /internal/deliver, /metrics: bearer tokens
     app.register_blueprint(auth.bp)  # /auth: passkey login, enrollment, logout
     app.register_blueprint(admin.bp)  # /admin: every page behind the login
     errors.init_app(app)

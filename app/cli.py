@@ -22,7 +22,8 @@ from app.people import cli as people_cli
 def init_app(app: Flask) -> None:
     """Register the operator commands."""
     app.cli.add_command(db_upgrade)
-    app.cli.add_command(prune_command)
+    app.cli.add_command(cleanup_command)
+    app.cli.add_command(prune_alias)
     app.cli.add_command(deliver_command)
     app.cli.add_command(admin_group)
     app.cli.add_command(health_command)
@@ -39,11 +40,11 @@ def db_upgrade() -> None:
     click.echo(f"Database at revision {migrate.head_revision()}.")
 
 
-@click.command("prune")
-@click.option("--force", is_flag=True, help="Ignore the interval (never overlaps a running prune).")
+@click.command("cleanup")
+@click.option("--force", is_flag=True, help="Ignore the interval (never overlaps a running cleanup).")
 @click.option("--dry-run", is_flag=True, help="Only print what would be deleted per target.")
 @with_appcontext
-def prune_command(force: bool, dry_run: bool) -> None:
+def cleanup_command(force: bool, dry_run: bool) -> None:
     """Delete data past retention now, through the same claim as every request."""
     if dry_run:
         for name, (count, oldest) in cleanup.dry_run().items():
@@ -59,6 +60,14 @@ def prune_command(force: bool, dry_run: bool) -> None:
     click.echo(f"run {row.id}: {row.status}, {row.remaining} remaining")
     if row.status == CleanupStatus.ERROR:
         raise click.ClickException(f"run {row.id} failed: {row.error}")
+
+
+@click.command("prune", hidden=True, params=cleanup_command.params)
+@click.pass_context
+def prune_alias(context: click.Context, **options) -> None:
+    """The old name of ``flask cleanup``: says so, then runs it."""
+    click.echo("`flask prune` is now `flask cleanup`; running that.", err=True)
+    context.invoke(cleanup_command, **options)
 
 
 @click.command("deliver")

@@ -4,16 +4,17 @@ On SQLite every connection has ``secure_delete`` on (``app.db``), so a
 delete zeroes the freed bytes in the database file; what is left is the
 WAL, which holds the pages as they were until a checkpoint overwrites them.
 SQLite's search index keeps a deleted text's trigrams in older segments
-until they are merged, so the index is purged first
-(``search.purge_deleted``). So whatever deletes personal data ends with a
-purge of the index and a ``TRUNCATE`` checkpoint (``db.forget_deleted``):
+until they are merged, so the index forgets them first
+(``search.forget_deleted``). So whatever deletes personal data ends with the
+index forgetting and a ``TRUNCATE`` checkpoint (``db.forget_deleted``): both
+are "forget" here, the one verb for making deleted rows unrecoverable:
 
 * a cleanup run that deleted rows: at its end, on the runner or the CLI
   (``app.cleanup.runs``);
-* an admin's delete or erasure: ``after_response()``, handed to the
+* an admin's delete or erasure: ``forget_after_response()``, handed to the
   background runner once the response is sent (``background.after_response``),
   so the admin never waits for the checkpoint;
-* ``flask people erase`` and ``flask erasures apply``: ``now()``.
+* ``flask people erase`` and ``flask erasures apply``: ``forget_now()``.
 
 PostgreSQL has no such switch: dead tuples stay until vacuum, and the WAL
 and backups keep what they kept. docs/cleanup.md says what an operator does.
@@ -33,18 +34,18 @@ log = logging.getLogger(__name__)
 JOB = "forget-deleted"
 
 
-def now(should_stop: Callable[[], bool] = lambda: False) -> bool:
-    """Purge the search index and truncate the WAL now (SQLite); True when nothing deleted lingers.
+def forget_now(should_stop: Callable[[], bool] = lambda: False) -> bool:
+    """Forget what was deleted now: the search index, then the WAL (SQLite); True when nothing lingers.
 
-    ``should_stop`` (the process is shutting down) ends the purge between
+    ``should_stop`` (the process is shutting down) ends the index's forgetting between
     two steps; the WAL is truncated all the same, and the next deletion's
-    purge starts over.
+    one starts over.
     """
     engine = db.get_engine()
-    purged = search.purge_deleted(engine, should_stop)
-    if not purged:
-        log.warning("the search index purge after a delete was stopped; the next delete's purge completes it")
-    return db.forget_deleted(engine) and purged
+    forgotten = search.forget_deleted(engine, should_stop)
+    if not forgotten:
+        log.warning("the search index's forgetting after a delete was stopped; the next delete's completes it")
+    return db.forget_deleted(engine) and forgotten
 
 
 def init_app(app: Flask) -> None:
@@ -52,8 +53,8 @@ def init_app(app: Flask) -> None:
     background.after_response(app, JOB, _requested, _forget)
 
 
-def after_response() -> None:
-    """Once the current response is sent, purge the index and truncate the WAL on the background runner."""
+def forget_after_response() -> None:
+    """Once the current response is sent, forget what was deleted (``forget_now``) on the background runner."""
     g.forget_deleted = True
 
 
@@ -62,4 +63,4 @@ def _requested() -> bool | None:
 
 
 def _forget(_reason: bool, should_stop: Callable[[], bool]) -> None:
-    now(should_stop)
+    forget_now(should_stop)

@@ -29,7 +29,7 @@ TRUSTED_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"
 JSON_FIELDS = ["levelname", "name", "message", "request_id"]
 JSON_NAMES = {"levelname": "level", "name": "logger"}
-QUIET_ENDPOINTS = {"health.healthz", "metrics.metrics"}  # polled: their request lines are DEBUG
+QUIET_ENDPOINTS = {"health.healthz", "internal.metrics_text"}  # polled: their request lines are DEBUG
 APP_LOGGER = "app"  # the package's logger: every module's logger is below it
 
 log = logging.getLogger(f"{APP_LOGGER}.requests")

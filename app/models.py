@@ -168,7 +168,7 @@ class Passkey(Base):
 
 
 class OneTimeSecret(Base):
-    """A secret used once before it expires; two kinds share the ``verification`` table.
+    """A secret used once before it expires; two kinds share the ``one_time_secrets`` table.
 
     * a WebAuthn challenge: ``identifier`` is ``login:<nonce>`` or
       ``registration:<nonce>`` (``app.auth.challenges``);
@@ -176,7 +176,7 @@ class OneTimeSecret(Base):
       (``app.auth.invites``).
     """
 
-    __tablename__ = "verification"
+    __tablename__ = "one_time_secrets"
 
     id: Mapped[int] = mapped_column(primary_key=True)
     identifier: Mapped[str] = mapped_column(String(128), unique=True)
@@ -207,13 +207,13 @@ class UsedChallenge(Base):
 
 
 class AdminLogin(Base):
-    """A browser an admin has logged in with (table ``session``).
+    """A browser an admin has logged in with (table ``admin_logins``).
 
     The cookie holds a random token, the row only its hash. Called a login,
     not a session, so that "session" in the code always means SQLAlchemy's.
     """
 
-    __tablename__ = "session"
+    __tablename__ = "admin_logins"
 
     id: Mapped[int] = mapped_column(primary_key=True)
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)
@@ -238,9 +238,9 @@ class CleanupStatus(StrEnum):
 
 
 class CleanupRun(Base):
-    """One cleanup run: the ledger (table ``prune_runs``). No personal data."""
+    """One cleanup run: the ledger (table ``cleanup_runs``). No personal data."""
 
-    __tablename__ = "prune_runs"
+    __tablename__ = "cleanup_runs"
 
     id: Mapped[int] = mapped_column(primary_key=True)
     trigger: Mapped[str] = mapped_column(String(40))
@@ -257,7 +257,7 @@ class CleanupRun(Base):
 class AuditEntry(Base):
     """A manual admin action: deletions, holds, retention changes. No message content."""
 
-    __tablename__ = "audit_log"
+    __tablename__ = "audit_entries"
 
     id: Mapped[int] = mapped_column(primary_key=True)
     admin_name: Mapped[str] = mapped_column(String(100))
@@ -276,7 +276,7 @@ class DeliveryStatus(StrEnum):
 
 
 class Delivery(Base):
-    """One notification to send on one channel (table ``outbox``): an inquiry's, or an admin's test.
+    """One notification to send on one channel (the outbox, table ``deliveries``): an inquiry's or an admin's test.
 
     No payload is stored: the message is built from the inquiry at send
     time, so an inquiry deleted before delivery is never sent, and its rows
@@ -292,10 +292,10 @@ class Delivery(Base):
     after, against 16.7 with notifications off).
     """
 
-    __tablename__ = "outbox"
+    __tablename__ = "deliveries"
     __table_args__ = (
-        Index("ix_outbox_status_next_attempt_at", "status", "next_attempt_at"),
-        Index("ix_outbox_finished_at", "finished_at", sqlite_where=text("finished_at IS NOT NULL"),
+        Index("ix_deliveries_status_next_attempt_at", "status", "next_attempt_at"),
+        Index("ix_deliveries_finished_at", "finished_at", sqlite_where=text("finished_at IS NOT NULL"),
               postgresql_where=text("finished_at IS NOT NULL")),
     )
 

@@ -2,7 +2,7 @@
 
 Each hit is one upsert that increments a counter row per window (one
 statement for all of them) and returns the new counts; rows expire with
-their window and the pruner removes them.
+their window and the cleanup removes them.
 """
 
 from __future__ import annotations

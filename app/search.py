@@ -26,7 +26,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from sqlalchemy import ColumnElement, Engine, column, func, literal_column, or_, select, table
+from sqlalchemy import ColumnElement, Connection, Engine, column, func, literal_column, or_, select, table
 from sqlalchemy.orm import Session
 
 from app.db import UNICODE_LOWER, WRITE_OPTION
@@ -38,9 +38,11 @@ LIKE_ESCAPE = "\\"
 FTS_TABLE = "submissions_fts"
 TRIGRAM_INDEXES = frozenset(f"ix_submissions_{name}_trgm" for name in ("name", "email", "message"))
 
-PURGE_PAGES = 200  # index pages one purge step writes: 15-35 ms of SQLite's write lock (docs/cleanup.md)
-PURGE_PAUSE = 0.01  # seconds between steps, for live writers
+FORGET_PAGES = 200  # index pages one step of forgetting writes: 15-35 ms of SQLite's write lock (docs/cleanup.md)
+FORGET_PAUSE = 0.01  # seconds between steps, for live writers
 MERGE = f"INSERT INTO {FTS_TABLE}({FTS_TABLE}, rank) VALUES ('merge', ?)"
+AUTOMERGE = f"INSERT INTO {FTS_TABLE}({FTS_TABLE}, rank) VALUES ('automerge', ?)"
+FTS5_AUTOMERGE = 4  # FTS5's default
 
 _fts = table(FTS_TABLE, column("rowid"))
 
@@ -121,7 +123,18 @@ def _candidates(session: Session, phrase: str) -> list[int]:
     return list(session.scalars(select(_fts.c.rowid).where(_fts_match(phrase)).limit(CANDIDATE_LIMIT + 1)))
 
 
-def purge_deleted(engine: Engine, should_stop: Callable[[], bool] = lambda: False) -> bool:
+def set_automerge(connection: Connection, value: int) -> None:
+    """SQLite: store FTS5's ``automerge`` for the search index (0: off), in a transaction of its own."""
+    with connection.begin():
+        connection.exec_driver_sql(AUTOMERGE, (value,))
+
+
+def merge_step(driver_connection, pages: int) -> None:
+    """SQLite: up to ``pages`` pages of the search index's pending merges, on the driver's connection."""
+    driver_connection.execute(MERGE, (pages,)).close()
+
+
+def forget_deleted(engine: Engine, should_stop: Callable[[], bool] = lambda: False) -> bool:
     """SQLite: rewrite the search index so deleted inquiries leave no entries in it; True when done.
 
     The triggers remove a deleted inquiry from the index at once, but FTS5
@@ -129,28 +142,28 @@ def purge_deleted(engine: Engine, should_stop: Callable[[], bool] = lambda: Fals
     trigrams of the deleted text, with their positions, stay in older
     segments until those are merged with it. So after deletions the segments
     are merged into one, which drops both (FTS5's ``optimize``), in steps of
-    ``PURGE_PAGES`` pages, each its own short write transaction, so live
+    ``FORGET_PAGES`` pages, each its own short write transaction, so live
     writers get in between: the first ``'merge'`` with a negative size puts
     every segment on one level, the next ones carry that merge on until a
     step changes nothing (the procedure FTS5's documentation gives for an
     incremental ``optimize``). The freed pages are zeroed by
     ``secure_delete``; the WAL is truncated after (``app.gone``). Its cost
     grows with the whole index, not with what was deleted (docs/cleanup.md).
-    Stopped by ``should_stop``, it returns False and the next purge starts
+    Stopped by ``should_stop``, it returns False and the next one starts
     over. A no-op on PostgreSQL, whose trigram indexes lose dead entries to
     vacuum (docs/cleanup.md).
     """
     if engine.dialect.name != "sqlite":
         return True
-    pages = -PURGE_PAGES
+    pages = -FORGET_PAGES
     while not should_stop():
         with engine.connect().execution_options(**{WRITE_OPTION: True}) as connection, connection.begin():
             driver = connection.connection.driver_connection
             before = driver.total_changes
-            driver.execute(MERGE, (pages,)).close()
+            merge_step(driver, pages)
             changed = driver.total_changes - before
         if changed < 2:
             return True
-        pages = PURGE_PAGES
-        time.sleep(PURGE_PAUSE)
+        pages = FORGET_PAGES
+        time.sleep(FORGET_PAUSE)
     return False

@@ -204,9 +204,9 @@ class Database:
         self.set_setting("last_cleanup_at", str(epoch_ms(moment)))
 
     def cleanup_runs(self) -> list[dict]:
-        """The ledger (table ``prune_runs``), oldest first."""
+        """The ledger (table ``cleanup_runs``), oldest first."""
         with self.engine.connect() as conn:
-            rows = conn.exec_driver_sql("SELECT * FROM prune_runs ORDER BY id").mappings().all()
+            rows = conn.exec_driver_sql("SELECT * FROM cleanup_runs ORDER BY id").mappings().all()
         return [dict(row) for row in rows]
 
     def wait_for_runs(self, timeout: float, at_least: int = 1, settle: float = 0.0) -> list[dict]:

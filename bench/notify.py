@@ -152,7 +152,7 @@ def drain(engine, timeout: float = 300) -> float:
     started = time.perf_counter()
     while time.perf_counter() - started < timeout:
         with engine.connect() as connection:
-            if not connection.scalar(text("SELECT count(*) FROM outbox WHERE status = 'pending'")):
+            if not connection.scalar(text("SELECT count(*) FROM deliveries WHERE status = 'pending'")):
                 break
         time.sleep(0.1)
     return time.perf_counter() - started
@@ -162,7 +162,7 @@ def delivery_times(ctx, database, sizes, on_settings: dict) -> None:
     """Paced submissions to an "on" server; submission → delivery per channel, from the outbox rows."""
     engine = database.engine
     with engine.connect() as connection:
-        first = connection.scalar(text("SELECT coalesce(max(id), 0) FROM outbox"))
+        first = connection.scalar(text("SELECT coalesce(max(id), 0) FROM deliveries"))
     with serve(database.url, ctx.workdir, f"notify-paced-{database.kind}", **on_settings) as server:
         bodies = solved_bodies(server.port, sizes["paced"])
         paced(server.port, bodies, per_second=10)
@@ -184,7 +184,7 @@ def wait_delivered(engine, after_id: int, count: int, timeout: float = 120) -> l
     while True:
         with engine.connect() as connection:
             rows = connection.execute(text(
-                "SELECT channel, created_at, delivered_at FROM outbox WHERE id > :first AND status = 'done'"),
+                "SELECT channel, created_at, delivered_at FROM deliveries WHERE id > :first AND status = 'done'"),
                 {"first": after_id}).all()
         if len(rows) >= count or time.monotonic() > deadline:
             return [(channel, _seconds(delivered) - _seconds(created)) for channel, created, delivered in rows]

@@ -1,4 +1,4 @@
-"""What "deleted means gone" costs the backlog prune on SQLite: ``secure_delete`` on (shipped) and off.
+"""What "deleted means gone" costs the backlog cleanup on SQLite: ``secure_delete`` on (shipped) and off.
 
 The same alternated cleanup trials as ``bench.backlog`` (a fresh copy of the
 realistic backlog, a shipped server under open-loop submissions, the run

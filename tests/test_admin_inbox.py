@@ -145,7 +145,7 @@ def test_unknown_inquiry_is_404_and_bad_cursor_is_400(admin_client):
     assert admin_client.get("/admin/?before=1.2.3").status_code == 400
 
 
-@pytest.mark.parametrize("path", ["/admin/", "/admin/settings", "/admin/cleanup"])
+@pytest.mark.parametrize("path", ["/admin/", "/admin/retention", "/admin/cleanup"])
 def test_admin_pages_have_no_inline_scripts_or_styles(admin_client, path):
     page = admin_client.get(path).get_data(as_text=True)
     assert "<script>" not in page and "style=" not in page and "<style" not in page

@@ -108,7 +108,7 @@ def test_unread_rows_are_bold_and_counted_in_the_navigation(admin_client, clock,
     assert page.count('<tr class="unread">') == 3
     assert 'class="badge unread-count">3<span class="visually-hidden"> unread</span>' in page
     admin_client.get(f"/admin/inquiries/{first}")
-    page = admin_client.get("/admin/settings").get_data(as_text=True)  # every admin page shows the count
+    page = admin_client.get("/admin/retention").get_data(as_text=True)  # every admin page shows the count
     assert 'class="badge unread-count">2<' in page
     post(admin_client, f"/admin/inquiries/{first}/unread")
     assert 'unread-count">3<' in admin_client.get("/admin/").get_data(as_text=True)

@@ -46,8 +46,8 @@ def test_login_redirects_to_a_local_next_path_only(browser):
     evil = browser.login_verify(assertion, next="//evil.example/admin")
     assert evil.get_json()["redirect"] == "/admin/"
     options = browser.login_options()
-    good = browser.login_verify(browser.authenticator.get(options, browser.origin), next="/admin/settings")
-    assert good.get_json()["redirect"] == "/admin/settings"
+    good = browser.login_verify(browser.authenticator.get(options, browser.origin), next="/admin/retention")
+    assert good.get_json()["redirect"] == "/admin/retention"
 
 
 def test_login_options_require_user_verification_and_no_allow_list(browser):

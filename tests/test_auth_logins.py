@@ -124,7 +124,7 @@ def test_session_cookie_flags(make_app, app_config, origin, name):
 def test_the_login_page_sends_a_logged_in_admin_on(client, login):
     assert client.get("/auth/login").status_code == 200
     login()
-    response = client.get("/auth/login?next=/admin/settings")
-    assert response.status_code == 302 and response.headers["Location"] == "/admin/settings"
+    response = client.get("/auth/login?next=/admin/retention")
+    assert response.status_code == 302 and response.headers["Location"] == "/admin/retention"
     response = client.get("/auth/login?next=https://evil.example/")
     assert response.headers["Location"] == "/admin/"

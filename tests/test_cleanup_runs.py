@@ -261,7 +261,7 @@ def _fresh_state(app):
     return session
 
 
-@pytest.mark.parametrize("target_name, index", [("deliveries", "ix_outbox_finished_at"),
+@pytest.mark.parametrize("target_name, index", [("deliveries", "ix_deliveries_finished_at"),
                                                 ("used_challenges", "pk_used_challenges")])
 def test_the_oldest_expired_rows_of_the_busiest_tables_are_found_by_an_index(db_session, target_name, index):
     """The two tables every submission writes keep only the indexes their readers need (migration 0007):

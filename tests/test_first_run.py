@@ -101,10 +101,10 @@ def notice(page: str) -> str | None:
 
 def test_the_login_page_at_another_origin_says_so_and_links_to_the_configured_one(client):
     assert notice(client.get("/auth/login").get_data(as_text=True)) is None
-    page = client.get("/auth/login?next=/admin/settings", base_url="http://127.0.0.1:5000").get_data(as_text=True)
+    page = client.get("/auth/login?next=/admin/retention", base_url="http://127.0.0.1:5000").get_data(as_text=True)
     assert notice(page) == (
         "<p>This page is open at http://127.0.0.1:5000, but passkeys for this site work only at "
-        'http://localhost. <a href="http://localhost/auth/login?next=/admin/settings">'
+        'http://localhost. <a href="http://localhost/auth/login?next=/admin/retention">'
         "Open this page at http://localhost</a>.</p>"
     )
 

@@ -342,7 +342,7 @@ def test_broken_framing_on_another_form_is_400_not_500(client):
     assert "framing is malformed" in response.get_data(as_text=True)
 
 
-@pytest.mark.parametrize("path", ["/auth/logout", "/admin/settings", "/auth/login/verify"])
+@pytest.mark.parametrize("path", ["/auth/logout", "/admin/retention", "/auth/login/verify"])
 def test_every_other_body_is_received_whole_before_anything_reads_it(client, path):
     cut_short = client.post(path, content_type=FORM, environ_overrides=framed(b"csrf_token=abc", declared=500))
     assert (cut_short.status_code == 400

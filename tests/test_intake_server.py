@@ -329,7 +329,7 @@ SWEEP = {
     "client-disconnected": lambda s: s.post_chunked(LOGOUT, b"40\r\ncsrf_token=x"),
     # gunicorn's parse errors on the same view and under /admin (CSRF runs before the login check).
     "invalid-chunk-size": lambda s: s.post_chunked(LOGOUT, b"xyz\r\na=1\r\n0\r\n\r\n"),
-    "chunk-missing-terminator": lambda s: s.post_chunked("/admin/settings", b"3\r\na=1000\r\n0\r\n\r\n"),
+    "chunk-missing-terminator": lambda s: s.post_chunked("/admin/retention", b"3\r\na=1000\r\n0\r\n\r\n"),
     "invalid-chunk-extension": lambda s: s.post_chunked(LOGOUT, b"3;\x7f\r\na=1\r\n0\r\n\r\n"),
     "bad-trailer": lambda s: s.post_chunked(LOGOUT, b"3\r\na=1\r\n0\r\nbad trailer\n\r\n\r\n"),
     # RecursionError, where JSON is parsed by the app.

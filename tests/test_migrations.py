@@ -12,7 +12,7 @@ from alembic.migration import MigrationContext
 from app import db
 from app.db import make_engine
 from app.migrate import alembic_config, current_revision, head_revision, upgrade
-from app.models import Base, Inquiry
+from app.models import AuditEntry, Base, CleanupRun, Inquiry
 from app.search import is_search_index
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
@@ -90,19 +90,19 @@ def test_the_lean_writes_migration_keeps_every_delivery_and_used_challenge_both_
              "next_attempt_at": NOW, "idempotency_key": f"msg_{channel}", "created_at": NOW,
              "finished_at": NOW if status == "done" else None}
             for channel, status in (("email", "done"), ("webhook", "pending"))])
-    keys = sa.select(Delivery.__table__.c.idempotency_key,
-                     Delivery.__table__.c.status).order_by(Delivery.__table__.c.id)
+    outbox = Delivery.__table__.to_metadata(sa.MetaData(), name="outbox")  # its name before 0008
     _downgrade(engine, "0006")
     assert "uq_outbox_idempotency_key" in {each["name"] for each in sa.inspect(engine).get_unique_constraints("outbox")}
     assert sa.inspect(engine).get_pk_constraint("used_challenges")["constrained_columns"] == ["signature"]
     with engine.connect() as connection:
-        assert list(connection.execute(keys)) == [("msg_email", "done"), ("msg_webhook", "pending")]
+        assert list(connection.execute(_keys(outbox))) == [("msg_email", "done"), ("msg_webhook", "pending")]
         assert [row.signature for row in connection.execute(used_rows)] == [row["signature"] for row in used]
     upgrade(engine)
-    assert sa.inspect(engine).get_unique_constraints("outbox") == []
+    assert sa.inspect(engine).get_unique_constraints("deliveries") == []
     assert sa.inspect(engine).get_pk_constraint("used_challenges")["constrained_columns"] == ["expires_at", "signature"]
     with engine.connect() as connection:
-        assert list(connection.execute(keys)) == [("msg_email", "done"), ("msg_webhook", "pending")]
+        assert list(connection.execute(_keys(Delivery.__table__))) == [
+            ("msg_email", "done"), ("msg_webhook", "pending")]
         assert [row.signature for row in connection.execute(used_rows)] == [row["signature"] for row in used]
         if engine.dialect.name == "sqlite":
             assert "WITHOUT ROWID" in connection.scalar(sa.text(
@@ -112,4 +112,42 @@ def test_the_lean_writes_migration_keeps_every_delivery_and_used_challenge_both_
     with engine.begin() as connection:
         connection.execute(sa.delete(Inquiry.__table__))  # the foreign key still cascades
         assert connection.scalar(sa.select(sa.func.count()).select_from(Delivery.__table__)) == 0
+    engine.dispose()
+
+
+def _keys(deliveries: sa.Table) -> sa.Select:
+    return sa.select(deliveries.c.idempotency_key, deliveries.c.status).order_by(deliveries.c.id)
+
+
+RENAMED = {"prune_runs": "cleanup_runs", "verification": "one_time_secrets", "session": "admin_logins",
+           "audit_log": "audit_entries", "outbox": "deliveries"}
+
+
+def test_the_table_names_migration_renames_both_ways_keeping_rows_and_ids(database_url):
+    engine = make_engine(database_url)
+    with engine.begin() as connection:
+        connection.execute(sa.insert(AuditEntry.__table__), [
+            {"admin_name": "ada", "action": "deleted", "count": 1, "detail": "", "created_at": NOW}])
+        connection.execute(sa.insert(CleanupRun.__table__), [
+            {"trigger": "cli", "started_at": NOW, "cutoff": NOW, "retention_days": 180, "status": "done",
+             "deleted": "{}", "remaining": 0}])
+    _downgrade(engine, "0007")
+    tables = set(sa.inspect(engine).get_table_names())
+    assert set(RENAMED) <= tables and not set(RENAMED.values()) & tables
+    with engine.connect() as connection:
+        assert connection.scalar(sa.text("SELECT admin_name FROM audit_log")) == "ada"
+        assert connection.scalar(sa.text("SELECT trigger FROM prune_runs")) == "cli"
+    upgrade(engine)
+    tables = set(sa.inspect(engine).get_table_names())
+    assert set(RENAMED.values()) <= tables and not set(RENAMED) & tables
+    with engine.begin() as connection:
+        context = MigrationContext.configure(connection, opts=COMPARE)
+        assert compare_metadata(context, Base.metadata) == []
+        [new_id] = connection.execute(sa.insert(AuditEntry.__table__).returning(AuditEntry.__table__.c.id), [
+            {"admin_name": "bo", "action": "deleted", "count": 1, "detail": "", "created_at": NOW}]).scalars()
+        assert connection.scalar(sa.select(sa.func.count()).select_from(AuditEntry.__table__)) == 2
+        # PostgreSQL's renamed sequence goes on where it was.
+        assert new_id == 1 + connection.scalar(sa.select(sa.func.min(AuditEntry.__table__.c.id)))
+        connection.execute(sa.delete(AuditEntry.__table__))
+        connection.execute(sa.delete(CleanupRun.__table__))
     engine.dispose()

@@ -441,7 +441,7 @@ def test_a_request_with_nothing_due_does_no_outbox_work(client, app, clock):
     submit_inquiry(client)
     statements: list[str] = []
     event.listen(db.engine_of(app), "before_cursor_execute",
-                 lambda _c, _cur, statement, *_a: statements.append(statement) if "outbox" in statement else None)
+                 lambda _c, _cur, statement, *_a: statements.append(statement) if "deliveries" in statement else None)
     for _ in range(3):
         clock.advance(seconds=30)
         request_after(client)

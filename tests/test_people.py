@@ -156,7 +156,7 @@ def test_erase_needs_post_csrf_and_a_valid_address(admin_client, db_session, clo
     assert db_session.scalars(select(Erasure)).all() == []
 
 
-def test_hold_reasons_of_erased_inquiries_leave_the_audit_log(app, admin_client, db_session, clock):
+def test_hold_reasons_of_erased_inquiries_leave_the_audit_entries(app, admin_client, db_session, clock):
     row, other = add_inquiries(db_session, [inquiry(clock, email=ADA), inquiry(clock, email="grace@example.com")])
     for number, reason in ((row, "Ada Lovelace's complaint"), (other, "Grace's complaint")):
         db_session.add(AuditEntry(admin_name="Grace", action="hold_placed", count=1,
@@ -187,7 +187,7 @@ def test_an_erasure_runs_the_same_statements_however_many_inquiries_it_erases(ap
             assert erasure.erase(ADA, erasure.OPERATOR).erased == count
     finally:
         event.remove(engine, "before_cursor_execute", listener)
-    audit_statements = [each for each in statements if "audit_log" in each]
+    audit_statements = [each for each in statements if "audit_entries" in each]
     assert len(audit_statements) == 3  # read the entries with text, scrub them, record the erasure
     assert db_session.scalars(select(AuditEntry.detail).where(AuditEntry.action == "hold_placed")).all() == [
         f"inquiry #{inquiry_id}: (erased)" for inquiry_id in ids]

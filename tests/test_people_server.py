@@ -69,7 +69,7 @@ def test_an_erasure_during_a_stalled_export_commits_whole_and_the_download_fails
                 assert head.startswith(b"HTTP/1.1 200") and b'"format": "sundown.person-export.v1"' in head
                 with app_for(env) as app, app.app_context():  # the operator's `flask people erase`
                     outcome = erasure.erase(ADA, erasure.OPERATOR)
-                    gone.now()
+                    gone.forget_now()
                 assert outcome.erased == ROWS
                 rest = read(sock)
             finally:

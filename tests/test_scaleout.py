@@ -86,8 +86,8 @@ def scaled_out(request, tmp_path_factory):
         _make_due(engine)
         results["burst"] = burst_submissions(ports, BURST)
         results["extra"] = [burst_submissions([ports[i % len(ports)]], 1)[0] for i in range(EXTRA)]
-        results["with_cookie"] = [_get(port, "/admin/settings", cookie) for port in ports for _ in range(6)]
-        results["without_cookie"] = [_get(port, "/admin/settings") for port in ports]
+        results["with_cookie"] = [_get(port, "/admin/retention", cookie) for port in ports for _ in range(6)]
+        results["without_cookie"] = [_get(port, "/admin/retention") for port in ports]
     with Session(engine) as session:
         results["runs"] = session.scalars(sa.select(CleanupRun)).all()
         results["expired_left"] = session.scalar(

@@ -240,9 +240,9 @@ def test_the_index_purge_goes_in_steps_stops_when_told_and_finishes_later(app, d
         return len(checks) > 1
 
     # On SQLite the index is more than one step's pages, so the first step does not finish it.
-    assert search.purge_deleted(engine, stop_after_one_step) is (db_kind == "postgresql")
-    assert search.purge_deleted(engine) is True
+    assert search.forget_deleted(engine, stop_after_one_step) is (db_kind == "postgresql")
+    assert search.forget_deleted(engine) is True
     if db_kind == "sqlite":
         assert sorted(indexed(query, db_kind)) == sorted(ids[1::2])
         checks.clear()
-        assert search.purge_deleted(engine, stop_after_one_step) is True and len(checks) == 1  # nothing left
+        assert search.forget_deleted(engine, stop_after_one_step) is True and len(checks) == 1  # nothing left

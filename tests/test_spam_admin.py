@@ -150,7 +150,7 @@ def test_export_is_the_inbox_unless_asked_for_spam(admin_client, db_session, clo
 
 
 def settings_post(client, data):
-    return client.post("/admin/settings/spam", data={**data, "csrf_token": csrf_token(client, "/admin/settings")})
+    return client.post("/admin/retention/spam", data={**data, "csrf_token": csrf_token(client, "/admin/retention")})
 
 
 def stored(query, key: str) -> str | None:
@@ -158,7 +158,7 @@ def stored(query, key: str) -> str | None:
 
 
 def test_the_retention_page_shows_both_retentions(admin_client):
-    page = admin_client.get("/admin/settings").get_data(as_text=True)
+    page = admin_client.get("/admin/retention").get_data(as_text=True)
     assert "Inquiries are deleted 180 days after" in page and "Spam is deleted 30 days after" in page
     assert 'id="spam_retention_days" name="spam_retention_days"' in page and 'value="30"' in page
 
@@ -179,17 +179,17 @@ def test_shorter_spam_retention_previews_spam_only_then_saves_and_audits(admin_c
     page = preview.get_data(as_text=True)
     assert "Shorten spam retention to 10 days?" in page
     assert "permanently delete <strong>2</strong> spam inquiries" in page
-    assert 'name="spam_retention_days" value="10"' in page and 'action="/admin/settings/spam"' in page
+    assert 'name="spam_retention_days" value="10"' in page and 'action="/admin/retention/spam"' in page
     assert stored(query, "spam_retention_days") is None
     assert settings_post(admin_client, {"spam_retention_days": "10", "confirm": "1"}).status_code == 303
     assert stored(query, "spam_retention_days") == "10"
     assert stored(query, "retention_days") is None
     assert audit_entries(query) == [("spam_retention_changed", 0, "30 → 10 days")]
-    assert "Spam retention set to 10 days (was 30)." in admin_client.get("/admin/settings").get_data(as_text=True)
+    assert "Spam retention set to 10 days (was 30)." in admin_client.get("/admin/retention").get_data(as_text=True)
 
 
 def test_longer_spam_retention_saves_at_once(admin_client, query):
     assert settings_post(admin_client, {"spam_retention_days": "90"}).status_code == 303
     assert stored(query, "spam_retention_days") == "90"
     settings_post(admin_client, {"spam_retention_days": "90"})
-    assert "Spam retention unchanged: 90 days." in admin_client.get("/admin/settings").get_data(as_text=True)
+    assert "Spam retention unchanged: 90 days." in admin_client.get("/admin/retention").get_data(as_text=True)

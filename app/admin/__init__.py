@@ -39,7 +39,7 @@ from app.admin import (  # noqa: E402,F401
     labels,
     notifications,
     people,
-    settings,
+    retention,
     spam,
     workflow,
 )

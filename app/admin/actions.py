@@ -134,7 +134,7 @@ def _delete(ids: list[int], held: int) -> int:
     audit.record(session, "deleted", result.rowcount, detail)
     session.commit()
     if result.rowcount:
-        gone.after_response()
+        gone.forget_after_response()
     return result.rowcount
 
 

@@ -65,7 +65,7 @@ def person_erase():
         return render_template("admin/people_confirm_erase.html", person=person)
     outcome = erasure.erase(address, current_user.name)
     if outcome.erased:
-        gone.after_response()
+        gone.forget_after_response()
     flash(_erased_message(outcome), "message" if outcome.erased else "warning")
     return redirect(url_for("admin.people", email=address), 303)
 

@@ -86,7 +86,7 @@ def delete_all_spam():
     audit.record(session, "spam_deleted", deleted, f"{held} on legal hold kept" if held else "")
     session.commit()
     if deleted:
-        gone.after_response()
+        gone.forget_after_response()
     flash(_deleted_message(deleted, held))
     return redirect(url_for("admin.spam"), 303)
 

@@ -1,4 +1,4 @@
-"""Single-use WebAuthn challenges stored in the ``verification`` table.
+"""Single-use WebAuthn challenges stored in the ``one_time_secrets`` table.
 
 A challenge row is named ``<ceremony>:<nonce>``; the nonce lives in Flask's
 signed session cookie, which binds the challenge to the browser that asked

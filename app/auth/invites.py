@@ -1,7 +1,7 @@
 """One-time enrollment links: a new admin, or a recovery passkey for an existing one.
 
 The token (32 random bytes) appears only in the printed URL; the
-``verification`` row is named by its SHA-256, so a database reader cannot
+``one_time_secrets`` row is named by its SHA-256, so a database reader cannot
 redeem it. Redemption deletes the row in the transaction that creates the
 passkey, so a link works once.
 """
@@ -42,7 +42,7 @@ class Invite:
 
 
 def identifier_for(token: str) -> str:
-    """The ``verification.identifier`` of a token: its SHA-256, never the token."""
+    """The ``one_time_secrets.identifier`` of a token: its SHA-256, never the token."""
     return f"{KIND}:{hashlib.sha256(token.encode()).hexdigest()}"
 
 

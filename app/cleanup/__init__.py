@@ -9,7 +9,6 @@ Each module does one thing:
 * ``targets``: what is deleted, table by table.
 * ``ledger``: reading the ledger and the log line of a run.
 * ``state``: what this process remembers (targets, when the claim may be due).
-* ``endpoint``: ``POST /internal/cleanup``, for sites with no traffic.
 
 Callers outside use the names exported here: ``trigger``, ``run``,
 ``run_if_due``, ``dry_run``, ``next_due_at``, ``as_dict``. What counts as
@@ -21,7 +20,7 @@ from __future__ import annotations
 from flask import Flask
 
 from app import metrics
-from app.cleanup import endpoint, hook, state
+from app.cleanup import hook, state
 from app.cleanup.hook import trigger
 from app.cleanup.ledger import as_dict
 from app.cleanup.runs import dry_run, next_due_at, run, run_if_due
@@ -32,7 +31,7 @@ __all__ = ["as_dict", "dry_run", "init_app", "next_due_at", "run", "run_if_due",
 
 
 def init_app(app: Flask) -> None:
-    """Check the lease, give the app its cleanup state, hook and endpoint."""
+    """Check the lease, give the app its cleanup state and its after-response hook."""
     if app.config["CLEANUP_LEASE"] <= app.config["CLEANUP_TIME_BUDGET"]:
         raise ConfigurationError(
             "SUNDOWN_CLEANUP_LEASE must be longer than SUNDOWN_CLEANUP_TIME_BUDGET."
@@ -40,4 +39,3 @@ def init_app(app: Flask) -> None:
     state.install(app)
     metrics.declare_cleanup_targets(target.name for target in TARGETS)
     hook.init_app(app)
-    app.register_blueprint(endpoint.bp)

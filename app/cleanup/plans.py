@@ -27,11 +27,10 @@ from contextlib import contextmanager
 from sqlalchemy import ColumnElement, Connection, Engine, String, any_, func, literal_column, select, type_coerce
 from sqlalchemy.exc import OperationalError
 
-from app.search import FTS_TABLE, MERGE
+from app import search
 
 log = logging.getLogger(__name__)
 
-FTS5_AUTOMERGE = 4  # FTS5's default
 MERGE_STEP_PAGES = 64  # per batch: about 7 ms of merging on realistic rows (128 pages: up to 37 ms)
 
 _BATCH_SIZE = {"sqlite": 100, "postgresql": 50_000}  # SQLite: the first batch; the next ones are sized by time
@@ -100,16 +99,14 @@ def index_merged_by_batches(connection: Connection) -> Iterator[None]:
     try:
         yield
     finally:
-        _set_automerge(connection, FTS5_AUTOMERGE)
+        _set_automerge(connection, search.FTS5_AUTOMERGE)
 
 
 def _set_automerge(connection: Connection, value: int) -> None:
     """Store FTS5's ``automerge`` for the search index; logged, not raised, when live writers kept the lock
     for a whole busy timeout (the run then goes on with FTS5's merging as it was)."""
     try:
-        with connection.begin():
-            connection.exec_driver_sql(
-                f"INSERT INTO {FTS_TABLE}({FTS_TABLE}, rank) VALUES ('automerge', ?)", (value,))
+        search.set_automerge(connection, value)
     except OperationalError as error:
         if not lock_refused(error):
             raise
@@ -124,7 +121,7 @@ def _merge_step(driver_connection) -> None:
     batch's step catches up.
     """
     try:
-        driver_connection.execute(MERGE, (MERGE_STEP_PAGES,)).close()
+        search.merge_step(driver_connection, MERGE_STEP_PAGES)
     except sqlite3.OperationalError as error:
         if not lock_refused(error):
             raise

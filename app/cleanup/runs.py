@@ -1,6 +1,6 @@
 """A cleanup run: claim, delete in batches, record in the ledger, release the claim.
 
-``run`` is what every trigger ends in (after a response, ``flask prune``,
+``run`` is what every trigger ends in (after a response, ``flask cleanup``,
 ``POST /internal/cleanup``, the admin's "Run cleanup now"). The claim and the
 opening ledger row commit together; the batches follow, with a cutoff fixed
 once per run; the closing ledger row and the claim's release commit together.
@@ -42,7 +42,7 @@ def run(trigger: str, force: bool = False, should_stop: Callable[[], bool] = lam
     progress = delete_all(state.current().targets, times, batch_limits(), _recorder(row), should_stop)
     _close_ledger(row, progress, times)
     if any(progress.deleted.values()):
-        gone.now(should_stop)  # the deleted rows leave SQLite's search index and WAL too
+        gone.forget_now(should_stop)  # the deleted rows leave SQLite's search index and WAL too
     ledger.log_run(row)
     metrics.count_cleanup_run(row.status, progress.deleted)
     return row

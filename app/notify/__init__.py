@@ -7,7 +7,7 @@ Each module does one thing:
 * ``deliver``: the send loop; ``message``: what a notification says; ``digest``: the e-mail digest.
 * ``email`` and ``webhook``: the two channels.
 * ``hook`` and ``state``: a pass after the response when something may be due.
-* ``endpoint``: ``POST /internal/deliver``; ``health``: what the admin pages show.
+* ``health``: what the admin pages show (``POST /internal/deliver`` is in ``app.internal``).
 
 Views call ``enqueue_inquiry(session, inquiry)`` inside the transaction that
 saves (or un-spams) an inquiry.
@@ -19,14 +19,13 @@ from flask import Flask
 from sqlalchemy.orm import Session
 
 from app import clock
-from app.notify import digest, endpoint, hook, outbox, settings, state
+from app.notify import digest, hook, outbox, settings, state
 
 
 def init_app(app: Flask) -> None:
-    """Give the app its delivery state, the after-response hook and ``POST /internal/deliver``."""
+    """Give the app its delivery state and its after-response hook."""
     state.install(app)
     hook.init_app(app)
-    app.register_blueprint(endpoint.bp)
 
 
 def enqueue_inquiries(session: Session, inquiry_ids: list[int]) -> int:

@@ -80,7 +80,7 @@ def people_erase(email: str, yes: bool) -> None:
     if not yes and not click.confirm(f"Erase {person.erasable} inquiries of {address}?"):
         raise click.ClickException("nothing erased")
     outcome = erasure.erase(address, erasure.OPERATOR)
-    gone.now()
+    gone.forget_now()
     click.echo(f"erased {outcome.erased} inquiries, {outcome.kept_on_hold} kept on legal hold")
 
 
@@ -113,6 +113,6 @@ def erasures_apply(file: Path) -> None:
     except (reapply.RecordsError, UnicodeDecodeError) as error:
         raise click.ClickException(f"{file}: {error}") from None
     outcome = reapply.apply_records(parsed)
-    gone.now()
+    gone.forget_now()
     click.echo(f"{len(parsed)} erasure records applied: {outcome.erased} inquiries erased again, "
                f"{outcome.kept_on_hold} kept on legal hold")

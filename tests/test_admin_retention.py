@@ -19,11 +19,11 @@ def stored_retention(db_session) -> str | None:
 
 
 def post(client, data):
-    return client.post("/admin/settings", data={**data, "csrf_token": csrf_token(client, "/admin/settings")})
+    return client.post("/admin/retention", data={**data, "csrf_token": csrf_token(client, "/admin/retention")})
 
 
 def test_settings_page_shows_current_retention(admin_client):
-    page = admin_client.get("/admin/settings").get_data(as_text=True)
+    page = admin_client.get("/admin/retention").get_data(as_text=True)
     assert "deleted 180 days after" in page
     assert 'value="180"' in page
 
@@ -73,7 +73,7 @@ def test_second_change_updates_the_same_setting(admin_client, db_session):
 
 
 def test_settings_change_needs_csrf(admin_client, db_session):
-    assert admin_client.post("/admin/settings", data={"retention_days": "90", "confirm": "1"}).status_code == 400
+    assert admin_client.post("/admin/retention", data={"retention_days": "90", "confirm": "1"}).status_code == 400
     assert stored_retention(db_session) is None
 
 
@@ -108,9 +108,9 @@ def test_a_change_is_saved_though_another_connection_commits_while_the_form_is_h
         other.join(0.5)  # done at once, unless this request holds the write lock: then after it
         return parse(raw)
 
-    csrf = csrf_token(admin_client, "/admin/settings")
+    csrf = csrf_token(admin_client, "/admin/retention")
     monkeypatch.setattr(retention, "parse", parse_while_another_commits)
-    response = admin_client.post("/admin/settings", data={"retention_days": "400", "csrf_token": csrf})
+    response = admin_client.post("/admin/retention", data={"retention_days": "400", "csrf_token": csrf})
     other.join(10)
     assert response.status_code == 303
     stored = dict(query.rows(select(Setting.key, Setting.value)))
@@ -120,3 +120,8 @@ def test_a_change_is_saved_though_another_connection_commits_while_the_form_is_h
 def _commit_elsewhere(engine) -> None:
     with engine.begin() as connection:
         connection.execute(insert(Setting).values(key="elsewhere", value="committed"))
+
+
+def test_the_pages_first_address_moved_to_retention(admin_client):
+    response = admin_client.get("/admin/settings")
+    assert response.status_code == 301 and response.headers["Location"] == "/admin/retention"

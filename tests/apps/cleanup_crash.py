@@ -1,6 +1,6 @@
 """Run a prune that stops forever in its third batch, so a test can SIGKILL it there.
 
-Usage: ``python -m tests.apps.prune_crash`` with ``SUNDOWN_*`` settings,
+Usage: ``python -m tests.apps.cleanup_crash`` with ``SUNDOWN_*`` settings,
 ``CLEANUP_TEST_DIR`` (``blocked`` is touched there when the run is held) and
 ``CLEANUP_TEST_NOW`` (the ISO time of the app's clock).
 """

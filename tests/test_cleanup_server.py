@@ -82,7 +82,7 @@ def test_the_client_has_the_whole_response_while_the_prune_is_held(
     database_url, engine, tmp_path, worker_class
 ):
     env = server_env(database_url, tmp_path, "barrier")
-    app_module = "tests.apps.prune_hooks:app"
+    app_module = "tests.apps.cleanup_hooks:app"
     threads = 1 if worker_class == "sync" else 4  # gunicorn runs gthread for sync with threads > 1
     with running_server(env, tmp_path / "server.log", app_module, worker_class=worker_class, threads=threads) as (
         base_url, _,
@@ -97,7 +97,7 @@ def test_the_client_has_the_whole_response_while_the_prune_is_held(
 
 def test_a_prune_that_raises_leaves_the_response_a_success(database_url, engine, tmp_path):
     env = server_env(database_url, tmp_path, "raise")
-    with running_server(env, tmp_path / "server.log", "tests.apps.prune_hooks:app") as (base_url, _):
+    with running_server(env, tmp_path / "server.log", "tests.apps.cleanup_hooks:app") as (base_url, _):
         status, body, _length = post_inquiry(base_url)
         assert (status, json.loads(body)) == (201, {"ok": True})
         wait_for(lambda: statuses(engine) == ["error"], "the failed run in the ledger")
@@ -125,7 +125,7 @@ def test_a_run_killed_mid_way_keeps_its_batches_and_a_later_run_completes(
         "SUNDOWN_RP_ID": "localhost", "SUNDOWN_DATABASE_URL": database_url,
         "CLEANUP_TEST_DIR": str(tmp_path), "CLEANUP_TEST_NOW": clock().isoformat(),
     }
-    child = subprocess.Popen([sys.executable, "-m", "tests.apps.prune_crash"], cwd=ROOT, env=env)
+    child = subprocess.Popen([sys.executable, "-m", "tests.apps.cleanup_crash"], cwd=ROOT, env=env)
     try:
         wait_for(lambda: (tmp_path / "blocked").exists() or child.poll() is not None, "the run to be held")
         assert child.poll() is None, "the crashing run ended on its own"
@@ -176,7 +176,7 @@ def test_the_next_request_on_the_claiming_keep_alive_connection_is_served_while_
     database_url, engine, tmp_path
 ):
     env = server_env(database_url, tmp_path, "barrier")
-    with running_server(env, tmp_path / "server.log", "tests.apps.prune_hooks:app") as (base_url, _):
+    with running_server(env, tmp_path / "server.log", "tests.apps.cleanup_hooks:app") as (base_url, _):
         connection = http.client.HTTPConnection("127.0.0.1", port_of(base_url), timeout=20)
         try:
             assert request_on(connection, "POST", "/api/inquiries", VALID)[0] == 201
@@ -193,7 +193,7 @@ def test_the_next_request_on_the_claiming_keep_alive_connection_is_served_while_
 
 def test_a_sync_worker_serves_the_next_connection_while_its_run_is_held(database_url, engine, tmp_path):
     env = server_env(database_url, tmp_path, "barrier")
-    app_module = "tests.apps.prune_hooks:app"
+    app_module = "tests.apps.cleanup_hooks:app"
     # threads=1: with more threads, gunicorn quietly runs gthread instead of sync.
     with running_server(env, tmp_path / "server.log", app_module, worker_class="sync", threads=1) as (base_url, _):
         assert post_inquiry(base_url)[0] == 201
@@ -248,7 +248,7 @@ def _listening(port: int) -> bool:
 
 def test_requests_through_caddy_are_served_while_the_run_is_held(database_url, engine, tmp_path, caddy):
     env = server_env(database_url, tmp_path, "barrier")
-    with running_server(env, tmp_path / "server.log", "tests.apps.prune_hooks:app") as (base_url, _):
+    with running_server(env, tmp_path / "server.log", "tests.apps.cleanup_hooks:app") as (base_url, _):
         proxy = caddy(port_of(base_url))
         assert post_inquiry(proxy)[0] == 201
         wait_for(lambda: (tmp_path / "blocked").exists(), "the run to reach the barrier")
@@ -270,7 +270,7 @@ def test_sigterm_during_a_held_run_stops_it_after_its_batch_as_partial_and_relea
     env = server_env(database_url, tmp_path, "barrier")
     graceful = 15
     args = ("--graceful-timeout", str(graceful))
-    with running_server(env, tmp_path / "server.log", "tests.apps.prune_hooks:app", extra_args=args) as (
+    with running_server(env, tmp_path / "server.log", "tests.apps.cleanup_hooks:app", extra_args=args) as (
         base_url, process,
     ):
         assert post_inquiry(base_url)[0] == 201

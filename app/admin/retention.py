@@ -29,25 +29,31 @@ SPAM = Form(retention.SPAM, "spam_retention_days", "admin.change_spam_retention"
             True)
 
 
+@bp.get("/settings")
+def settings_moved():
+    """The Retention page's first address: bookmarks keep working."""
+    return redirect(url_for("admin.retention_page"), 301)
+
+
 @bp.context_processor
 def retention_bounds() -> dict:
     """The bounds of the retention rule, for the form's limits and hint."""
     return {"min_days": retention.MIN_DAYS, "max_days": retention.MAX_DAYS}
 
 
-@bp.get("/settings")
-def settings():
+@bp.get("/retention")
+def retention_page():
     """Both retentions and the forms to change them."""
     return _page()
 
 
-@bp.post("/settings")
+@bp.post("/retention")
 def change_retention():
     """Save a new inquiry retention; a shorter one first shows what it would delete and asks to confirm."""
     return _change(INQUIRIES)
 
 
-@bp.post("/settings/spam")
+@bp.post("/retention/spam")
 def change_spam_retention():
     """Save a new spam retention, with the same preview and confirmation."""
     return _change(SPAM)
@@ -59,7 +65,7 @@ def _page(form: Form | None = None, raw: str = "", error: str | None = None):
     current = {each.field: retention.retention_days(session, each.policy) for each in (INQUIRIES, SPAM)}
     values = dict(current, **({form.field: raw} if form else {}))
     errors = {form.field: error} if form else {}
-    return render_template("admin/settings.html", current=current, values=values, errors=errors)
+    return render_template("admin/retention.html", current=current, values=values, errors=errors)
 
 
 def _change(form: Form):
@@ -71,16 +77,16 @@ def _change(form: Form):
         return _page(form, raw.strip(), _invalid()), 422
     if days == current:
         flash(_unchanged(form, days))
-        return redirect(url_for("admin.settings"), 303)
+        return redirect(url_for("admin.retention_page"), 303)
     if days < current and request.form.get("confirm") != "1":
         preview = retention.preview(session, days, form.policy)
-        return render_template("admin/settings_confirm.html", current=current, preview=preview, form=form)
+        return render_template("admin/retention_confirm.html", current=current, preview=preview, form=form)
     retention.save(session, days, form.policy)
     # Stored words stay English whatever the admin's language (the audit log is a record).
     audit.record(session, form.action, 0, f"{current} → {days} day" if days == 1 else f"{current} → {days} days")
     session.commit()
     flash(_changed(form, days, current))
-    return redirect(url_for("admin.settings"), 303)
+    return redirect(url_for("admin.retention_page"), 303)
 
 
 def _invalid() -> str:
