@@ -52,13 +52,15 @@ ACTIVITY = "sundown.activity"
 STOP_TIMEOUT = 20.0  # below gunicorn's default graceful timeout (30 s)
 # Seconds with no request in flight, started or ended, that count as a quiet moment. A tenth of a
 # second kept a busy server's sends out of its bursts, but a worker paced at 10 requests/s never
-# saw one: its notifications waited 5-10 s (docs/notifications.md, "A tenth of a second").
+# saw one: its notifications waited seconds (docs/notifications.md, "A tenth of a second";
+# figures: docs/benchmarks.md, "Figures behind the code").
 QUIET_GAP = 0.02
 STOP_CHECK = 0.25  # the longest pause between two looks of a job waiting for a quiet moment
 CPU_PRESSURE = "/proc/pressure/cpu"  # Linux's pressure stall information for CPUs
 # The share of a pause during which some task waited for a CPU that makes the machine busy. Loaded rounds
-# of the notification benchmark keep it at 0.85-0.9, with dips to 0.3-0.6; at 0.5 more passes slipped into
-# the rounds than at 0.25 (docs/notifications.md, "The machine's quiet").
+# of the notification benchmark stay well above it even in their dips, and a higher threshold let more
+# passes slip into the rounds (docs/notifications.md, "The machine's quiet"; figures: docs/benchmarks.md,
+# "Figures behind the code").
 CPU_BUSY_SHARE = 0.25
 
 
@@ -206,10 +208,11 @@ class Activity:
         looks a second under load. Every look takes the GIL from the threads
         serving requests, and on busy cores the looking thread can be
         descheduled holding it. Woken at every request's end instead, it
-        looked 183 times in one second while a thread served requests back
-        to back, against 7 now (tests/test_background.py). A quiet moment
-        is seen at most ``STOP_CHECK`` after a long burst ends, ``QUIET_GAP``
-        after a lone request.
+        looked many times as often while a thread served requests back to
+        back (tests/test_background.py; figures: docs/benchmarks.md,
+        "Figures behind the code"). A quiet moment is seen at most
+        ``STOP_CHECK`` after a long burst ends, ``QUIET_GAP`` after a lone
+        request.
         """
         pause = QUIET_GAP
         while not should_stop():

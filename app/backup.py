@@ -4,10 +4,11 @@ SQLite's online backup API copies the database in one step: one read
 transaction, so the copy is one consistent state, and in WAL mode live
 writers go on committing while it runs. In several steps it would start over
 whenever another connection committed between two of them (an app's worker
-does): copying a 30 MB file in steps of 1,024 pages while a writer committed
-every millisecond started over 400 times and took 12 s instead of 0.07 s, and
-a busier app could keep it from ever finishing. Copying the file with ``cp``
-instead may tear it, and would leave the WAL behind.
+does): under a steadily committing writer a stepped copy started over
+hundreds of times and took orders of magnitude longer than one step, and
+a busier app could keep it from ever finishing (figures: docs/benchmarks.md,
+"Figures behind the code"). Copying the file with ``cp`` instead may tear
+it, and would leave the WAL behind.
 
 PostgreSQL is backed up with ``pg_dump`` (docs/deploy.md): the command says
 so and exits non-zero.

@@ -4,11 +4,10 @@ A statement is built with Core and compiled once per database kind; each
 execution only lays out its parameters (through the columns' own bind
 processors, so ``UTCDateTime`` stores what Core would store) and runs on the
 connection's cursor, in its transaction. Executing a Core statement costs
-three times as much as ``exec_driver_sql``, and that more than twice as much
-as the cursor (57, 18 and 14 µs for the used-challenge insert, in-process on
-SQLite); on PostgreSQL the outbox's two rows cost 0.41 ms through Core's
-executemany against 0.23 ms as one statement on the cursor. Everything else
-runs through Core.
+several times as much as ``exec_driver_sql``, and that more than the cursor;
+on PostgreSQL the outbox's rows cost clearly more through Core's executemany
+than as one statement on the cursor. Everything else runs through Core
+(figures: docs/benchmarks.md, "Figures behind the code").
 """
 
 from __future__ import annotations

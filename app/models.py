@@ -195,8 +195,9 @@ class UsedChallenge(Base):
     alone. Ordered by expiry first, a new row lands at the end of the key,
     and the cleanup deletes from its start with no other index; on SQLite
     the table is the key (``WITHOUT ROWID``). Keyed by the random signature
-    with an index on the expiry, the table cost SQLite's WAL 3.8 pages a
-    solved submission; now 1.4 (migration 0007).
+    with an index on the expiry, the table cost SQLite's WAL more than
+    twice as many pages a solved submission (migration 0007;
+    figures: docs/benchmarks.md, "Figures behind the code").
     """
 
     __tablename__ = "used_challenges"
@@ -285,11 +286,11 @@ class Delivery(Base):
 
     Every submission writes two rows here inside its write transaction, so
     the table keeps only the indexes its readers need. ``idempotency_key``
-    is 128 random bits with no unique index (it cost SQLite's WAL two pages
-    a submission, the random key landing on a page of its own), and
+    is 128 random bits with no unique index (it cost SQLite's WAL extra
+    pages a submission, the random key landing on a page of its own), and
     ``finished_at`` is indexed only where set, for the cleanup: a pending
-    row enters neither (migration 0007; 23.4 pages a submission before, 20.3
-    after, against 16.7 with notifications off).
+    row enters neither (migration 0007, which cut the WAL pages a
+    submission writes; figures: docs/benchmarks.md, "Figures behind the code").
     """
 
     __tablename__ = "deliveries"

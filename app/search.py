@@ -38,7 +38,9 @@ LIKE_ESCAPE = "\\"
 FTS_TABLE = "submissions_fts"
 TRIGRAM_INDEXES = frozenset(f"ix_submissions_{name}_trgm" for name in ("name", "email", "message"))
 
-FORGET_PAGES = 200  # index pages one step of forgetting writes: 15-35 ms of SQLite's write lock (docs/cleanup.md)
+# Index pages one step of forgetting writes: a step short enough on SQLite's write lock for live writers
+# (docs/cleanup.md; figures: docs/benchmarks.md, "Figures behind the code").
+FORGET_PAGES = 200
 FORGET_PAUSE = 0.01  # seconds between steps, for live writers
 MERGE = f"INSERT INTO {FTS_TABLE}({FTS_TABLE}, rank) VALUES ('merge', ?)"
 AUTOMERGE = f"INSERT INTO {FTS_TABLE}({FTS_TABLE}, rank) VALUES ('automerge', ?)"

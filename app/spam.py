@@ -293,7 +293,8 @@ def save(session: Session, verdict: Verdict, values: dict[str, Any]) -> tuple[in
     inbox. On PostgreSQL both rows go in one statement (``_consuming_insert``):
     in a threaded worker every extra round trip also waits to take the GIL
     back, and with a separate insert the throughput of solved submissions
-    measured 0.76-0.93 of the same app's with the proof-of-work switched off.
+    fell clearly below the same app's with the proof-of-work switched off
+    (figures: docs/benchmarks.md, "Figures behind the code").
     SQLite has no data-modifying CTE and no round trips: two statements.
     """
     connection = session.connection()
@@ -312,7 +313,11 @@ def save(session: Session, verdict: Verdict, values: dict[str, Any]) -> tuple[in
 
 
 def insert_inquiry(connection: Connection, values: dict[str, Any], status: InquiryStatus) -> int:
-    """Insert one inquiry with ``status`` (a Core insert: the ORM's unit of work cost 0.3 ms more); its id."""
+    """Insert one inquiry with ``status``; its id.
+
+    A Core insert: the ORM's unit of work cost more on this hot path
+    (figures: docs/benchmarks.md, "Figures behind the code").
+    """
     inquiries = Inquiry.__table__
     return connection.execute(insert(inquiries).values(**values, status=status).returning(inquiries.c.id)).scalar_one()
 

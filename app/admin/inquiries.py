@@ -95,8 +95,9 @@ def listed(session: Session, policy: Policy = INBOX, query: str = "", show: str 
     if not ids:
         return false()
     # The index named the inquiries, so SQLite must look them up by id. With the folder's status
-    # test left indexable, its planner (no statistics) chose to walk the folder's index for them:
-    # 263 ms for 16 ids among 1,100,000 rows, and the count of matches as long; by id, 1 ms.
+    # test left indexable, its planner (no statistics) chose to walk the folder's index for them,
+    # for the page and the count of matches alike, far slower than looking them up by id
+    # (figures: docs/benchmarks.md, "Figures behind the code").
     return Inquiry.id.in_(ids) & visible_now(session, policy, by_id=True) & shown(show)
 
 

@@ -6,11 +6,11 @@ stock busy handler, so a visitor's insert gets in as soon as a batch
 commits, with no pause needed after it; batches are sized to hold the lock
 about 30 ms, and after each one the cleanup copies the WAL back into the
 database file itself (``after_batch``), so no visitor's commit does it.
-Measured on 190,000 realistic expired rows (200-5000 characters, 5% held)
-under open-loop inserts every 10 ms: 0.45x one plain DELETE's rows/s at
-20 ms batches with insert p99 1.4x idle, where one DELETE stalled inserts
-for 3.5 s; the earlier design (1000 rows, a pause as long as the batch,
-stock busy handler for everyone) reached 0.20x.
+Under steady inserts this keeps a good part of one plain DELETE's rows/s
+with inserts' p99 close to idle, where one DELETE stalls inserts for
+seconds; the earlier design (1000 rows, a pause as long as the batch,
+stock busy handler for everyone) was much slower
+(figures: docs/benchmarks.md, "Figures behind the code").
 
 PostgreSQL locks rows, so inserts never wait for a delete batch: there,
 large batches without a pause cost live traffic nothing and save a commit
@@ -31,7 +31,9 @@ from app import search
 
 log = logging.getLogger(__name__)
 
-MERGE_STEP_PAGES = 64  # per batch: about 7 ms of merging on realistic rows (128 pages: up to 37 ms)
+# Pages merged per batch: a short merge on realistic rows, where twice as many could hold the lock
+# several times as long (figures: docs/benchmarks.md, "Figures behind the code").
+MERGE_STEP_PAGES = 64
 
 _BATCH_SIZE = {"sqlite": 100, "postgresql": 50_000}  # SQLite: the first batch; the next ones are sized by time
 _YIELD = {"sqlite": 0.0, "postgresql": 0.0}
@@ -81,14 +83,14 @@ def index_merged_by_batches(connection: Connection) -> Iterator[None]:
 
     FTS5 records each batch's deletions as a new segment and merges segments
     as writes go by: every 64 pages written, the write that crosses the mark
-    merges 64 pages per level. Inside a 30 ms batch that came to 100-200 ms
-    holding the write lock, whatever the batch's size. So for the run
-    ``automerge`` is off and each batch is followed by a merge of at most
-    ``MERGE_STEP_PAGES`` in its own short transaction (``after_batch``); at
-    the end FTS5's default comes back. Measured without HTTP on 20,000
-    realistic expired rows, inserts every 25 ms meanwhile: the longest wait
-    of an insert fell from 120-200 ms to 35-75 ms and the run took 5.0 s,
-    not 6.6 (docs/cleanup.md has the benchmark's figures). A run that dies
+    merges 64 pages per level. Inside a batch sized by time, that held the
+    write lock several times as long as the batch's target, whatever the
+    batch's size. So for the run ``automerge`` is off and each batch is
+    followed by a merge of at most ``MERGE_STEP_PAGES`` in its own short
+    transaction (``after_batch``); at the end FTS5's default comes back.
+    With inserts going on meanwhile, the longest wait of an insert fell to
+    a fraction and the run got faster too (docs/cleanup.md; figures:
+    docs/benchmarks.md, "Figures behind the code"). A run that dies
     in between leaves ``automerge`` off until the next run ends; FTS5's
     crisis merge still bounds the segments meanwhile.
     """
@@ -148,10 +150,10 @@ def oldest_rows(connection: Connection, model, condition, age, size: int) -> Col
 
     SQLite: ``key IN (SELECT key ... LIMIT n)``, run as lookups by primary
     key. PostgreSQL may plan ``IN (subquery)`` as a hash join over a
-    sequential scan of the whole table (33 ms for 1000 of 200,000 rows,
-    measured); ``ctid = ANY(ARRAY(SELECT ctid ...))`` instead fetches each
-    row straight from the heap (a TID scan, about 1 ms). The subquery and the
-    delete share one snapshot, so a ``ctid`` cannot point at another row.
+    sequential scan of the whole table; ``ctid = ANY(ARRAY(SELECT ctid ...))``
+    instead fetches each row straight from the heap (a TID scan), far
+    cheaper for a batch (figures: docs/benchmarks.md, "Figures behind the
+    code"). The subquery and the delete share one snapshot, so a ``ctid`` cannot point at another row.
     """
     key = model.__mapper__.primary_key[0]
     if connection.dialect.name == "postgresql":

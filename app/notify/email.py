@@ -31,8 +31,9 @@ class _HeaderClasses(HeaderRegistry):
     """The standard library's header registry, each header class made once per process.
 
     ``HeaderRegistry`` makes a new class for every header it parses: nine
-    per e-mail, a third of the time it took to build one (1.0 against
-    0.7 ms here). The headers and the bytes sent are the same.
+    per e-mail, a large share of the time it took to build one (figures:
+    docs/benchmarks.md, "Figures behind the code"). The headers and the
+    bytes sent are the same.
     """
 
     def __init__(self) -> None:
@@ -131,7 +132,8 @@ class Relay:
 
 def _connect(server: SmtpServer) -> smtplib.SMTP:
     # The EHLO name: the origin's host. Left to smtplib, it is socket.getfqdn(),
-    # a resolver lookup on every connection (about 0.1 s each here).
+    # a resolver lookup on every connection, slow next to the rest of a send
+    # (figures: docs/benchmarks.md, "Figures behind the code").
     name = urlsplit(current_app.config["ORIGIN"]).hostname or "localhost"
     if server.security == "tls":
         return smtplib.SMTP_SSL(server.host, server.port, timeout=TIMEOUT, context=_tls_context(),
@@ -153,7 +155,8 @@ def _tls_context() -> ssl.SSLContext:
 
 @functools.lru_cache(maxsize=4)
 def tls_context(ca_file: str | None = None) -> ssl.SSLContext:
-    """A verifying TLS context, made once per process: loading the CA store takes about 0.1 s.
+    """A verifying TLS context, made once per process: loading the CA store is slow next to a send
+    (figures: docs/benchmarks.md, "Figures behind the code").
 
     So a changed ``SUNDOWN_SMTP_CA_FILE`` is read at the next restart, as every setting is.
     """

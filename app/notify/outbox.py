@@ -50,10 +50,9 @@ def enqueue(session: Session, inquiry_ids: list[int], channels: list[str], due: 
 
     One multi-row ``INSERT`` on the DBAPI cursor (``app.driver``), no ORM
     objects and no ``RETURNING``: it runs inside every submission's write
-    transaction, where the ORM's unit of work cost four times as long as
-    Core (about 0.8 against 0.2 ms for two rows on SQLite) and Core's
-    executemany nearly twice as long as one statement on the cursor (0.41
-    against 0.23 ms on PostgreSQL).
+    transaction, where the ORM's unit of work cost several times as long as
+    Core on SQLite and Core's executemany clearly longer than one statement
+    on the cursor on PostgreSQL (figures: docs/benchmarks.md, "Figures behind the code").
     """
     rows = [_row(inquiry_id, channel, "inquiry", due) for inquiry_id in inquiry_ids for channel in channels]
     connection = session.connection()
@@ -156,8 +155,9 @@ def finish(session: Session, attempts: list[tuple[Delivery, Outcome, datetime, f
     One Core ``UPDATE`` run as an executemany, every column it may change
     set on every row (a done row keeps its next attempt time; a retried one
     has no delivery or finish time yet): an ORM update per row held
-    SQLite's write lock, which submissions wait for, about 0.5 ms per
-    delivery, and cost PostgreSQL a round trip each. A lease lost meanwhile
+    SQLite's write lock, which submissions wait for, noticeably longer for
+    every delivery, and cost PostgreSQL a round trip each
+    (figures: docs/benchmarks.md, "Figures behind the code"). A lease lost meanwhile
     (the send outlived it) writes nothing: the row's new owner records its
     own attempt.
     """

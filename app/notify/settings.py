@@ -24,8 +24,8 @@ from app.parsing import SECRET_PREFIX
 
 SECRET_BYTES = 32
 # How long a process enqueues new inquiries under the settings it read: every
-# submission asks, and reading ``settings`` in its write transaction cost it
-# 0.3 ms on SQLite and 0.6 ms on PostgreSQL, in-process (docs/notifications.md).
+# submission asks, and reading ``settings`` in its write transaction added a measurable cost to
+# every one on both databases (docs/notifications.md; figures: docs/benchmarks.md, "Figures behind the code").
 # A change saved by another process or replica applies here this much later.
 FRESH_FOR = timedelta(seconds=1)
 

@@ -152,14 +152,16 @@ class _PinnedHTTPS(http.client.HTTPSConnection):
 def _no_delay(sock: socket.socket) -> socket.socket:
     """Send each write at once. ``http.client`` writes the headers and the body separately; on a
     kept-alive connection Nagle's algorithm then holds the body until the receiver's delayed
-    acknowledgement of the headers, 40 ms later on Linux."""
+    acknowledgement of the headers, a delay far longer than the request itself
+    (figures: docs/benchmarks.md, "Figures behind the code")."""
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     return sock
 
 
 @functools.lru_cache(maxsize=1)
 def _verifying_context() -> ssl.SSLContext:
-    """The system's CAs, loaded once per process (about 0.1 s each time otherwise)."""
+    """The system's CAs, loaded once per process: loading them is slow next to a send
+    (figures: docs/benchmarks.md, "Figures behind the code")."""
     return ssl.create_default_context()
 
 
