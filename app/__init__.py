@@ -20,6 +20,7 @@ from app import (
     config,
     db,
     errors,
+    forms,
     gone,
     health,
     i18n,
@@ -50,6 +51,7 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
     metrics.init_app(app)  # request timings; the counters GET /metrics shows
     db.init_app(app)
     i18n.init_app(app)  # gettext in templates and code, one locale per request
+    forms.init_app(app)  # the forms the public fills in, each with its fields
     intake.init_app(app)  # every body received whole and bounded, before anything parses it
     security.init_app(app)
     auth.init_app(app)

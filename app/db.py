@@ -228,6 +228,14 @@ def transaction(write: bool = False) -> Iterator[Session]:
         yield session
 
 
+@contextmanager
+def reading() -> Iterator[Session]:
+    """A fresh session for reads only, ended (rolled back, no commit) with the block: a connection held
+    only that long."""
+    with current_app.extensions["sundown.sessionmaker"]() as session:
+        yield session
+
+
 def _close_request_session(_exc: BaseException | None) -> None:
     session = g.pop("db_session", None)
     if session is not None:

@@ -14,6 +14,7 @@ from enum import StrEnum
 
 from flask_login import UserMixin
 from sqlalchemy import (
+    JSON,
     Boolean,
     DateTime,
     ForeignKey,
@@ -80,6 +81,34 @@ class InquiryStatus(StrEnum):
     SPAM = "spam"
 
 
+DEFAULT_FORM_ID = 1  # the site's own form, "Contact" (migration 0009): ``/`` and ``POST /api/inquiries``
+
+
+class Form(Base):
+    """A form the public fills in: its questions (``app.forms.fields``), retention and recipients.
+
+    Texts an admin writes are JSON dicts by locale. ``retention_days`` and
+    ``spam_retention_days`` are None for the site's default. ``email_field``
+    is the key of the one e-mail field People and notifications use.
+    """
+
+    __tablename__ = "forms"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    slug: Mapped[str] = mapped_column(String(60), unique=True)
+    title: Mapped[dict] = mapped_column(JSON)
+    description: Mapped[dict] = mapped_column(JSON, default=dict)
+    fields: Mapped[list] = mapped_column(JSON)
+    email_field: Mapped[str | None] = mapped_column(String(40))
+    enabled: Mapped[bool] = mapped_column(Boolean, default=True, server_default="1")
+    retention_days: Mapped[int | None] = mapped_column(Integer)
+    spam_retention_days: Mapped[int | None] = mapped_column(Integer)
+    notify_emails: Mapped[list | None] = mapped_column(JSON)
+    webhook_url: Mapped[str | None] = mapped_column(String(500))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
 class Inquiry(Base):
     """An inquiry from the public (table ``submissions``, its name since the first schema).
 
@@ -95,6 +124,8 @@ class Inquiry(Base):
         Index("ix_submissions_status_read_at_created_at", "status", "read_at", "created_at"),
         # The People page and erasures find a person's inquiries by address, case-insensitively.
         Index("ix_submissions_email_lower", func.lower(text("email"))),
+        # The inbox of one form, newest first, and the cleanup of a form with a retention of its own.
+        Index("ix_submissions_status_form_id_created_at_id", "status", "form_id", "created_at", "id"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -114,6 +145,11 @@ class Inquiry(Base):
     read_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     answered_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     answered_by: Mapped[int | None] = mapped_column(ForeignKey("admins.id", ondelete="SET NULL"))
+    # The form it answered (``Form.id``); always set. No foreign key and nullable, as migration 0009 says
+    # why: a form is deleted only once it has no inquiries (``app.forms.store.delete``).
+    form_id: Mapped[int | None] = mapped_column(Integer)
+    # Each field as asked, with its value or the column holding it (``app.forms.answers``); None before 0009.
+    answers: Mapped[list | None] = mapped_column(JSON)
 
 
 class Setting(Base):
@@ -249,6 +285,8 @@ class CleanupRun(Base):
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     cutoff: Mapped[datetime] = mapped_column(UTCDateTime)
     retention_days: Mapped[int] = mapped_column(Integer)
+    # The forms with a retention of their own at the claim: {form id: days}; their cutoffs follow.
+    form_retention_days: Mapped[dict | None] = mapped_column(JSON)
     deleted: Mapped[str] = mapped_column(Text, default="{}")
     remaining: Mapped[int] = mapped_column(Integer, default=0)
     status: Mapped[str] = mapped_column(String(16), default=CleanupStatus.RUNNING)

@@ -14,22 +14,25 @@ from __future__ import annotations
 
 from typing import NoReturn
 
-from flask import Blueprint, current_app, jsonify, redirect, render_template, request, url_for
+from flask import Blueprint, current_app, g, jsonify, redirect, render_template, request, url_for
+from flask_babel import get_locale
 from flask_babel import lazy_gettext as _l
 from flask_wtf.csrf import CSRFError
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.orm import Session
-from werkzeug.exceptions import Forbidden, HTTPException, TooManyRequests, UnsupportedMediaType
+from werkzeug.exceptions import Forbidden, HTTPException, NotFound, TooManyRequests, UnsupportedMediaType
 
 from app import cleanup, clock, db, errors, intake, metrics, notify, ratelimit, retention, spam
+from app.forms import answers as form_answers
+from app.forms import store as form_store
 from app.models import InquiryStatus
 from app.security import csrf
-from app.validation import FIELDS, validate_inquiry
 
 bp = Blueprint("public", __name__)
 
 HONEYPOT = "website"
+PAGE_FIELDS = frozenset({HONEYPOT, "csrf_token", spam.FIELD, spam.RENDERED_FIELD})  # the page's, not the visitor's
 
 # What the form says when it refuses a submission: whole sentences, translated when shown.
 TOO_LARGE = _l("Your inquiry is too large to send (the limit is {kib} KB), so nothing was saved, "
@@ -44,12 +47,21 @@ UNAVAILABLE = _l("The inbox cannot save inquiries right now, so nothing was save
 NOT_JSON_TYPE = _l("Send the inquiry as JSON (Content-Type: application/json).")
 CROSS_ORIGIN = _l("Cross-origin requests are not accepted.")
 NOT_AN_OBJECT = _l("Send a JSON object.")
-LABELS = {"name": _l("Your name"), "email": _l("Email address"), "message": _l("Message")}  # also the error summary's
+# The words of the site's own form (migration 0009), so the catalogs translate them (``form_store.words``).
+SHIPPED_WORDS = (_l("Contact"), _l("We read every message and answer by email."), _l("Your name"),
+                 _l("Email address"), _l("Message"))
 
 
 @bp.get("/")
 def inquiry_form():
-    """The inquiry form."""
+    """The site's own form."""
+    return _form_page({}, {})
+
+
+@bp.get("/f/<slug>")
+def named_form(slug: str):
+    """Form ``slug``; 404 when there is none or it is disabled."""
+    form_store.page_form(slug=slug)
     return _form_page({}, {})
 
 
@@ -65,20 +77,40 @@ def challenge():
 @csrf.exempt  # checked in the view, once the whole body has arrived
 @intake.receives_itself
 def submit_form():
+    """Save an inquiry to the site's own form and redirect to the thank-you page, or show the form again."""
+    return _submit_page(None)
+
+
+@bp.post("/f/<slug>")
+@csrf.exempt  # checked in the view, once the whole body has arrived
+@intake.receives_itself
+def submit_named_form(slug: str):
+    """Save an inquiry to form ``slug``, as ``submit_form`` does."""
+    return _submit_page(slug)
+
+
+def _submit_page(slug: str | None):
     """Save a form inquiry and redirect to the thank-you page, or show the form again.
 
     422 shows the errors per field. 400 (expired form), 429 and 503 keep the
     visitor's text; a body that was too large (413) or did not arrive whole
-    (400) cannot be kept, and the form says so.
+    (400) cannot be kept, and the form says so. An unknown or disabled form
+    is 404, its page keeping the visitor's text.
     """
     try:
         intake.receive()
-        values = {field: request.form.get(field, "") for field in FIELDS}
         token = request.form.get(spam.RENDERED_FIELD)
     except HTTPException as refusal:
         return _form_refused(refusal, {}, _lost_message(refusal))
     try:
-        return _accept_form(values, token)
+        form = form_store.page_form(slug=slug)
+    except NotFound as refusal:
+        return _missing_form(refusal)
+    except (DBAPIError, PoolTimeout) as error:
+        return _missing_form(errors.database_unavailable(error), str(UNAVAILABLE))
+    values = form_answers.raw_values(form.fields, request.form)
+    try:
+        return _accept_form(form, values, token)
     except CSRFError as refusal:
         return _form_refused(refusal, values, str(EXPIRED), token)
     except TooManyRequests as refusal:
@@ -90,18 +122,30 @@ def submit_form():
 @bp.post("/api/inquiries")
 @csrf.exempt
 def submit_json():
-    """Save a JSON inquiry: 201 ``{"ok": true}``, or 422 with an error per field.
+    """Save a JSON inquiry to the site's own form: 201 ``{"ok": true}``, or 422 with an error per field.
 
     A body that is not whole, too large or not JSON is refused (400, 413)
     before anything is stored. The solution travels in the key ``altcha``;
     without a valid one the inquiry is filed as spam, with the same answer.
     """
+    return _submit_json(None)
+
+
+@bp.post("/api/forms/<slug>/inquiries")
+@csrf.exempt
+def submit_named_json(slug: str):
+    """Save a JSON inquiry to form ``slug``, as ``submit_json`` does; 404 for an unknown or disabled form."""
+    return _submit_json(slug)
+
+
+def _submit_json(slug: str | None):
     if not request.is_json:
         raise UnsupportedMediaType(str(NOT_JSON_TYPE))
     origin = request.headers.get("Origin")
     if origin is not None and origin not in current_app.config["ORIGINS"]:
         raise Forbidden(str(CROSS_ORIGIN))
     data = intake.json_body()
+    form = form_store.page_form(slug=slug)
     if not isinstance(data, dict):
         metrics.count_inquiry("invalid")
         return jsonify(ok=False, errors={"_": str(NOT_AN_OBJECT)}), 422
@@ -109,11 +153,11 @@ def submit_json():
         _limit_submissions()
         metrics.count_inquiry("honeypot")
         return jsonify(ok=True), 201
-    clean, field_errors = validate_inquiry(data)
+    clean, field_errors = form_answers.check(form.fields, data)
     if field_errors:
         metrics.count_inquiry("invalid")
         return jsonify(ok=False, errors=field_errors), 422
-    _save(clean, spam.check_solution(data.get(spam.FIELD)))
+    _save(form, clean, spam.check_solution(data.get(spam.FIELD)))
     cleanup.trigger("inquiry_api")
     return jsonify(ok=True), 201
 
@@ -134,28 +178,37 @@ def privacy():
     )
 
 
-def _accept_form(values: dict[str, str], token: str | None):
+def _accept_form(form: form_store.Shown, values: dict, token: str | None):
     csrf.protect()
     if request.form.get(HONEYPOT):
         _limit_submissions()
         metrics.count_inquiry("honeypot")
         return redirect(url_for("public.thanks"), 303)
-    clean, field_errors = validate_inquiry(request.form)
+    clean, field_errors = form_answers.check(form.fields, request.form)
     if field_errors:
         metrics.count_inquiry("invalid")
         return _form_page(values, field_errors, token=token), 422
-    _save(clean, spam.judge_form(request.form.get(spam.FIELD), token))
+    _save(form, clean, spam.judge_form(request.form.get(spam.FIELD), token))
     cleanup.trigger("inquiry_form")
     return redirect(url_for("public.thanks"), 303)
 
 
-def _form_page(values: dict[str, str], field_errors: dict[str, str], notice: str | None = None,
+def _form_page(values: dict, field_errors: dict[str, str], notice: str | None = None,
                token: str | None = None) -> str:
-    """The form; a re-shown one keeps the first render time, so the time trap counts from it."""
+    """The request's form; a re-shown one keeps the first render time, so the time trap counts from it."""
+    form = g.get("sundown_form") or form_store.page_form()
     return render_template(
-        "public/form.html", values=values, errors=field_errors, notice=notice,
-        rendered=spam.carried_over(token), labels=LABELS,
+        "public/form.html", form=form, values=values, errors=field_errors, notice=notice,
+        rendered=spam.carried_over(token), labels=form.labels,
     )
+
+
+def _missing_form(refusal: HTTPException, notice: str | None = None):
+    """A form that is not there or disabled (404), or unreadable (503): what the visitor typed, kept."""
+    kept = "\n\n".join(value for key, value in request.form.items(multi=True)
+                        if key not in PAGE_FIELDS and value.strip())
+    headers = [(k, v) for k, v in refusal.get_headers() if k.lower() != "content-type"]
+    return render_template("public/no_form.html", kept=kept, notice=notice), refusal.code, headers
 
 
 def _lost_message(refusal: HTTPException) -> str:
@@ -187,12 +240,15 @@ def _refuse(wait: int) -> NoReturn:
     raise ratelimit.too_many(wait)
 
 
-def _save(clean: dict[str, str], verdict: spam.Verdict) -> None:
+def _save(form: form_store.Shown, clean: dict, verdict: spam.Verdict) -> None:
     """Count the submission against the rate limits and save the inquiry in the inbox or the spam
     folder, with its challenge consumed and, for the inbox, its notifications enqueued: one write
     transaction, so on SQLite a submission takes the write lock once. Over a limit the hit is
     committed alone (refused attempts count) and the answer is 429."""
-    values = dict(clean, user_agent=request.user_agent.string[:300] or None, created_at=clock.now())
+    default_locale = current_app.config["DEFAULT_LOCALE"]
+    stored = form_answers.stored(form.fields, form.form.email_field, clean, str(get_locale()), default_locale)
+    values = dict(stored, form_id=form.id, user_agent=request.user_agent.string[:300] or None,
+                  created_at=clock.now())
     with db.transaction(write=True) as session:
         wait = _count_submission(session)
         if wait is None:

@@ -1,17 +1,14 @@
-"""Validation of an inquiry, shared by the HTML form and the JSON API."""
+"""The checks of a submitted text and e-mail address, shared by every form, HTML and JSON (``app.forms.answers``)."""
 
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Mapping
 from typing import Any
 
 from email_validator import EmailNotValidError, validate_email
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 
-FIELDS = {"name": 100, "email": 254, "message": 5000}
-MULTILINE = {"message"}
 # Plain words, not the email library's sentences (which name "@-signs" and
 # "domain labels", in English only): the library's message is matched by its
 # beginning, and anything not listed gets the general message.
@@ -35,29 +32,18 @@ EMAIL_MESSAGES = (
 )
 
 
-def validate_inquiry(data: Mapping[str, Any]) -> tuple[dict[str, str], dict[str, str]]:
-    """Return ``(clean, errors)``: trimmed values, and a message per invalid field."""
-    clean: dict[str, str] = {}
-    errors: dict[str, str] = {}
-    for field, max_length in FIELDS.items():
-        value, error = _clean_text(data.get(field), field in MULTILINE, max_length)
-        if error is None and field == "email":
-            value, error = _clean_email(value)
-        if error:
-            errors[field] = error
-        else:
-            clean[field] = value
-    return clean, errors
-
-
-def _clean_text(raw: Any, multiline: bool, max_length: int) -> tuple[str, str | None]:
+def clean_text(raw: Any, multiline: bool, max_length: int, required: bool = True,
+               min_length: int = 0) -> tuple[str, str | None]:
+    """``raw`` trimmed (line ends as ``\n``), and the message when it is not an acceptable text (else None)."""
     if raw is None:
         raw = ""
     if not isinstance(raw, str):
         return "", _("Must be text.")
     value = raw.replace("\r\n", "\n").replace("\r", "\n").strip()
     if not value:
-        return value, _("This field is required.")
+        return value, _("This field is required.") if required else None
+    if len(value) < min_length:
+        return value, _("Must be at least %(min)s characters (this is %(num)s).", min=min_length, num=len(value))
     if len(value) > max_length:
         return value, _("Must be at most %(max)s characters (this is %(num)s).", max=max_length, num=len(value))
     if _has_forbidden_characters(value, multiline):
@@ -74,7 +60,8 @@ def _has_forbidden_characters(value: str, multiline: bool) -> bool:
     return False
 
 
-def _clean_email(value: str) -> tuple[str, str | None]:
+def clean_email(value: str) -> tuple[str, str | None]:
+    """``value`` normalised as intake stores it, and the message when it is not a valid address (else None)."""
     try:
         return _normalized(value), None
     except EmailNotValidError as error:

@@ -1,0 +1,33 @@
+"""Forms: several forms, each with its own fields, retention and recipients.
+
+* ``fields``: what a form asks (field types, their limits, labels per language); pure.
+* ``answers``: a submission checked against a form's fields, and how its answers are stored.
+* ``editor``: an admin's edit of a form (the page works without JavaScript), checked.
+* ``store``: reading and writing forms; the site's default form (``/``, ``POST /api/inquiries``).
+
+An inquiry belongs to one form (``Inquiry.form_id``). Its answers are stored
+with each field's label as it was asked (``Inquiry.answers``), so a field
+renamed or removed later still shows on the inquiries that answered it.
+"""
+
+from __future__ import annotations
+
+from flask import Flask
+from markupsafe import Markup, escape
+
+from app.forms import store
+from app.forms.fields import Field
+
+
+def init_app(app: Flask) -> None:
+    """Give templates ``words`` (an admin's text in the request's language) and ``field_aria``."""
+    app.jinja_env.globals.update(words=store.words, field_aria=field_aria)
+
+
+def field_aria(field: Field, errors: dict[str, str]) -> Markup:
+    """A field's ``aria-invalid`` and ``aria-describedby`` (its help, its error), as attributes."""
+    described = [f"{field.key}-help"] * bool(field.help) + [f"{field.key}-error"] * bool(errors.get(field.key))
+    attributes = ' aria-invalid="true"' if errors.get(field.key) else ""
+    if described:
+        attributes += f' aria-describedby="{escape(" ".join(described))}"'
+    return Markup(attributes)

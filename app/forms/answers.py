@@ -1,0 +1,201 @@
+"""A submission checked against a form's fields, and how its answers are stored.
+
+``check`` returns the clean answers and a message per invalid field, in the
+visitor's language; the HTML form and the JSON API share it. ``stored``
+turns clean answers into an inquiry's columns:
+
+* ``email``: the form's e-mail field (the one People and notifications use),
+  or empty when the form has none;
+* ``name``: the field keyed ``name``, if any;
+* ``message``: the one other answer, or every other answer as
+  ``Label: value`` paragraphs, so that search, export and notifications
+  read every form's inquiries the same way;
+* ``answers``: each field as it was asked (key, type, label in the default
+  language, a consent's wording as shown), with its value, or ``in`` naming
+  the column that holds it, so nothing is stored twice when one column does.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from datetime import date
+from typing import Any
+from urllib.parse import urlsplit
+
+from flask_babel import gettext as _
+
+from app.forms.fields import CHOICE_TYPES, Field, text_in
+from app.validation import clean_email, clean_text
+
+TEL_CHARACTERS = frozenset("0123456789 +-().")
+CHECKED = frozenset({"on", "yes", "true", "1"})
+
+Answer = str | list[str] | bool
+
+
+def check(fields: tuple[Field, ...], data: Any) -> tuple[dict[str, Answer], dict[str, str]]:
+    """``(clean, errors)`` for a submission: ``data`` is the request's form (a MultiDict) or a JSON object."""
+    clean: dict[str, Answer] = {}
+    errors: dict[str, str] = {}
+    for each in fields:
+        value, error = _check_one(each, data)
+        if error:
+            errors[each.key] = error
+        else:
+            clean[each.key] = value
+    return clean, errors
+
+
+def raw_values(fields: tuple[Field, ...], data: Mapping) -> dict[str, Answer]:
+    """What the visitor typed, by key, to show the form again with it."""
+    values: dict[str, Answer] = {}
+    for each in fields:
+        if each.type == "checkboxes":
+            values[each.key] = _many(data, each.key)
+        else:
+            raw = data.get(each.key, "")
+            values[each.key] = raw if isinstance(raw, str) else ""
+    return values
+
+
+def _many(data: Any, key: str) -> list[str]:
+    if hasattr(data, "getlist"):
+        return data.getlist(key)
+    raw = data.get(key)
+    if isinstance(raw, str):
+        return [raw]
+    return raw if isinstance(raw, list) else []
+
+
+def _check_one(each: Field, data: Any) -> tuple[Answer, str | None]:
+    if each.type == "checkboxes":
+        return _check_checkboxes(each, _many(data, each.key))
+    raw = data.get(each.key)
+    if each.type == "consent":
+        given = raw is True or (isinstance(raw, str) and raw.strip().lower() in CHECKED)
+        return given, None if given else _("Tick this box to send the form.")
+    if each.type == "hidden" and not raw:
+        raw = each.default
+    minimum = int(each.minimum) if each.minimum is not None and each.type != "number" else 0
+    value, error = clean_text(raw, each.type == "textarea", each.max_length(), each.required, minimum)
+    if error or not value:
+        return value, error
+    return value, _TYPED.get(each.type, _as_is)(each, value)
+
+
+def _check_checkboxes(each: Field, chosen: list[Any]) -> tuple[list[str], str | None]:
+    allowed = [choice.value for choice in each.choices]
+    if not all(isinstance(item, str) for item in chosen) or not set(chosen) <= set(allowed):
+        return [], _("Choose from the options given.")
+    if each.required and not chosen:
+        return [], _("Choose at least one option.")
+    return [value for value in allowed if value in chosen], None
+
+
+def _as_is(_each: Field, _value: str) -> str | None:
+    return None
+
+
+def _email(_each: Field, value: str) -> str | None:
+    return clean_email(value)[1]
+
+
+def _number(each: Field, value: str) -> str | None:
+    try:
+        number = float(value)
+    except ValueError:
+        return _("Enter a number, like 42 or 3.5.")
+    if not math.isfinite(number):
+        return _("Enter a number, like 42 or 3.5.")
+    if each.minimum is not None and number < each.minimum:
+        return _("Must be at least %(min)s.", min=_plain(each.minimum))
+    if each.maximum is not None and number > each.maximum:
+        return _("Must be at most %(max)s.", max=_plain(each.maximum))
+    return None
+
+
+def _tel(_each: Field, value: str) -> str | None:
+    digits = sum(char.isdigit() for char in value)
+    if not set(value) <= TEL_CHARACTERS or digits < 5:
+        return _("Enter a phone number: digits, spaces and + - ( ) only.")
+    return None
+
+
+def _url(_each: Field, value: str) -> str | None:
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.hostname or any(char.isspace() for char in value):
+        return _("Enter a web address starting with https://.")
+    return None
+
+
+def _date(_each: Field, value: str) -> str | None:
+    try:
+        date.fromisoformat(value)
+    except ValueError:
+        return _("Enter a date as YYYY-MM-DD.")
+    return None if len(value) == 10 else _("Enter a date as YYYY-MM-DD.")
+
+
+def _choice(each: Field, value: str) -> str | None:
+    return None if value in {choice.value for choice in each.choices} else _("Choose from the options given.")
+
+
+_TYPED = {"email": _email, "number": _number, "tel": _tel, "url": _url, "date": _date,
+          "select": _choice, "radio": _choice}
+
+
+def _plain(number: float) -> str:
+    return str(int(number)) if float(number).is_integer() else str(number)
+
+
+def normalised(each: Field, value: Answer) -> Answer:
+    """A clean answer as stored: an e-mail address normalised, a number without trailing zeros."""
+    if each.type == "email" and isinstance(value, str) and value:
+        return clean_email(value)[0]
+    if each.type == "number" and isinstance(value, str) and value:
+        return _plain(float(value))
+    return value
+
+
+def stored(fields: tuple[Field, ...], email_key: str | None, clean: dict[str, Answer], locale: str,
+           default_locale: str) -> dict[str, Any]:
+    """The inquiry's ``name``, ``email``, ``message`` and ``answers`` for clean answers (see the module)."""
+    values = {each.key: normalised(each, clean.get(each.key, "")) for each in fields}
+    columns = {"name": "", "email": "", "message": ""}
+    held_in: dict[str, str] = {}
+    if email_key in values:
+        columns["email"], held_in[email_key] = str(values[email_key]), "email"
+    named = next((each for each in fields if each.key == "name" and each.type == "text"), None)
+    if named is not None and named.key not in held_in:
+        columns["name"], held_in[named.key] = str(values[named.key]), "name"
+    others = [each for each in fields if each.key not in held_in]
+    if len(others) == 1 and others[0].type in ("text", "textarea"):
+        columns["message"], held_in[others[0].key] = str(values[others[0].key]), "message"
+    else:
+        columns["message"] = "\n\n".join(
+            f"{text_in(each.label, default_locale, default_locale)}: {shown(each, values[each.key], default_locale)}"
+            for each in others if values[each.key] not in ("", [], False)
+        )
+    answers = []
+    for each in fields:
+        entry: dict[str, Any] = {"key": each.key, "type": each.type,
+                                 "label": text_in(each.label, default_locale, default_locale)}
+        if each.type == "consent":
+            entry["wording"] = text_in(each.label, locale, default_locale)
+        if each.key in held_in:
+            entry["in"] = held_in[each.key]
+        else:
+            entry["value"] = values[each.key]
+        answers.append(entry)
+    return {**columns, "answers": answers}
+
+
+def shown(each: Field, value: Answer, locale: str) -> str:
+    """An answer as words: a choice by its label, a list joined, a consent as yes or no."""
+    labels = {choice.value: text_in(choice.label, locale, locale) or choice.value for choice in each.choices}
+    if isinstance(value, bool):
+        return _("yes") if value else _("no")
+    if isinstance(value, list):
+        return ", ".join(labels.get(item, item) for item in value)
+    return labels.get(value, value) if each.type in CHOICE_TYPES else value
