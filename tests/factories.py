@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import insert
 from sqlalchemy.orm import Session
 
-from app.models import Inquiry
+from app.models import DEFAULT_FORM_ID, Inquiry
 
 Clock = Callable[[], datetime]
 
@@ -26,7 +26,7 @@ def wall_clock() -> datetime:
 def inquiry(clock: Clock, days_old: float = 1, **values) -> dict:
     """One inquiry received ``days_old`` days before ``clock()``; ``values`` set any column."""
     row = {"name": "Ada", "email": "ada@example.com", "message": "Hello", "legal_hold": False,
-           "created_at": clock() - timedelta(days=days_old)}
+           "created_at": clock() - timedelta(days=days_old), "form_id": DEFAULT_FORM_ID}
     return {**row, **values}
 
 

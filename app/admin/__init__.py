@@ -1,5 +1,5 @@
-"""Every page under /admin: inbox, spam, detail, workflow, changes, export, people, retention, cleanup,
-notifications, account.
+"""Every page under /admin: inbox, spam, detail, workflow, changes, export, forms, people, retention,
+cleanup, notifications, account.
 
 One blueprint, so one guard and one ``Cache-Control: no-store`` cover them
 all: every page needs a live admin login and none may be cached, since they
@@ -35,6 +35,7 @@ from app.admin import (  # noqa: E402,F401
     cleanup,
     display,
     export,
+    forms,
     inbox,
     labels,
     notifications,

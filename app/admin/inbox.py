@@ -10,6 +10,8 @@ from werkzeug.exceptions import BadRequest
 from app import cleanup, db, retention, search
 from app.admin import bp, workflow
 from app.admin.inquiries import SHOW, Cursor, count_capped, get_inquiry_or_404, inbox_page, listed, unread_count
+from app.forms import answers as form_answers
+from app.models import Form
 
 MAX_QUERY_LENGTH = 254
 MIN_QUERY_LENGTH = search.TRIGRAM  # shorter text cannot use the index, and would read every message
@@ -34,7 +36,8 @@ def render_detail(inquiry, errors: dict | None = None) -> str:
     return render_template(
         "admin/detail.html", inquiry=inquiry, errors=errors or {},
         deletion_due=retention.deletion_due(session, inquiry),
-        answered_by=workflow.answered_by_name(inquiry),
+        answered_by=workflow.answered_by_name(inquiry), answers=form_answers.rows_of(inquiry),
+        form=session.get(Form, inquiry.form_id) if inquiry.form_id is not None else None,
     )
 
 

@@ -24,9 +24,10 @@ def init_app(app: Flask) -> None:
     app.jinja_env.globals.update(words=store.words, field_aria=field_aria)
 
 
-def field_aria(field: Field, errors: dict[str, str]) -> Markup:
+def field_aria(field: Field, errors: dict[str, str], prefix: str = "") -> Markup:
     """A field's ``aria-invalid`` and ``aria-describedby`` (its help, its error), as attributes."""
-    described = [f"{field.key}-help"] * bool(field.help) + [f"{field.key}-error"] * bool(errors.get(field.key))
+    described = ([f"{prefix}{field.key}-help"] * bool(field.help)
+                 + [f"{prefix}{field.key}-error"] * bool(errors.get(field.key)))
     attributes = ' aria-invalid="true"' if errors.get(field.key) else ""
     if described:
         attributes += f' aria-describedby="{escape(" ".join(described))}"'

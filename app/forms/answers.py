@@ -11,8 +11,9 @@ turns clean answers into an inquiry's columns:
   ``Label: value`` paragraphs, so that search, export and notifications
   read every form's inquiries the same way;
 * ``answers``: each field as it was asked (key, type, label in the default
-  language, a consent's wording as shown), with its value, or ``in`` naming
-  the column that holds it, so nothing is stored twice when one column does.
+  language, a consent's wording as shown, a choice's words), with its value,
+  or ``in`` naming the column that holds it, so nothing is stored twice when
+  one column does.
 """
 
 from __future__ import annotations
@@ -187,8 +188,31 @@ def stored(fields: tuple[Field, ...], email_key: str | None, clean: dict[str, An
             entry["in"] = held_in[each.key]
         else:
             entry["value"] = values[each.key]
+        if each.type in CHOICE_TYPES and values[each.key]:
+            entry["shown"] = shown(each, values[each.key], default_locale)  # the choices' words as they were
         answers.append(entry)
     return {**columns, "answers": answers}
+
+
+def rows_of(inquiry: Any) -> list[tuple[str, str]] | None:
+    """An inquiry's answers as ``(label, words)`` pairs, as they were asked; None when its name, e-mail
+    and message columns are all its answers (every inquiry before forms, and the Contact form's)."""
+    entries = inquiry.answers or []
+    if not any("value" in entry for entry in entries):
+        return None
+    rows = []
+    for entry in entries:
+        value = entry["value"] if "value" in entry else getattr(inquiry, entry["in"])
+        if "shown" in entry:
+            words = entry["shown"]
+        elif isinstance(value, bool):
+            words = _("yes") if value else _("no")
+        elif isinstance(value, list):
+            words = ", ".join(value)
+        else:
+            words = str(value)
+        rows.append((entry.get("wording") or entry["label"] or entry["key"], words))
+    return rows
 
 
 def shown(each: Field, value: Answer, locale: str) -> str:

@@ -1,0 +1,122 @@
+"""The Forms pages: every form, and an editor that creates, changes, previews, disables and deletes one.
+
+The editor is one plain HTML form (``app.forms.editor``): "Preview" shows
+the form as visitors will see it without saving, "Save" stores it, and a
+blank row below the fields adds one. A form that inquiries answered can be
+disabled but not deleted; the site's own form (``/``) can be neither.
+"""
+
+from __future__ import annotations
+
+from flask import abort, current_app, flash, redirect, render_template, request, url_for
+from flask_babel import gettext as _
+from flask_babel import lazy_gettext as _l
+from sqlalchemy.exc import IntegrityError
+
+from app import clock, db, i18n
+from app.admin import audit, bp
+from app.forms import editor, store
+from app.forms.fields import TYPES, dump
+from app.models import DEFAULT_FORM_ID, Form
+
+# The type names as the editor's menu shows them.
+TYPE_NAMES = {
+    "text": _l("Short text"), "email": _l("E-mail address"), "textarea": _l("Long text"), "number": _l("Number"),
+    "tel": _l("Phone number"), "url": _l("Web address"), "date": _l("Date"),
+    "select": _l("Single choice (menu)"), "radio": _l("Single choice (buttons)"),
+    "checkboxes": _l("Multiple choice"), "consent": _l("Consent"), "hidden": _l("Hidden"),
+}
+
+
+@bp.get("/forms")
+def forms():
+    """Every form: title, address, state and retention."""
+    return render_template("admin/forms.html", forms=store.all_forms(db.get_session()),
+                           default_form_id=DEFAULT_FORM_ID)
+
+
+@bp.get("/forms/new")
+def new_form():
+    """The editor for a new form, with one blank field."""
+    return _editor(editor.Draft(title={}, enabled=True), None, {})
+
+
+@bp.post("/forms/new")
+def create_form():
+    """Preview or save a new form."""
+    return _submit(None)
+
+
+@bp.get("/forms/<int:form_id>")
+def edit_form(form_id: int):
+    """The editor for form ``form_id``."""
+    form = _form_or_404(form_id)
+    return _editor(editor.Draft.of(form, store.shown(form).fields), form, {})
+
+
+@bp.post("/forms/<int:form_id>")
+def change_form(form_id: int):
+    """Preview or save form ``form_id``."""
+    return _submit(_form_or_404(form_id))
+
+
+@bp.post("/forms/<int:form_id>/delete")
+def delete_form(form_id: int):
+    """Delete a form no inquiry answered; otherwise say why not."""
+    session = db.get_session(write=True)
+    form = _form_or_404(form_id)
+    slug = form.slug
+    if not store.delete_form(session, form):
+        session.rollback()
+        flash(_("The form %(slug)s has inquiries or is the site's own form, so it was not deleted: disable it "
+                "instead.", slug=slug), "error")
+        return redirect(url_for("admin.edit_form", form_id=form_id), 303)
+    audit.record(session, "form_deleted", detail=slug)
+    session.commit()
+    store.forget(current_app)
+    flash(_("The form %(slug)s was deleted.", slug=slug))
+    return redirect(url_for("admin.forms"), 303)
+
+
+def _form_or_404(form_id: int) -> Form:
+    form = db.get_session().get(Form, form_id)
+    if form is None:
+        abort(404)
+    return form
+
+
+def _submit(form: Form | None):
+    draft, errors = editor.read(request.form, i18n.LOCALES, current_app.config["DEFAULT_LOCALE"])
+    if form is not None and form.id == DEFAULT_FORM_ID and not draft.enabled:
+        errors["enabled"] = _("The site's own form is always on: its address is the site's front page.")
+    if request.form.get("action") != "save" or errors:
+        return _editor(draft, form, errors), 422 if errors else 200
+    session = db.get_session(write=True)
+    target = form or Form(created_at=clock.now())
+    for name in ("slug", "title", "description", "enabled", "retention_days", "spam_retention_days",
+                 "notify_emails", "webhook_url", "email_field"):
+        setattr(target, name, getattr(draft, name))
+    target.fields = dump(draft.fields)
+    store.touch(target)
+    session.add(target)
+    try:
+        session.flush()
+    except IntegrityError:
+        session.rollback()
+        return _editor(draft, form, {"slug": _("Another form already has this address.")}), 422
+    audit.record(session, "form_changed" if form else "form_created", detail=draft.slug)
+    session.commit()
+    store.forget(current_app)
+    flash(_("The form %(slug)s was saved.", slug=draft.slug))
+    return redirect(url_for("admin.edit_form", form_id=target.id), 303)
+
+
+def _editor(draft: editor.Draft, form: Form | None, errors: dict[str, str]):
+    shown_as = Form(id=form.id if form else None, slug=draft.slug, title=draft.title,
+                    description=draft.description, email_field=draft.email_field, enabled=draft.enabled)
+    preview = store.Shown(shown_as, tuple(draft.fields))
+    return render_template(
+        "admin/form_edit.html", draft=draft, form=form, errors=errors, preview=preview,
+        locales=i18n.LOCALES, language_names=i18n.NAMES, default_locale=current_app.config["DEFAULT_LOCALE"],
+        types=TYPES, type_names=TYPE_NAMES, is_default=form is not None and form.id == DEFAULT_FORM_ID,
+    )

@@ -1,0 +1,244 @@
+"""An admin's edit of a form, from the editor's plain HTML post, checked.
+
+The editor works without JavaScript: every field is a row of inputs named
+``field-<n>-<part>`` (``field_count`` rows, plus one blank row to add a
+field), ordered by their ``position`` input and dropped with ``remove``.
+Texts are given per language (``<part>-<locale>``). ``read`` turns the post
+into a ``Draft`` and a message per bad input, keyed by the input's name, so
+the page shows each message next to its input and a summary at the top.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from flask_babel import gettext as _
+
+from app import parsing, retention
+from app.forms.fields import (
+    CHOICE_TYPES,
+    KEY,
+    MAX_CHOICES,
+    MAX_FIELDS,
+    MAX_LENGTH,
+    RESERVED_KEYS,
+    SLUG,
+    TEXT_TYPES,
+    TYPES,
+    Choice,
+    Field,
+    Texts,
+)
+
+TITLE_LENGTH, DESCRIPTION_LENGTH, LABEL_LENGTH, HELP_LENGTH = 120, 1000, 500, 300
+
+
+@dataclass
+class Draft:
+    """A form as the editor holds it: settings and fields, saved or not."""
+
+    slug: str = ""
+    title: Texts = field(default_factory=dict)
+    description: Texts = field(default_factory=dict)
+    enabled: bool = True
+    retention_days: int | None = None
+    spam_retention_days: int | None = None
+    notify_emails: list[str] | None = None
+    webhook_url: str | None = None
+    email_field: str | None = None
+    fields: list[Field] = field(default_factory=list)
+    rows: list[int] = field(default_factory=list)  # each field's row in the post, so messages find their inputs
+    raw: dict[str, str] = field(default_factory=dict)  # inputs as typed, to show them again
+
+    def next_row(self) -> int:
+        """The row number of the blank row that adds a field."""
+        return max(self.rows, default=-1) + 1
+
+    @classmethod
+    def of(cls, form: Any, fields: tuple[Field, ...]) -> Draft:
+        """The draft of a stored form."""
+        return cls(slug=form.slug, title=dict(form.title), description=dict(form.description or {}),
+                   enabled=form.enabled, retention_days=form.retention_days,
+                   spam_retention_days=form.spam_retention_days, notify_emails=form.notify_emails,
+                   webhook_url=form.webhook_url, email_field=form.email_field, fields=list(fields),
+                   rows=list(range(len(fields))))
+
+
+def read(data: Any, locales: tuple[str, ...], default_locale: str) -> tuple[Draft, dict[str, str]]:
+    """The draft an editor's post describes, and a message per bad input (keyed by input name)."""
+    errors: dict[str, str] = {}
+    draft = Draft(raw={key: value for key, value in data.items()})
+    draft.slug = data.get("slug", "").strip().lower()
+    if not SLUG.match(draft.slug):
+        errors["slug"] = _("Use 1 to 60 lowercase letters, digits and hyphens, starting and ending with a letter "
+                           "or digit.")
+    draft.title = _texts(data, "title", locales, TITLE_LENGTH)
+    if not draft.title.get(default_locale):
+        errors[f"title-{default_locale}"] = _("Give the form a title.")
+    draft.description = _texts(data, "description", locales, DESCRIPTION_LENGTH)
+    draft.enabled = data.get("enabled") == "1"
+    draft.retention_days = _days(data, "retention_days", errors)
+    draft.spam_retention_days = _days(data, "spam_retention_days", errors)
+    draft.notify_emails = _emails(data, errors)
+    draft.webhook_url = _webhook(data, errors)
+    draft.fields, draft.rows = _fields(data, locales, default_locale, errors)
+    draft.email_field = _email_field(data, draft.fields, errors)
+    return draft, errors
+
+
+def _texts(data: Any, name: str, locales: tuple[str, ...], limit: int) -> Texts:
+    return {locale: data.get(f"{name}-{locale}", "").strip()[:limit] for locale in locales
+            if data.get(f"{name}-{locale}", "").strip()}
+
+
+def _days(data: Any, name: str, errors: dict[str, str]) -> int | None:
+    raw = data.get(name, "").strip()
+    if not raw:
+        return None
+    days = retention.parse(raw)
+    if days is None:
+        errors[name] = _("Enter a whole number of days from %(min)s to %(max)s, or leave it empty for the "
+                         "site's.", min=retention.MIN_DAYS, max=retention.MAX_DAYS)
+    return days
+
+
+def _emails(data: Any, errors: dict[str, str]) -> list[str] | None:
+    raw = data.get("notify_emails", "").strip()
+    if not raw:
+        return None
+    try:
+        return parsing.parse_emails(raw)
+    except ValueError:
+        errors["notify_emails"] = _("Enter e-mail addresses separated by commas or lines (at most %(n)s), or "
+                                    "leave it empty for the site's.", n=parsing.MAX_RECIPIENTS)
+        return None
+
+
+def _webhook(data: Any, errors: dict[str, str]) -> str | None:
+    raw = data.get("webhook_url", "").strip()
+    if not raw:
+        return None
+    try:
+        return parsing.parse_webhook_url(raw)
+    except ValueError:
+        errors["webhook_url"] = _("Enter an http:// or https:// URL, or leave it empty for the site's.")
+        return None
+
+
+def _rows(data: Any) -> list[int]:
+    """The row numbers posted, in the order their ``position`` asks (ties: as posted)."""
+    count = data.get("field_count", "0")
+    total = min(int(count), MAX_FIELDS + 1) if count.isdigit() else 0
+    rows = [row for row in range(total + 1) if f"field-{row}-type" in data]
+
+    def position(row: int) -> tuple[float, int]:
+        raw = data.get(f"field-{row}-position", "").strip()
+        try:
+            return float(raw), row
+        except ValueError:
+            return float(row + 1), row
+
+    return sorted(rows, key=position)
+
+
+def _fields(data: Any, locales: tuple[str, ...], default_locale: str,
+            errors: dict[str, str]) -> tuple[list[Field], list[int]]:
+    fields: list[Field] = []
+    rows: list[int] = []
+    for row in _rows(data):
+        prefix = f"field-{row}-"
+        if data.get(prefix + "remove") == "1":
+            continue
+        key = data.get(prefix + "key", "").strip()
+        label = _texts(data, prefix + "label", locales, LABEL_LENGTH)
+        if not key and not label and data.get(prefix + "new") == "1":
+            continue  # the blank row for a new field, left blank
+        parsed = _field(data, prefix, key, label, locales, default_locale, errors)
+        if parsed is not None:
+            if any(each.key == parsed.key for each in fields):
+                errors[prefix + "key"] = _("Another field already has this key.")
+            fields.append(parsed)
+            rows.append(row)
+    if len(fields) > MAX_FIELDS:
+        errors["fields"] = _("A form has at most %(max)s fields.", max=MAX_FIELDS)
+    return fields, rows
+
+
+def _field(data: Any, prefix: str, key: str, label: Texts, locales: tuple[str, ...], default_locale: str,
+           errors: dict[str, str]) -> Field | None:
+    kind = data.get(prefix + "type", "")
+    if kind not in TYPES:
+        errors[prefix + "type"] = _("Choose a field type.")
+        return None
+    if not KEY.match(key) or key in RESERVED_KEYS:
+        errors[prefix + "key"] = _("Use a lowercase letter, then up to 39 lowercase letters, digits or _ "
+                                   "(not website, altcha, rendered, csrf_token or form).")
+    if not label.get(default_locale) and kind != "hidden":
+        errors[prefix + "label-" + default_locale] = (
+            _("Write the exact wording the person agrees to.") if kind == "consent" else _("Give the field a label.")
+        )
+    minimum, maximum = _bound(data, prefix + "min", errors), _bound(data, prefix + "max", errors)
+    if minimum is not None and maximum is not None and minimum > maximum:
+        errors[prefix + "max"] = _("The maximum must not be below the minimum.")
+    if kind in TEXT_TYPES and maximum is not None and maximum > MAX_LENGTH[kind]:
+        errors[prefix + "max"] = _("At most %(max)s characters for this type.", max=MAX_LENGTH[kind])
+    choices = _choices(data, prefix, locales, default_locale, errors) if kind in CHOICE_TYPES else ()
+    if kind in CHOICE_TYPES and not choices and prefix + "choices-" + default_locale not in errors:
+        errors[prefix + "choices-" + default_locale] = _("Give at least one choice, one per line.")
+    return Field(key=key, type=kind, label=label, help=_texts(data, prefix + "help", locales, HELP_LENGTH),
+                 required=kind == "consent" or data.get(prefix + "required") == "1", minimum=minimum,
+                 maximum=maximum, choices=choices, default=data.get(prefix + "default", "").strip()[:200])
+
+
+def _bound(data: Any, name: str, errors: dict[str, str]) -> float | None:
+    raw = data.get(name, "").strip()
+    if not raw:
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        errors[name] = _("Enter a number, or leave it empty.")
+        return None
+    if value != value or abs(value) > 1e15:  # NaN, or beyond what a person types
+        errors[name] = _("Enter a number, or leave it empty.")
+        return None
+    return int(value) if value.is_integer() else value
+
+
+def _choices(data: Any, prefix: str, locales: tuple[str, ...], default_locale: str,
+             errors: dict[str, str]) -> tuple[Choice, ...]:
+    """One choice per line of the default language's box: ``label`` or ``value | label``; the other
+    languages' boxes give the labels line by line, in the same order."""
+    lines = [line.strip() for line in data.get(prefix + "choices-" + default_locale, "").splitlines()]
+    lines = [line for line in lines if line]
+    translated = {locale: [line.strip() for line in data.get(prefix + "choices-" + locale, "").splitlines()
+                           if line.strip()] for locale in locales if locale != default_locale}
+    choices: list[Choice] = []
+    for index, line in enumerate(lines):
+        value, _bar, label = line.partition("|")
+        value, label = value.strip(), (label.strip() if _bar else value.strip())
+        labels = {default_locale: label[:LABEL_LENGTH]}
+        labels.update({locale: texts[index][:LABEL_LENGTH] for locale, texts in translated.items()
+                       if index < len(texts)})
+        choices.append(Choice(value[:200], labels))
+    values = [choice.value for choice in choices]
+    if len(values) != len(set(values)):
+        errors[prefix + "choices-" + default_locale] = _("Each choice needs a value of its own.")
+    if len(choices) > MAX_CHOICES:
+        errors[prefix + "choices-" + default_locale] = _("At most %(max)s choices.", max=MAX_CHOICES)
+    return tuple(choices)
+
+
+def _email_field(data: Any, fields: list[Field], errors: dict[str, str]) -> str | None:
+    """The one e-mail field People and notifications use: the chosen one, or the only one."""
+    emails = [each.key for each in fields if each.type == "email"]
+    if not emails:
+        return None
+    chosen = data.get("email_field", "").strip()
+    if chosen in emails:
+        return chosen
+    if len(emails) == 1:
+        return emails[0]
+    errors["email_field"] = _("Choose which e-mail field is the person's address.")
+    return None
