@@ -172,10 +172,12 @@ def thanks():
 def privacy():
     """How long inquiries and spam are kept, in plain words."""
     session = db.get_session()
-    return render_template(
-        "public/privacy.html", retention_days=retention.retention_days(session),
-        spam_retention_days=retention.spam_retention_days(session),
-    )
+    days, spam_days = retention.retention_days(session), retention.spam_retention_days(session)
+    own = [(form_store.words(form.title), form.retention_days or days, form.spam_retention_days)
+           for form in form_store.all_forms(session)
+           if form.enabled and (form.retention_days or form.spam_retention_days)]
+    return render_template("public/privacy.html", retention_days=days, spam_retention_days=spam_days,
+                           own_retention=own)
 
 
 def _accept_form(form: form_store.Shown, values: dict, token: str | None):

@@ -25,7 +25,7 @@ from sqlalchemy import ColumnElement, Connection, and_, delete, func, select
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import InstrumentedAttribute, Session
 
-from app import db
+from app import db, retention
 from app.cleanup import plans
 
 LOCKED_PATIENCE = 5.0  # seconds a batch refused SQLite's write lock keeps trying
@@ -38,10 +38,10 @@ MIN_BATCH, MAX_BATCH = 100, 50_000
 
 @dataclass(frozen=True)
 class Moment:
-    """A run's fixed point in time: ``now`` for expiring rows, ``cutoff`` for inquiries."""
+    """A run's fixed point in time: ``now`` for expiring rows, ``cutoff`` for inquiries (one per form)."""
 
     now: datetime
-    cutoff: datetime
+    cutoff: retention.Cutoffs
 
 
 @dataclass(frozen=True)

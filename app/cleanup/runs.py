@@ -38,7 +38,7 @@ def run(trigger: str, force: bool = False, should_stop: Callable[[], bool] = lam
     if row is None:
         _learn_next_due(moment)
         return None
-    times = Moment(now=moment, cutoff=row.cutoff)
+    times = Moment(now=moment, cutoff=recorded_cutoffs(row))
     progress = delete_all(state.current().targets, times, batch_limits(), _recorder(row), should_stop)
     _close_ledger(row, progress, times)
     if any(progress.deleted.values()):
@@ -46,6 +46,13 @@ def run(trigger: str, force: bool = False, should_stop: Callable[[], bool] = lam
     ledger.log_run(row)
     metrics.count_cleanup_run(row.status, progress.deleted)
     return row
+
+
+def recorded_cutoffs(row: CleanupRun) -> retention.Cutoffs:
+    """The inbox cutoffs a run captured with its claim: the site's and each form's, from its ledger row."""
+    own = {int(form_id): retention.cutoff_for(row.started_at, days)
+           for form_id, days in (row.form_retention_days or {}).items()}
+    return retention.Cutoffs(row.cutoff, own)
 
 
 def run_if_due(trigger: str, should_stop: Callable[[], bool] = lambda: False) -> CleanupRun | None:
@@ -65,7 +72,7 @@ def dry_run() -> dict[str, tuple[int, datetime | None]]:
     """
     moment = clock.now()
     with db.transaction() as session:
-        times = Moment(now=moment, cutoff=retention.cutoff_for(moment, retention.retention_days(session)))
+        times = Moment(now=moment, cutoff=retention.cutoffs_at(session, moment))
         return {target.name: count_and_oldest(session, target, times) for target in state.current().targets}
 
 
@@ -89,9 +96,11 @@ def _claim_and_open_ledger(trigger: str, moment: datetime, force: bool) -> Clean
             return None
         _close_abandoned(session, moment)
         days = retention.retention_days(session)
+        own = retention.form_retentions(session)
         row = CleanupRun(
             trigger=trigger[:40], started_at=moment, cutoff=retention.cutoff_for(moment, days),
-            retention_days=days, deleted="{}", remaining=0, status=CleanupStatus.RUNNING,
+            retention_days=days, form_retention_days={str(form_id): each for form_id, each in own.items()} or None,
+            deleted="{}", remaining=0, status=CleanupStatus.RUNNING,
         )
         session.add(row)
     return row

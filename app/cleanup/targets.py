@@ -1,10 +1,11 @@
 """What the cleanup deletes: one target per kind of row, each with its expiry predicate.
 
-Inquiries and spam are two targets on one table, each with its own cutoff.
-A run's ``Moment`` carries the inbox cutoff, fixed when the run took the
-claim; the spam cutoff is read from its stored retention each time a batch
-is planned (one primary-key read per batch), so it is the one in force then,
-as ``retention.visible_now`` reads it for every page.
+Inquiries and spam are two targets on one table, each with its own cutoffs:
+the site's, and one per form with a period of its own. A run's ``Moment``
+carries the inbox cutoffs, fixed when the run took the claim and recorded
+in its ledger row; the spam cutoffs are read from their stored retentions
+each time a batch is planned (two small reads per batch), so they are the
+ones in force then, as ``retention.visible_now`` reads them for every page.
 """
 
 from __future__ import annotations
@@ -22,10 +23,10 @@ DELIVERIES_KEEP = timedelta(days=30)  # done and failed notifications: the healt
 
 
 def spam_expired(moment: Moment) -> ColumnElement[bool]:
-    """Spam inquiries past the spam retention at ``moment.now`` (and not on hold)."""
+    """Spam inquiries past their form's spam retention at ``moment.now`` (and not on hold)."""
     with db.transaction() as session:
-        days = retention.spam_retention_days(session)
-    return retention.expired_in(retention.SPAM, retention.cutoff_for(moment.now, days))
+        cutoffs = retention.cutoffs_at(session, moment.now, retention.SPAM)
+    return retention.expired_in(retention.SPAM, cutoffs)
 
 
 TARGETS: tuple[Target, ...] = (

@@ -148,7 +148,7 @@ def all_forms(session: Session) -> list[Form]:
 
 def names(session: Session) -> dict[int, str]:
     """Each form's slug by id, for lists that name an inquiry's form."""
-    return dict(session.execute(select(Form.id, Form.slug)).tuples())
+    return {form_id: slug for form_id, slug in session.execute(select(Form.id, Form.slug))}
 
 
 def has_inquiries(session: Session, form_id: int) -> bool:
