@@ -199,3 +199,38 @@ def test_the_contact_form_still_takes_the_three_fields_as_before(client, query):
     assert (row.name, row.email, row.message, row.form_id) == (VALID["name"], VALID["email"], VALID["message"],
                                                                DEFAULT_FORM_ID)
     assert all("in" in entry for entry in row.answers)  # nothing stored twice
+
+
+def submit_quote(client, **answers):
+    response = client.post("/api/forms/quote/inquiries", json={**quote_answers(privacy=True, **answers),
+                                                               "altcha": solution(client)})
+    assert response.status_code == 201
+
+
+def test_the_inbox_filters_by_form_and_names_each_rows_form(admin_client, client):
+    create_quote(admin_client)
+    submit_quote(client, name="Quote Person")
+    assert client.post("/api/inquiries", json={**VALID, "altcha": solution(client)}).status_code == 201
+    every = admin_client.get("/admin/").get_data(as_text=True)
+    assert "Quote Person" in every and VALID["name"] in every and 'class="badge form-badge">quote<' in every
+    quotes = admin_client.get("/admin/?form=quote").get_data(as_text=True)
+    assert "Quote Person" in quotes and VALID["name"] not in quotes
+    assert 'href="/admin/?show=unread&amp;form=quote"' in quotes
+    assert admin_client.get("/admin/?form=nope").status_code == 400
+
+
+def test_the_csv_export_of_one_form_has_a_column_per_field(admin_client, client):
+    create_quote(admin_client)
+    submit_quote(client, details="=SUM(A1)")
+    assert client.post("/api/inquiries", json={**VALID, "altcha": solution(client)}).status_code == 201
+    response = admin_client.get("/admin/export.csv?form=quote")
+    lines = response.get_data(as_text=True).lstrip("\ufeff").splitlines()
+    assert "sundown-quote-" in response.headers["Content-Disposition"]
+    assert lines[0] == ("id,received_utc,name,work_email,budget,size,topics,start,phone,site,details,privacy,"
+                        "campaign,other_answers,legal_hold,hold_reason,hold_by")
+    assert len(lines) == 2
+    assert ",Grace Hopper,Grace@example.com,2500,11-50,\"design, run\",2027-01-15," in lines[1]
+    assert ",'=SUM(A1),yes,spring,,no,," in lines[1]  # formulas neutralised
+    contact = admin_client.get("/admin/export.csv?form=contact").get_data(as_text=True).lstrip("\ufeff")
+    assert contact.splitlines()[0].startswith("id,received_utc,name,email,message,other_answers")
+    assert VALID["name"] in contact and "Grace" not in contact

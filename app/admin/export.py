@@ -17,8 +17,11 @@ blocked for its whole length.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
+from typing import Any
 
 from flask import Flask, current_app, request
 from flask_babel import gettext as _
@@ -28,7 +31,9 @@ from werkzeug.exceptions import BadRequest
 from app import clock, csvstream, db, retention
 from app.admin import bp
 from app.admin.display import local_zone
-from app.models import Inquiry, InquiryStatus
+from app.forms import fields as form_fields
+from app.forms import store as form_store
+from app.models import Form, Inquiry, InquiryStatus
 
 HEADER = ("id", "received_utc", "name", "email", "message", "legal_hold", "hold_reason", "hold_by")
 # ``created_at`` is read as the driver returns it (SQLite: naive UTC text,
@@ -47,21 +52,41 @@ COLUMNS = (
 )
 
 
+@dataclass(frozen=True)
+class Layout:
+    """What an export's rows hold: its header, the columns read, and how a page becomes records."""
+
+    header: tuple[str, ...]
+    columns: tuple
+    write: Callable[[Any, list], None]
+
+
 @bp.get("/export.csv")
 def export():
-    """``GET /admin/export.csv[?since=YYYY-MM-DD][&until=YYYY-MM-DD][&status=spam]``: the CSV, streamed."""
-    condition = _export_condition(db.get_session())
-    filename = f"sundown-inquiries-{clock.now().astimezone(local_zone()):%Y-%m-%d}.csv"
-    return csvstream.download(stream_csv(current_app._get_current_object(), condition), filename, "text/csv")
+    """``GET /admin/export.csv[?since=YYYY-MM-DD][&until=YYYY-MM-DD][&status=spam][&form=slug]``: the CSV,
+    streamed; with ``form``, that form's inquiries with one column per field."""
+    session = db.get_session()
+    condition = _export_condition(session)
+    layout, name = ALL_FORMS, "inquiries"
+    slug = request.args.get("form", "").strip()
+    if slug:
+        form = form_store.by_slug(session, slug)
+        if form is None:
+            raise BadRequest(_("Unknown form: choose one of the list, or every form."))
+        condition, layout, name = condition & (Inquiry.form_id == form.id), form_layout(form), slug
+    filename = f"sundown-{name}-{clock.now().astimezone(local_zone()):%Y-%m-%d}.csv"
+    return csvstream.download(stream_csv(current_app._get_current_object(), condition, layout), filename,
+                              "text/csv")
 
 
-def stream_csv(app: Flask, condition: ColumnElement[bool]) -> Iterator[bytes]:
+def stream_csv(app: Flask, condition: ColumnElement[bool], layout: Layout | None = None) -> Iterator[bytes]:
     """The BOM and header, then one chunk per page of rows matching ``condition``.
 
     Runs after the request has ended, so each page pushes its own app context.
     """
-    first, following = page_statements(condition)
-    chunks = csvstream.Chunks(HEADER)
+    layout = layout or ALL_FORMS
+    first, following = page_statements(condition, layout.columns)
+    chunks = csvstream.Chunks(layout.header)
     yield chunks.take()
     statement, params = first, {}
     while True:
@@ -69,19 +94,19 @@ def stream_csv(app: Flask, condition: ColumnElement[bool]) -> Iterator[bytes]:
             rows = read_page(statement, params)
         if not rows:
             return
-        write_rows(chunks.writer, rows)
+        layout.write(chunks.writer, rows)
         yield chunks.take()
         last = rows[-1]
         statement, params = following, {"after_at": _as_datetime(last[1]), "after_id": last[0]}
 
 
-def page_statements(condition: ColumnElement[bool]) -> tuple[Select, Select]:
+def page_statements(condition: ColumnElement[bool], columns: tuple = COLUMNS) -> tuple[Select, Select]:
     """The first page's query and the next pages' (after a ``(created_at, id)`` key).
 
     Built once per export; each page only binds the key of the previous page's last row.
     """
     first = (
-        select(*COLUMNS)
+        select(*columns)
         .where(condition)
         .order_by(Inquiry.created_at, Inquiry.id)
         .limit(csvstream.PAGE_SIZE)
@@ -121,6 +146,42 @@ def write_rows(writer, rows: list) -> None:
             for row_id, created_at, name, email, message, held, reason, held_by in rows
         ]
     )
+
+
+ALL_FORMS = Layout(HEADER, COLUMNS, write_rows)
+
+
+def form_layout(form: Form) -> Layout:
+    """One form's export: a column per field of the form as it is now, by key, then ``other_answers``
+    (fields since removed, as ``label: value`` lines) and the hold."""
+    keys = [each.key for each in form_fields.load(form.fields)]
+    header = ("id", "received_utc", *keys, "other_answers", "legal_hold", "hold_reason", "hold_by")
+
+    def write(writer, rows: list) -> None:
+        writer.writerows([_form_record(keys, row) for row in rows])
+
+    return Layout(header, (*COLUMNS, Inquiry.answers), write)
+
+
+def _form_record(keys: list[str], row) -> tuple:
+    row_id, created_at, name, email, message, held, reason, held_by, answers = row
+    columns = {"name": name, "email": email, "message": message}
+    values: dict[str, str] = {}
+    others = []
+    for entry in answers if isinstance(answers, list) else json.loads(answers or "[]"):
+        value = entry["value"] if "value" in entry else columns.get(entry.get("in"), "")
+        text = entry.get("shown") or (", ".join(value) if isinstance(value, list) else
+                                      ("yes" if value is True else "no" if value is False else str(value)))
+        if entry["key"] in keys:
+            values[entry["key"]] = text
+        elif text:
+            others.append(f"{entry['label']}: {text}")
+    if not answers:  # stored before forms: its answers are the three columns
+        values.update({key: value for key, value in columns.items() if key in keys})
+    neutral = csvstream.neutralise
+    return (row_id, _utc_text(created_at), *(neutral(values.get(key, "")) for key in keys),
+            neutral("\n".join(others)), "yes" if held else "no", reason and neutral(reason),
+            held_by and neutral(held_by))
 
 
 def _utc_text(raw: str | datetime) -> str:

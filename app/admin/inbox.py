@@ -11,6 +11,7 @@ from app import cleanup, db, retention, search
 from app.admin import bp, workflow
 from app.admin.inquiries import SHOW, Cursor, count_capped, get_inquiry_or_404, inbox_page, listed, unread_count
 from app.forms import answers as form_answers
+from app.forms import store as form_store
 from app.models import Form
 
 MAX_QUERY_LENGTH = 254
@@ -52,15 +53,29 @@ def folder_page(policy: retention.Policy, endpoint: str, trigger: str) -> str:
     if show and show not in SHOW:
         raise BadRequest(_("Unknown filter: show unread or unanswered inquiries, or every inquiry."))
     session = db.get_session()
-    where = listed(session, policy, query, show)
+    forms = form_store.all_forms(session)
+    form = form_arg(forms)
+    where = listed(session, policy, query, show, form.id if form else None)
     page = inbox_page(session, after=_cursor_arg("after"), before=_cursor_arg("before"), where=where)
     cleanup.trigger(trigger)
     return render_template(
         "admin/inbox.html", page=page, query=query, show=show, folder=policy.status, endpoint=endpoint,
+        forms=forms, form=form.slug if form else "", form_slugs={each.id: each.slug for each in forms},
         matches=count_capped(session, where),
         spam_count=count_capped(session, listed(session, retention.SPAM)),
         spam_days=retention.spam_retention_days(session),
     )
+
+
+def form_arg(forms: list[Form]) -> Form | None:
+    """The form named by the ``form`` argument (a slug), None for every form; 400 for an unknown one."""
+    slug = request.args.get("form", "")
+    if not slug:
+        return None
+    found = next((each for each in forms if each.slug == slug), None)
+    if found is None:
+        raise BadRequest(_("Unknown form: choose one of the list, or every form."))
+    return found
 
 
 @bp.app_context_processor

@@ -86,11 +86,14 @@ def shown(show: str) -> ColumnElement[bool]:
     return true()
 
 
-def listed(session: Session, policy: Policy = INBOX, query: str = "", show: str = "") -> ColumnElement[bool]:
-    """The inquiries a list shows: one folder's visible ones, filtered by ``show`` and the search ``query``."""
+def listed(session: Session, policy: Policy = INBOX, query: str = "", show: str = "",
+           form_id: int | None = None) -> ColumnElement[bool]:
+    """The inquiries a list shows: one folder's visible ones, filtered by ``show``, the search ``query`` and
+    one form (``form_id``)."""
     ids = search.found_ids(session, query) if query else None
+    of_form = Inquiry.form_id == form_id if form_id is not None else true()
     if ids is None:
-        condition = visible_now(session, policy) & shown(show)
+        condition = visible_now(session, policy) & shown(show) & of_form
         return condition & search.contains(session, query) if query else condition
     if not ids:
         return false()
@@ -98,7 +101,7 @@ def listed(session: Session, policy: Policy = INBOX, query: str = "", show: str 
     # test left indexable, its planner (no statistics) chose to walk the folder's index for them,
     # for the page and the count of matches alike, far slower than looking them up by id
     # (figures: docs/benchmarks.md, "Figures behind the code").
-    return Inquiry.id.in_(ids) & visible_now(session, policy, by_id=True) & shown(show)
+    return Inquiry.id.in_(ids) & visible_now(session, policy, by_id=True) & shown(show) & of_form
 
 
 @dataclass(frozen=True)
