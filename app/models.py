@@ -103,7 +103,7 @@ class Form(Base):
     enabled: Mapped[bool] = mapped_column(Boolean, default=True, server_default="1")
     retention_days: Mapped[int | None] = mapped_column(Integer)
     spam_retention_days: Mapped[int | None] = mapped_column(Integer)
-    notify_emails: Mapped[list | None] = mapped_column(JSON)
+    notify_emails: Mapped[list | None] = mapped_column(JSON(none_as_null=True))  # None: SQL NULL, the site's
     webhook_url: Mapped[str | None] = mapped_column(String(500))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
@@ -149,7 +149,7 @@ class Inquiry(Base):
     # why: a form is deleted only once it has no inquiries (``app.forms.store.delete``).
     form_id: Mapped[int | None] = mapped_column(Integer)
     # Each field as asked, with its value or the column holding it (``app.forms.answers``); None before 0009.
-    answers: Mapped[list | None] = mapped_column(JSON)
+    answers: Mapped[list | None] = mapped_column(JSON(none_as_null=True))
 
 
 class Setting(Base):

@@ -256,7 +256,7 @@ def _save(form: form_store.Shown, clean: dict, verdict: spam.Verdict) -> None:
         if wait is None:
             inquiry_id, status = spam.save(session, verdict, values)
             if status == InquiryStatus.INBOX:
-                notify.enqueue_inquiries(session, [inquiry_id])
+                notify.enqueue_inquiries(session, [inquiry_id], form.form)
     if wait is not None:
         _refuse(wait)
     metrics.count_inquiry("accepted" if status == InquiryStatus.INBOX else "spam")

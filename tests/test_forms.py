@@ -7,7 +7,7 @@ from sqlalchemy import select
 
 from app import spam
 from app.models import DEFAULT_FORM_ID, AuditEntry, Form, Inquiry
-from tests.helpers import VALID, csrf_token, rendered_ago, solution
+from tests.helpers import VALID, csrf_token, editor_post, rendered_ago, solution
 
 QUOTE_FIELDS = [
     {"type": "text", "key": "name", "label-en": "Your name", "required": "1"},
@@ -24,16 +24,6 @@ QUOTE_FIELDS = [
      "label-ja": "30日間の保存に同意します。"},
     {"type": "hidden", "key": "campaign", "default": "spring"},
 ]
-
-
-def editor_post(client, path: str, fields: list[dict], action: str = "save", **settings) -> dict:
-    """What the editor's plain HTML form posts for a form with ``fields`` (rows in order)."""
-    data = {"csrf_token": csrf_token(client, path), "action": action, "field_count": str(len(fields)),
-            "slug": "quote", "title-en": "Quote request", "enabled": "1", **settings}
-    for row, field in enumerate(fields):
-        data.update({f"field-{row}-{part}": value for part, value in field.items()})
-        data.setdefault(f"field-{row}-position", str(row + 1))
-    return data
 
 
 def create_quote(admin_client, **settings):

@@ -194,6 +194,12 @@ def stored(fields: tuple[Field, ...], email_key: str | None, clean: dict[str, An
     return {**columns, "answers": answers}
 
 
+def by_key(inquiry: Any) -> dict[str, Answer]:
+    """Every answer by field key, as stored (an inquiry from before forms: its three columns)."""
+    entries = inquiry.answers or [{"key": key, "in": key} for key in ("name", "email", "message")]
+    return {entry["key"]: entry["value"] if "value" in entry else getattr(inquiry, entry["in"]) for entry in entries}
+
+
 def rows_of(inquiry: Any) -> list[tuple[str, str]] | None:
     """An inquiry's answers as ``(label, words)`` pairs, as they were asked; None when its name, e-mail
     and message columns are all its answers (every inquiry before forms, and the Contact form's)."""

@@ -16,9 +16,11 @@ saves (or un-spams) an inquiry.
 from __future__ import annotations
 
 from flask import Flask
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app import clock
+from app.models import Form, Inquiry
 from app.notify import digest, hook, outbox, settings, state
 
 
@@ -28,19 +30,39 @@ def init_app(app: Flask) -> None:
     hook.init_app(app)
 
 
-def enqueue_inquiries(session: Session, inquiry_ids: list[int]) -> int:
+def enqueue_inquiries(session: Session, inquiry_ids: list[int], form: Form | None = None) -> int:
     """Enqueue one delivery per channel in force for each inquiry, in the caller's transaction; how many.
 
-    The pass after the response sends them (``hook.wake``).
+    The channels are each inquiry's form's (``Notifications.for_form``): pass ``form`` when every inquiry
+    answered it (a submission); otherwise their forms are read. The pass after the response sends them
+    (``hook.wake``).
     """
-    config = settings.for_new_inquiries(session)
-    channels = config.channels
-    if not channels or not inquiry_ids:
+    if not inquiry_ids:
         return 0
-    # With a digest, e-mails wait for the end of their window; webhooks go at once.
-    batched = ["email"] if config.digest_minutes and "email" in channels else []
-    due = digest.window_end(clock.now(), config.digest_minutes) if batched else None
-    outbox.enqueue(session, inquiry_ids, [each for each in channels if each not in batched])
-    outbox.enqueue(session, inquiry_ids, batched, due=due)
-    hook.wake()
-    return len(channels) * len(inquiry_ids)
+    site = settings.for_new_inquiries(session)
+    groups = [(form, inquiry_ids)] if form is not None else _by_form(session, inquiry_ids)
+    count = 0
+    for each_form, ids in groups:
+        config = site.for_form(each_form)
+        channels = config.channels
+        if not channels:
+            continue
+        # With a digest, e-mails to the site's recipients wait for the end of their window; the rest go at once.
+        batched = ["email"] if digest.batches(config, each_form) and "email" in channels else []
+        due = digest.window_end(clock.now(), config.digest_minutes) if batched else None
+        outbox.enqueue(session, ids, [channel for channel in channels if channel not in batched])
+        outbox.enqueue(session, ids, batched, due=due)
+        count += len(channels) * len(ids)
+    if count:
+        hook.wake()
+    return count
+
+
+def _by_form(session: Session, inquiry_ids: list[int]) -> list[tuple[Form | None, list[int]]]:
+    rows = session.execute(select(Inquiry.id, Inquiry.form_id).where(Inquiry.id.in_(inquiry_ids))).all()
+    forms = {each.id: each for each in session.scalars(select(Form).where(
+        Form.id.in_({form_id for _id, form_id in rows if form_id is not None})))}
+    grouped: dict[int | None, list[int]] = {}
+    for inquiry_id, form_id in rows:
+        grouped.setdefault(form_id, []).append(inquiry_id)
+    return [(forms.get(form_id), sorted(ids)) for form_id, ids in grouped.items()]

@@ -21,7 +21,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app import clock, db, metrics
-from app.models import Delivery, DeliveryStatus, Inquiry
+from app.models import Delivery, DeliveryStatus, Form, Inquiry
 from app.notify import digest, email, outbox, state, webhook
 from app.notify import settings as notify_settings
 from app.notify.message import Notice, webhook_payload
@@ -112,13 +112,14 @@ def send_claimed(delivery_ids: list[int], lease_until, should_stop: Callable[[],
 
 
 class Channels:
-    """The connections of one batch, each opened when its first delivery is sent, closed at the end."""
+    """The connections of one batch, each opened when its first delivery is sent, closed at the end:
+    one to the mail relay, one per webhook URL (a form may have its own)."""
 
     def __init__(self, config: notify_settings.Notifications) -> None:
         self._config = config
         self._stack = ExitStack()
         self._relay: email.Relay | None = None
-        self._poster: webhook.Poster | None = None
+        self._posters: dict[str, webhook.Poster] = {}
 
     def __enter__(self) -> Channels:
         return self
@@ -127,8 +128,9 @@ class Channels:
         self._stack.close()
 
     def send(self, notice: Notice) -> Outcome:
-        """One attempt on the delivery's channel, with the settings in force at the batch's start."""
-        config, now = self._config, clock.now()
+        """One attempt on the delivery's channel, with the settings in force at the batch's start (its
+        form's recipients and webhook where it sets them)."""
+        config, now = self._config.for_form(notice.form), clock.now()
         if notice.delivery.channel == "email":
             if not config.emails or not email.configured():
                 return Outcome("e-mail not configured")
@@ -137,9 +139,11 @@ class Channels:
             return self._relay.send(email.build(notice, config.emails, now))
         if not config.webhook_url or not config.secret:
             return Outcome("webhook not configured")
-        if self._poster is None:
-            self._poster = self._stack.enter_context(webhook.Poster(config.webhook_url, config.secret))
-        return self._poster.send(notice.delivery.idempotency_key, webhook_payload(notice, now), now)
+        poster = self._posters.get(config.webhook_url)
+        if poster is None:
+            poster = self._posters[config.webhook_url] = self._stack.enter_context(
+                webhook.Poster(config.webhook_url, config.secret))
+        return poster.send(notice.delivery.idempotency_key, webhook_payload(notice, now), now)
 
 
 def _deliver_digest(first: Notice, lease_until, config: notify_settings.Notifications) -> tuple[str, set[int]]:
@@ -188,18 +192,33 @@ def _held_notices(session: Session, delivery_ids: list[int], lease_until, includ
     wanted = {row.inquiry_id for row in rows if row.inquiry_id is not None}
     inquiries = {each.id: each for each in session.scalars(select(Inquiry).where(Inquiry.id.in_(wanted)))} \
         if wanted else {}
+    forms = _forms(session)
     order = {delivery_id: index for index, delivery_id in enumerate(delivery_ids)}
-    notices = [Notice(delivery=row, inquiry=inquiries.get(row.inquiry_id), include_content=include_content)
+    notices = [Notice(delivery=row, inquiry=inquiries.get(row.inquiry_id), include_content=include_content,
+                      form=_form_of(forms, inquiries.get(row.inquiry_id)))
                for row in sorted(rows, key=lambda row: order[row.id])
                if row.inquiry_id is None or row.inquiry_id in inquiries]
     return notices
+
+
+def _forms(session: Session) -> dict[int, Form]:
+    """Every form by id (a short table), detached, for the notices of a batch."""
+    forms = {form.id: form for form in session.scalars(select(Form))}
+    for form in forms.values():
+        session.expunge(form)
+    return forms
+
+
+def _form_of(forms: dict[int, Form], inquiry: Inquiry | None) -> Form | None:
+    return forms.get(inquiry.form_id) if inquiry is not None and inquiry.form_id is not None else None
 
 
 def _notice(session: Session, row: Delivery, include_content: bool) -> Notice | None:
     inquiry = session.get(Inquiry, row.inquiry_id) if row.inquiry_id is not None else None
     if row.inquiry_id is not None and inquiry is None:
         return None
-    return Notice(delivery=row, inquiry=inquiry, include_content=include_content)
+    form = session.get(Form, inquiry.form_id) if inquiry is not None and inquiry.form_id is not None else None
+    return Notice(delivery=row, inquiry=inquiry, include_content=include_content, form=form)
 
 
 def _jitter() -> float:

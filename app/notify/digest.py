@@ -18,7 +18,7 @@ from flask_babel import ngettext
 from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
-from app.models import Delivery, DeliveryStatus
+from app.models import Delivery, DeliveryStatus, Form, Inquiry
 from app.notify import email, outbox
 from app.notify.message import Notice, local_time
 from app.notify.settings import Notifications
@@ -32,19 +32,28 @@ def window_end(now: datetime, minutes: int) -> datetime:
     return datetime.fromtimestamp((math.floor(now.timestamp() / seconds) + 1) * seconds, UTC)
 
 
+def batches(config: Notifications, form) -> bool:
+    """Whether inquiry e-mails under ``config`` wait for a digest: an interval is set and they go to the
+    site's recipients (a form with recipients of its own gets one e-mail per inquiry)."""
+    return config.digest_minutes > 0 and (form is None or form.notify_emails is None)
+
+
 def applies(notice: Notice, config: Notifications) -> bool:
-    """Whether this delivery goes out in a digest: an inquiry's e-mail with an interval set."""
-    return config.digest_minutes > 0 and notice.delivery.channel == "email" and not notice.is_test
+    """Whether this delivery goes out in a digest: an inquiry's e-mail with an interval set, to the site's
+    recipients."""
+    return batches(config, notice.form) and notice.delivery.channel == "email" and not notice.is_test
 
 
 def claim_companions(session: Session, first_id: int, now: datetime, lease_until: datetime) -> dict[int, datetime]:
-    """The other inquiry e-mails to list (up to ``MAX_LISTED``): those this sender already holds
-    (``lease_until``) and those due now, leased here; their ids and leases."""
+    """The other inquiry e-mails to the site's recipients to list (up to ``MAX_LISTED``): those this sender
+    already holds (``lease_until``) and those due now, leased here; their ids and leases."""
     held = (Delivery.status == DeliveryStatus.PENDING) & (Delivery.lease_until == lease_until)
+    own_recipients = select(Form.id).where(Form.notify_emails.is_not(None))
     candidates = session.execute(
         select(Delivery.id, Delivery.lease_until)
+        .join(Inquiry, Inquiry.id == Delivery.inquiry_id)
         .where(or_(outbox.due_now(now), held), Delivery.channel == "email", Delivery.kind == "inquiry",
-               Delivery.id != first_id)
+               Delivery.id != first_id, or_(Inquiry.form_id.is_(None), Inquiry.form_id.not_in(own_recipients)))
         .order_by(Delivery.id).limit(MAX_LISTED - 1)
     ).all()
     leases = {}

@@ -14,7 +14,8 @@ from flask import current_app
 from flask_babel import gettext as _
 
 from app import i18n
-from app.models import Delivery, Inquiry
+from app.forms import answers as form_answers
+from app.models import Delivery, Form, Inquiry
 
 
 @dataclass(frozen=True)
@@ -24,6 +25,7 @@ class Notice:
     delivery: Delivery
     inquiry: Inquiry | None
     include_content: bool
+    form: Form | None = None  # the inquiry's form
 
     @property
     def is_test(self) -> bool:
@@ -57,18 +59,35 @@ def text_body(notice: Notice) -> str:
     inquiry = notice.inquiry
     lines = [_("New inquiry #%(id)s received %(time)s", id=inquiry.id, time=local_time(inquiry.created_at)),
              "", notice.url]
+    if notice.form is not None:
+        lines.insert(1, _("Form: %(form)s", form=notice.form.slug))
     if notice.include_content:
-        lines += ["", _("Name: %(name)s", name=inquiry.name), _("E-mail: %(email)s", email=inquiry.email), "",
-                  inquiry.message]
+        rows = form_answers.rows_of(inquiry)
+        if rows is None:
+            lines += ["", _("Name: %(name)s", name=inquiry.name), _("E-mail: %(email)s", email=inquiry.email), "",
+                      inquiry.message]
+        else:
+            lines += ["", *(f"{label}: {words}" for label, words in rows)]
     return "\n".join(lines) + "\n"
 
 
+PAYLOAD_VERSION = 2  # docs/notifications.md documents each version's shape
+
+
 def webhook_payload(notice: Notice, now: datetime) -> dict:
-    """The webhook's JSON: ``inquiry.received`` (or ``test``), ``timestamp`` and ``data``."""
+    """The webhook's JSON: ``version``, ``inquiry.received`` (or ``test``), ``timestamp`` and ``data``.
+
+    ``data`` names the form (``form``: its slug); with content included it
+    also carries ``name``, ``email`` and ``message`` as before, and
+    ``answers``: every answer by field key (a list for several choices, true
+    or false for a consent).
+    """
     if notice.is_test:
-        return {"type": "test", "timestamp": now.isoformat(), "data": {"url": notice.url}}
+        return {"version": PAYLOAD_VERSION, "type": "test", "timestamp": now.isoformat(), "data": {"url": notice.url}}
     inquiry = notice.inquiry
-    data = {"id": inquiry.id, "received_at": inquiry.created_at.isoformat(), "url": notice.url}
+    data = {"id": inquiry.id, "received_at": inquiry.created_at.isoformat(), "url": notice.url,
+            "form": notice.form.slug if notice.form is not None else None}
     if notice.include_content:
-        data.update(name=inquiry.name, email=inquiry.email, message=inquiry.message)
-    return {"type": "inquiry.received", "timestamp": now.isoformat(), "data": data}
+        data.update(name=inquiry.name, email=inquiry.email, message=inquiry.message,
+                    answers=form_answers.by_key(inquiry))
+    return {"version": PAYLOAD_VERSION, "type": "inquiry.received", "timestamp": now.isoformat(), "data": data}

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import base64
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
+from typing import Any
 
 from flask import current_app
 from sqlalchemy import delete, select
@@ -51,6 +52,14 @@ class Notifications:
     include_content: bool
     digest_minutes: int
     from_environment: frozenset[str]
+
+    def for_form(self, form: Any) -> Notifications:
+        """The settings for an inquiry to ``form``: its own recipients and webhook where it sets them
+        (``Form.notify_emails``, ``Form.webhook_url``), the site's otherwise; the same signing secret."""
+        if form is None or (form.notify_emails is None and form.webhook_url is None):
+            return self
+        return replace(self, emails=list(form.notify_emails) if form.notify_emails is not None else self.emails,
+                       webhook_url=form.webhook_url or self.webhook_url)
 
     @property
     def channels(self) -> list[str]:
