@@ -21,14 +21,23 @@ from app.forms.fields import Field
 
 def init_app(app: Flask) -> None:
     """Give templates ``words`` (an admin's text in the request's language) and ``field_aria``."""
-    app.jinja_env.globals.update(words=store.words, field_aria=field_aria)
+    app.jinja_env.globals.update(words=store.words, field_aria=field_aria, input_aria=input_aria)
 
 
 def field_aria(field: Field, errors: dict[str, str], prefix: str = "") -> Markup:
-    """A field's ``aria-invalid`` and ``aria-describedby`` (its help, its error), as attributes."""
-    described = ([f"{prefix}{field.key}-help"] * bool(field.help)
-                 + [f"{prefix}{field.key}-error"] * bool(errors.get(field.key)))
-    attributes = ' aria-invalid="true"' if errors.get(field.key) else ""
+    """A form field's ``aria-invalid`` and ``aria-describedby`` (its help, its error), as attributes."""
+    hint = f"{prefix}{field.key}-help" if field.help else None
+    return _aria(bool(errors.get(field.key)), hint, f"{prefix}{field.key}-error")
+
+
+def input_aria(name: str, errors: dict[str, str], hint: str | None = None) -> Markup:
+    """An editor input's ``aria-invalid`` and ``aria-describedby`` (its hint, its error), as attributes."""
+    return _aria(bool(errors.get(name)), hint, f"{name}-error")
+
+
+def _aria(invalid: bool, hint: str | None, error_id: str) -> Markup:
+    described = [each for each in (hint, error_id if invalid else None) if each]
+    attributes = ' aria-invalid="true"' if invalid else ""
     if described:
         attributes += f' aria-describedby="{escape(" ".join(described))}"'
     return Markup(attributes)

@@ -14,7 +14,7 @@ def test_visitor_without_javascript_fixes_errors_and_reaches_thanks(
     page_problems.expect_status(422, "/")  # the form with errors comes back as 422
     page = new_context(java_script_enabled=False).new_page()
     page.goto("/")
-    expect(page.get_by_role("heading", name="Send us an inquiry")).to_be_visible()
+    expect(page.get_by_role("heading", name="Contact")).to_be_visible()
     shot(page, "empty-form")
 
     page.get_by_label("Your name").fill("Grace Hopper")
