@@ -14,6 +14,7 @@ from flask_babel import force_locale
 
 from app import backup, cleanup, db, devserver, health, migrate
 from app.auth import invites
+from app.forms import store as form_store
 from app.models import CleanupStatus
 from app.notify import deliver
 from app.people import cli as people_cli
@@ -49,6 +50,11 @@ def cleanup_command(force: bool, dry_run: bool) -> None:
     if dry_run:
         for name, (count, oldest) in cleanup.dry_run().items():
             click.echo(f"{name}: {count} (oldest {oldest.isoformat() if oldest else '-'})")
+        session = db.get_session()
+        for form in form_store.all_forms(session):
+            if form.retention_days or form.spam_retention_days:
+                click.echo(f"form {form.slug}: keeps inquiries {form.retention_days or 'the site default'} days, "
+                           f"spam {form.spam_retention_days or 'the site default'} days")
         return
     row = cleanup.run("cli", force=force)
     if row is None:

@@ -26,9 +26,10 @@ FULL = {
     "control_seconds": 20.0,  # the time budget of each backlog control's run
     "control_rows": 1_000_000,  # the backlog those runs start from
     "control_rounds": 3,
-    "forms_sizes": (30_000, 100_000),  # rows per database for bench/forms.py, one database per size
-    "forms_trials": 3,  # of each: the forms' own retentions and one for all, alternated
-    "forms_control_budget": 15.0,  # seconds each run of the from_the_oldest control may take
+    "forms_sizes": (10_000, 30_000, 60_000),  # rows per database for bench/forms.py, one database per size
+    "forms_cleanup_sizes": (10_000, 30_000),  # those with cleanup trials (SQLite deletes about 1000 rows/s)
+    "forms_trials": 2,  # of each: the forms' own retentions and one for all, alternated
+    "forms_control_budget": 8.0,  # seconds each run of the from_the_oldest control may take
 }
 QUICK = {  # a smoke run under 5 minutes: figures with few samples, every control still run
     "backlog_rows": 10_000,
@@ -46,9 +47,10 @@ QUICK = {  # a smoke run under 5 minutes: figures with few samples, every contro
     "control_seconds": 6.0,
     "control_rows": 10_000,  # the backlog's own template: no second one to load
     "control_rounds": 2,
-    "forms_sizes": (3_000, 10_000),
+    "forms_sizes": (2_000, 5_000),
+    "forms_cleanup_sizes": (2_000, 5_000),
     "forms_trials": 2,
-    "forms_control_budget": 5.0,
+    "forms_control_budget": 2.0,
 }
 
 

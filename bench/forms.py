@@ -99,7 +99,7 @@ class Loaded:
 
 def run(ctx) -> None:
     """For each size: load both databases, then the inbox and its control, then the cleanup trials."""
-    sizes = ctx.sizes["forms_sizes"]
+    sizes, cleanup_sizes = ctx.sizes["forms_sizes"], ctx.sizes["forms_cleanup_sizes"]
     inbox_controls = {kind: Control(f"inbox of one form without its index ({kind})", "no_form_index")
                       for kind in KINDS}
     batch_control = Control("cleanup batches from the oldest row each time", "from_the_oldest")
@@ -111,9 +111,9 @@ def run(ctx) -> None:
                 control = _inbox(ctx, databases[kind], data, label)
                 if size == sizes[-1]:
                     inbox_controls[kind].figures.append(control)
-            for kind in KINDS:
+            for kind in KINDS if size in cleanup_sizes else ():
                 _ratio(ctx, databases[kind], data, label)
-                if size == sizes[-1]:
+                if size == cleanup_sizes[-1]:
                     batch_control.figures.append(_ratio(ctx, databases[kind], data, label, broken=True))
         finally:
             for database in databases.values():

@@ -111,3 +111,11 @@ def test_a_batch_with_forms_of_their_own_retention_walks_an_index_in_age_order(a
     oldest = query_plan(db_session, select(func.min(Inquiry.created_at)).where(condition))
     assert "ix_submissions_status" in plan and "ix_submissions_status" in oldest
     assert "SCAN submissions" not in plan and "Seq Scan" not in plan
+
+
+def test_the_retention_page_and_the_dry_run_name_the_forms_with_their_own_time(admin_client, runner, forms):
+    page = admin_client.get("/admin/retention").get_data(as_text=True)
+    assert "Jobs</a>: 30 days, spam: 2 days" in page and "Support</a>: 730 days" in page
+    output = runner.invoke(args=["cleanup", "--dry-run"]).output
+    assert "form jobs: keeps inquiries 30 days, spam 2 days" in output
+    assert "form support: keeps inquiries 730 days, spam the site default days" in output

@@ -151,3 +151,25 @@ def test_the_table_names_migration_renames_both_ways_keeping_rows_and_ids(databa
         connection.execute(sa.delete(AuditEntry.__table__))
         connection.execute(sa.delete(CleanupRun.__table__))
     engine.dispose()
+
+
+def test_the_forms_migration_attaches_every_inquiry_to_contact_and_downgrades_keeping_them(database_url):
+    engine = make_engine(database_url)
+    _downgrade(engine, "0008")
+    assert "forms" not in sa.inspect(engine).get_table_names()
+    with engine.begin() as connection:
+        connection.execute(sa.text(
+            "INSERT INTO submissions (name, email, message, created_at, status, legal_hold) "
+            "VALUES ('Olga', 'o@example.com', 'Before forms', :now, 'inbox', false)"), {"now": NOW})
+    upgrade(engine)
+    with engine.connect() as connection:
+        assert connection.execute(sa.select(Inquiry.__table__.c.form_id, Inquiry.__table__.c.answers)).all() == [
+            (1, None)]
+        assert connection.scalar(sa.text("SELECT slug FROM forms WHERE id = 1")) == "contact"
+    _downgrade(engine, "0008")
+    with engine.connect() as connection:
+        assert connection.scalar(sa.text("SELECT message FROM submissions")) == "Before forms"
+    upgrade(engine)
+    with engine.begin() as connection:
+        connection.execute(sa.delete(Inquiry.__table__))
+    engine.dispose()

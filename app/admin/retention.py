@@ -10,6 +10,7 @@ from flask_babel import ngettext
 
 from app import db, retention
 from app.admin import audit, bp
+from app.forms import store as form_store
 
 
 @dataclass(frozen=True)
@@ -65,7 +66,8 @@ def _page(form: Form | None = None, raw: str = "", error: str | None = None):
     current = {each.field: retention.retention_days(session, each.policy) for each in (INQUIRIES, SPAM)}
     values = dict(current, **({form.field: raw} if form else {}))
     errors = {form.field: error} if form else {}
-    return render_template("admin/retention.html", current=current, values=values, errors=errors)
+    own = [form for form in form_store.all_forms(session) if form.retention_days or form.spam_retention_days]
+    return render_template("admin/retention.html", current=current, values=values, errors=errors, own=own)
 
 
 def _change(form: Form):
