@@ -19,6 +19,7 @@ from app import (
     cli,
     config,
     db,
+    embed,
     errors,
     forms,
     gone,
@@ -52,6 +53,7 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
     db.init_app(app)
     i18n.init_app(app)  # gettext in templates and code, one locale per request
     forms.init_app(app)  # the forms the public fills in, each with its fields
+    embed.init_app(app)  # forms on the owner's own site: allowed origins, CORS for embed.js
     intake.init_app(app)  # every body received whole and bounded, before anything parses it
     security.init_app(app)
     auth.init_app(app)

@@ -105,6 +105,9 @@ class Form(Base):
     spam_retention_days: Mapped[int | None] = mapped_column(Integer)
     notify_emails: Mapped[list | None] = mapped_column(JSON(none_as_null=True))  # None: SQL NULL, the site's
     webhook_url: Mapped[str | None] = mapped_column(String(500))
+    # The owner's sites that may embed it (``app.embed``), and where a plain HTML submission goes after.
+    allowed_origins: Mapped[list | None] = mapped_column(JSON(none_as_null=True))
+    thanks_url: Mapped[str | None] = mapped_column(String(500))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
@@ -150,6 +153,8 @@ class Inquiry(Base):
     form_id: Mapped[int | None] = mapped_column(Integer)
     # Each field as asked, with its value or the column holding it (``app.forms.answers``); None before 0009.
     answers: Mapped[list | None] = mapped_column(JSON(none_as_null=True))
+    # The site it was sent from when embedded there (``app.embed``); None from Sundown's own pages.
+    origin: Mapped[str | None] = mapped_column(String(200))
 
 
 class Setting(Base):

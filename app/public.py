@@ -23,7 +23,7 @@ from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.orm import Session
 from werkzeug.exceptions import Forbidden, HTTPException, NotFound, TooManyRequests, UnsupportedMediaType
 
-from app import cleanup, clock, db, errors, intake, metrics, notify, ratelimit, retention, spam
+from app import cleanup, clock, db, embed, errors, i18n, intake, metrics, notify, ratelimit, retention, spam
 from app.forms import answers as form_answers
 from app.forms import store as form_store
 from app.models import InquiryStatus
@@ -47,6 +47,13 @@ UNAVAILABLE = _l("The inbox cannot save inquiries right now, so nothing was save
 NOT_JSON_TYPE = _l("Send the inquiry as JSON (Content-Type: application/json).")
 CROSS_ORIGIN = _l("Cross-origin requests are not accepted.")
 NOT_AN_OBJECT = _l("Send a JSON object.")
+# The words ``static/embed.js`` shows on another site, in the visitor's language.
+EMBED_TEXTS = {
+    "send": _l("Send inquiry"), "sending": _l("Sending…"), "optional": _l("(optional)"), "choose": _l("Choose…"),
+    "thanks": _l("Thank you. Your inquiry has been received."),
+    "errors": _l("Please correct the errors below."),
+    "failed": _l("Your inquiry could not be sent. Please try again in a minute."),
+}
 # The words of the site's own form (migration 0009), so the catalogs translate them (``form_store.words``).
 SHIPPED_WORDS = (_l("Contact"), _l("We read every message and answer by email."), _l("Your name"),
                  _l("Email address"), _l("Message"))
@@ -73,6 +80,44 @@ def challenge():
     return response
 
 
+@bp.get("/api/forms/<slug>/challenge")
+def form_challenge(slug: str):
+    """A fresh proof-of-work challenge for form ``slug``, as ``/api/challenge`` (CORS for its allowed sites)."""
+    form_store.page_form(slug=slug)
+    return challenge()
+
+
+@bp.get("/api/forms/<slug>/embed")
+def form_embed(slug: str):
+    """What ``static/embed.js`` needs to render or enhance form ``slug`` on another site, in the visitor's
+    language: its fields, a render time for the time trap, a challenge, and the words the script shows."""
+    form = form_store.page_form(slug=slug)
+    origin = current_app.config["ORIGIN"]
+    response = jsonify(
+        form=form.slug, title=form.title, description=form.description, lang=i18n.language_tag(),
+        action=f"{origin}{url_for('public.submit_named_json', slug=form.slug)}",
+        page=f"{origin}{url_for('public.named_form', slug=form.slug)}",
+        fields=[_embedded_field(each) for each in form.fields], rendered=spam.form_token(),
+        challenge=spam.issue(), challenge_url=f"{origin}{url_for('public.form_challenge', slug=form.slug)}",
+        challenge_ttl=current_app.config["POW_TTL"], texts={key: str(text) for key, text in EMBED_TEXTS.items()},
+    )
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+def _embedded_field(field) -> dict:
+    described = {"key": field.key, "type": field.type, "label": form_store.words(field.label),
+                 "help": form_store.words(field.help), "required": field.required,
+                 "choices": [{"value": c.value, "label": form_store.words(c.label) or c.value} for c in field.choices]}
+    if field.type in ("text", "email", "textarea", "tel", "url", "hidden"):
+        described["maxlength"] = field.max_length()
+    if field.type == "number":
+        described.update(min=field.minimum, max=field.maximum)
+    if field.type == "hidden":
+        described["value"] = field.default
+    return described
+
+
 @bp.post("/")
 @csrf.exempt  # checked in the view, once the whole body has arrived
 @intake.receives_itself
@@ -95,7 +140,10 @@ def _submit_page(slug: str | None):
     422 shows the errors per field. 400 (expired form), 429 and 503 keep the
     visitor's text; a body that was too large (413) or did not arrive whole
     (400) cannot be kept, and the form says so. An unknown or disabled form
-    is 404, its page keeping the visitor's text.
+    is 404, its page keeping the visitor's text. From another site the form
+    must allow it (``app.embed``): then no CSRF token is needed, and the
+    visitor goes on to the form's thank-you address; otherwise 403, nothing
+    stored, the text kept.
     """
     try:
         intake.receive()
@@ -109,8 +157,13 @@ def _submit_page(slug: str | None):
     except (DBAPIError, PoolTimeout) as error:
         return _missing_form(errors.database_unavailable(error), str(UNAVAILABLE))
     values = form_answers.raw_values(form.fields, request.form)
+    origin = embed.request_origin()
+    embedded = None if embed.is_own(origin) else origin
+    if embedded is not None and not embed.allowed(form.form, embedded):
+        metrics.count_inquiry("invalid")
+        return _missing_form(Forbidden(), str(embed.NOT_ALLOWED))
     try:
-        return _accept_form(form, values, token)
+        return _accept_form(form, values, token, embedded)
     except CSRFError as refusal:
         return _form_refused(refusal, values, str(EXPIRED), token)
     except TooManyRequests as refusal:
@@ -141,11 +194,12 @@ def submit_named_json(slug: str):
 def _submit_json(slug: str | None):
     if not request.is_json:
         raise UnsupportedMediaType(str(NOT_JSON_TYPE))
-    origin = request.headers.get("Origin")
-    if origin is not None and origin not in current_app.config["ORIGINS"]:
-        raise Forbidden(str(CROSS_ORIGIN))
-    data = intake.json_body()
     form = form_store.page_form(slug=slug)
+    origin = request.headers.get("Origin")
+    embedded = None if embed.is_own(origin) else origin
+    if embedded is not None and not embed.allowed(form.form, embedded):
+        raise Forbidden(str(embed.NOT_ALLOWED) if slug else str(CROSS_ORIGIN))
+    data = intake.json_body()
     if not isinstance(data, dict):
         metrics.count_inquiry("invalid")
         return jsonify(ok=False, errors={"_": str(NOT_AN_OBJECT)}), 422
@@ -157,9 +211,28 @@ def _submit_json(slug: str | None):
     if field_errors:
         metrics.count_inquiry("invalid")
         return jsonify(ok=False, errors=field_errors), 422
-    _save(form, clean, spam.check_solution(data.get(spam.FIELD)))
+    _save(form, clean, spam.check_solution(data.get(spam.FIELD)), embedded)
     cleanup.trigger("inquiry_api")
     return jsonify(ok=True), 201
+
+
+@bp.get("/embed.js")
+def embed_script():
+    """The script a host page loads to render or enhance a form (``static/embed.js``); cached an hour."""
+    return _static_for_other_sites("embed.js")
+
+
+@bp.get("/embed.css")
+def embed_style():
+    """The optional stylesheet for embedded forms, themed by CSS custom properties (``static/embed.css``)."""
+    return _static_for_other_sites("embed.css")
+
+
+def _static_for_other_sites(name: str):
+    response = current_app.send_static_file(name)
+    response.headers["Cache-Control"] = "public, max-age=3600"
+    response.headers["Cross-Origin-Resource-Policy"] = "cross-origin"
+    return response
 
 
 @bp.get("/thanks")
@@ -180,28 +253,45 @@ def privacy():
                            own_retention=own)
 
 
-def _accept_form(form: form_store.Shown, values: dict, token: str | None):
-    csrf.protect()
+def _accept_form(form: form_store.Shown, values: dict, token: str | None, embedded: str | None):
+    """``embedded``: the allowed origin of another site the form was posted from (no CSRF token then)."""
+    if embedded is None:
+        csrf.protect()
     if request.form.get(HONEYPOT):
         _limit_submissions()
         metrics.count_inquiry("honeypot")
-        return redirect(url_for("public.thanks"), 303)
+        return redirect(_thanks_url(form, embedded), 303)
     clean, field_errors = form_answers.check(form.fields, request.form)
     if field_errors:
         metrics.count_inquiry("invalid")
-        return _form_page(values, field_errors, token=token), 422
-    _save(form, clean, spam.judge_form(request.form.get(spam.FIELD), token))
+        return _form_page(values, field_errors, token=token, back=_back_link(form, embedded)), 422
+    _save(form, clean, spam.judge_form(request.form.get(spam.FIELD), token), embedded)
     cleanup.trigger("inquiry_form")
-    return redirect(url_for("public.thanks"), 303)
+    return redirect(_thanks_url(form, embedded), 303)
+
+
+def _thanks_url(form: form_store.Shown, embedded: str | None) -> str:
+    """The form's own thank-you address for a submission from another site, if it is on an allowed
+    origin; else Sundown's. Never an address the request names."""
+    stored = form.form.thanks_url
+    if embedded is not None and embed.thanks_url_ok(form.form, stored):
+        return stored
+    return url_for("public.thanks")
+
+
+def _back_link(form: form_store.Shown, embedded: str | None) -> str | None:
+    """The page of another site the visitor came from, for a link back (its origin allowed)."""
+    referrer = request.headers.get("Referer")
+    return referrer if embedded is not None and embed.thanks_url_ok(form.form, referrer) else None
 
 
 def _form_page(values: dict, field_errors: dict[str, str], notice: str | None = None,
-               token: str | None = None) -> str:
+               token: str | None = None, back: str | None = None) -> str:
     """The request's form; a re-shown one keeps the first render time, so the time trap counts from it."""
     form = g.get("sundown_form") or form_store.page_form()
     return render_template(
         "public/form.html", form=form, values=values, errors=field_errors, notice=notice,
-        rendered=spam.carried_over(token), labels=form.labels,
+        rendered=spam.carried_over(token), labels=form.labels, back=back,
     )
 
 
@@ -242,7 +332,7 @@ def _refuse(wait: int) -> NoReturn:
     raise ratelimit.too_many(wait)
 
 
-def _save(form: form_store.Shown, clean: dict, verdict: spam.Verdict) -> None:
+def _save(form: form_store.Shown, clean: dict, verdict: spam.Verdict, embedded: str | None = None) -> None:
     """Count the submission against the rate limits and save the inquiry in the inbox or the spam
     folder, with its challenge consumed and, for the inbox, its notifications enqueued: one write
     transaction, so on SQLite a submission takes the write lock once. Over a limit the hit is
@@ -250,7 +340,7 @@ def _save(form: form_store.Shown, clean: dict, verdict: spam.Verdict) -> None:
     default_locale = current_app.config["DEFAULT_LOCALE"]
     stored = form_answers.stored(form.fields, form.form.email_field, clean, str(get_locale()), default_locale)
     values = dict(stored, form_id=form.id, user_agent=request.user_agent.string[:300] or None,
-                  created_at=clock.now())
+                  created_at=clock.now(), origin=embedded[:200] if embedded else None)
     with db.transaction(write=True) as session:
         wait = _count_submission(session)
         if wait is None:

@@ -48,7 +48,7 @@ QUICK = {  # a smoke run under 5 minutes: figures with few samples, every contro
     "control_rows": 10_000,  # the backlog's own template: no second one to load
     "control_rounds": 2,
     "forms_sizes": (2_000, 5_000),
-    "forms_cleanup_sizes": (2_000, 5_000),
+    "forms_cleanup_sizes": (5_000,),
     "forms_trials": 2,
     "forms_control_budget": 2.0,
 }

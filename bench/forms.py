@@ -10,14 +10,17 @@ expired. The two databases are loaded at once, in two threads (loading is
 not measured); everything measured runs alone, in-process: the app built by
 ``create_app``, no server.
 
-* ``forms_cleanup_rows_per_s_ratio_<size>``: trials alternated F O O F F O,
-  each on a fresh copy. F: the twenty forms' own retentions. O: the same
-  rows with one retention for all (no form with a period of its own, the
-  site's set to the whole number of days that expires as many rows: what a
-  site with one form runs; its cleanup then never reads ``form_id``). Each
-  trial is one ``app.cleanup.run("bench", force=True)`` with an hour of time
-  budget, so it deletes every expired row; rows/s from its ledger row.
-  Figure: median of each F ÷ its paired O; A/A: O ÷ O (cyclic).
+* ``forms_cleanup_rows_per_s_ratio_<size>`` (the sizes in
+  ``forms_cleanup_sizes``: SQLite's cleanup deletes about 1000 realistic
+  rows a second here, so the largest size has no trials): trials alternated
+  F O O F F O, each on a fresh copy. F: the twenty forms' own retentions.
+  O: the same rows with one retention for all (no form with a period of its
+  own, the site's set to the whole number of days that expires as many
+  rows: what a site with one form runs; its cleanup then never reads
+  ``form_id``). Each trial is one ``app.cleanup.run("bench", force=True)``
+  with an hour of time budget, so it deletes every expired row; rows/s from
+  its ledger row. Figure: median of each F ÷ its paired O; A/A: O ÷ O
+  (cyclic).
 * ``forms_inbox_first_page_ms_<size>``: on a copy (the claim just taken, so
   no cleanup runs), one admin logged in through the app opens
   ``/admin/?form=small`` through Flask's test client (the whole page: its
@@ -25,12 +28,13 @@ not measured); everything measured runs alone, in-process: the app built by
 
 Controls: ``no_form_index`` drops ``ix_submissions_status_form_id_created_at_id``
 on that copy and opens the same page again; at the largest size the page
-must miss its goal on each database. ``from_the_oldest``: every cleanup
-batch starts from the oldest row again instead of where the previous one
-ended, so it walks again past every row kept so far (on legal hold, and with
-forms of their own period, the rows of the forms that keep theirs longer);
-one F and one O trial at the largest size, each with ``forms_control_budget``
-seconds (the broken F run would take minutes); its ratio must fail.
+must miss its goal, on each database (a control each). ``from_the_oldest``:
+every cleanup batch starts from the oldest row again instead of where the
+previous one ended, so it walks again past every row kept so far (on legal
+hold, and with forms of their own period, the rows of the forms that keep
+theirs longer); one F and one O trial at the largest cleanup size, each
+with ``forms_control_budget`` seconds (the broken F run would take
+minutes); its ratio must fail.
 """
 
 from __future__ import annotations

@@ -8,6 +8,8 @@ disabled but not deleted; the site's own form (``/``) can be neither.
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from flask import abort, current_app, flash, redirect, render_template, request, url_for
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
@@ -94,7 +96,7 @@ def _submit(form: Form | None):
     session = db.get_session(write=True)
     target = form or Form(created_at=clock.now())
     for name in ("slug", "title", "description", "enabled", "retention_days", "spam_retention_days",
-                 "notify_emails", "webhook_url", "email_field"):
+                 "notify_emails", "webhook_url", "email_field", "allowed_origins", "thanks_url"):
         setattr(target, name, getattr(draft, name))
     target.fields = dump(draft.fields)
     store.touch(target)
@@ -111,12 +113,19 @@ def _submit(form: Form | None):
     return redirect(url_for("admin.edit_form", form_id=target.id), 303)
 
 
+RECENT = timedelta(days=30)  # how far back the editor lists the sites that sent inquiries
+
+
 def _editor(draft: editor.Draft, form: Form | None, errors: dict[str, str]):
     shown_as = Form(id=form.id if form else None, slug=draft.slug, title=draft.title,
                     description=draft.description, email_field=draft.email_field, enabled=draft.enabled)
     preview = store.Shown(shown_as, tuple(draft.fields))
+    origin = current_app.config["ORIGIN"]
+    recent = store.recent_origins(db.get_session(), form.id, clock.now() - RECENT) if form else []
+    snippet = render_template("forms/snippet.html", form=preview, origin=origin) if form else ""
     return render_template(
-        "admin/form_edit.html", draft=draft, form=form, errors=errors, preview=preview,
+        "admin/form_edit.html", draft=draft, form=form, errors=errors, preview=preview, origin=origin,
+        recent=recent, snippet=snippet,
         locales=i18n.LOCALES, language_names=i18n.NAMES, default_locale=current_app.config["DEFAULT_LOCALE"],
         types=TYPES, type_names=TYPE_NAMES, is_default=form is not None and form.id == DEFAULT_FORM_ID,
     )

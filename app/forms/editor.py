@@ -12,9 +12,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 from flask_babel import gettext as _
 
+from app import embed as embed_rules
 from app import parsing, retention
 from app.forms.fields import (
     CHOICE_TYPES,
@@ -47,6 +49,8 @@ class Draft:
     notify_emails: list[str] | None = None
     webhook_url: str | None = None
     email_field: str | None = None
+    allowed_origins: list[str] | None = None
+    thanks_url: str | None = None
     fields: list[Field] = field(default_factory=list)
     rows: list[int] = field(default_factory=list)  # each field's row in the post, so messages find their inputs
     raw: dict[str, str] = field(default_factory=dict)  # inputs as typed, to show them again
@@ -61,7 +65,8 @@ class Draft:
         return cls(slug=form.slug, title=dict(form.title), description=dict(form.description or {}),
                    enabled=form.enabled, retention_days=form.retention_days,
                    spam_retention_days=form.spam_retention_days, notify_emails=form.notify_emails,
-                   webhook_url=form.webhook_url, email_field=form.email_field, fields=list(fields),
+                   webhook_url=form.webhook_url, email_field=form.email_field,
+                   allowed_origins=form.allowed_origins, thanks_url=form.thanks_url, fields=list(fields),
                    rows=list(range(len(fields))))
 
 
@@ -82,6 +87,8 @@ def read(data: Any, locales: tuple[str, ...], default_locale: str) -> tuple[Draf
     draft.spam_retention_days = _days(data, "spam_retention_days", errors)
     draft.notify_emails = _emails(data, errors)
     draft.webhook_url = _webhook(data, errors)
+    draft.allowed_origins = _origins(data, errors)
+    draft.thanks_url = _thanks_url(data, draft.allowed_origins, errors)
     draft.fields, draft.rows = _fields(data, locales, default_locale, errors)
     draft.email_field = _email_field(data, draft.fields, errors)
     return draft, errors
@@ -124,6 +131,36 @@ def _webhook(data: Any, errors: dict[str, str]) -> str | None:
     except ValueError:
         errors["webhook_url"] = _("Enter an http:// or https:// URL, or leave it empty for the site's.")
         return None
+
+
+def _origins(data: Any, errors: dict[str, str]) -> list[str] | None:
+    """The sites allowed to embed the form, one per line; None for none."""
+    lines = [line.strip() for line in data.get("allowed_origins", "").replace(",", "\n").splitlines()]
+    rules = []
+    for line in filter(None, lines):
+        try:
+            rules.append(embed_rules.parse_rule(line))
+        except ValueError:
+            errors["allowed_origins"] = _("%(line)s is not a site's address: write https://www.example.org, or "
+                                          "https://*.example.org for its subdomains (no path).", line=line[:100])
+            return None
+    if len(rules) > embed_rules.MAX_ORIGINS:
+        errors["allowed_origins"] = _("At most %(max)s sites.", max=embed_rules.MAX_ORIGINS)
+    return list(dict.fromkeys(rules)) or None
+
+
+def _thanks_url(data: Any, rules: list[str] | None, errors: dict[str, str]) -> str | None:
+    raw = data.get("thanks_url", "").strip()
+    if not raw:
+        return None
+    parts = urlsplit(raw)
+    origin = f"{parts.scheme}://{parts.netloc}"
+    if parts.scheme not in ("http", "https") or not parts.netloc or len(raw) > 500 \
+            or not any(embed_rules.matches(rule, origin) for rule in rules or ()):
+        errors["thanks_url"] = _("Give an address on one of the allowed sites, or leave it empty for Sundown's "
+                                 "thank-you page.")
+        return None
+    return raw
 
 
 def _rows(data: Any) -> list[int]:

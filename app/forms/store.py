@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from flask import current_app, g
 from flask_babel import get_locale, gettext
-from sqlalchemy import delete, exists, select
+from sqlalchemy import delete, exists, func, select
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.orm import Session
@@ -149,6 +149,15 @@ def all_forms(session: Session) -> list[Form]:
 def names(session: Session) -> dict[int, str]:
     """Each form's slug by id, for lists that name an inquiry's form."""
     return {form_id: slug for form_id, slug in session.execute(select(Form.id, Form.slug))}
+
+
+def recent_origins(session: Session, form_id: int, since) -> list[tuple[str, int, object]]:
+    """The other sites that sent the form inquiries since ``since``: origin, how many, the latest."""
+    return [tuple(row) for row in session.execute(
+        select(Inquiry.origin, func.count(), func.max(Inquiry.created_at))
+        .where(Inquiry.form_id == form_id, Inquiry.origin.is_not(None), Inquiry.created_at >= since)
+        .group_by(Inquiry.origin).order_by(func.count().desc()).limit(20)
+    )]
 
 
 def has_inquiries(session: Session, form_id: int) -> bool:
