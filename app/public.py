@@ -232,6 +232,7 @@ def _static_for_other_sites(name: str):
     response = current_app.send_static_file(name)
     response.headers["Cache-Control"] = "public, max-age=3600"
     response.headers["Cross-Origin-Resource-Policy"] = "cross-origin"
+    response.headers["Access-Control-Allow-Origin"] = "*"  # the same file for every site, never credentials
     return response
 
 

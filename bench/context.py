@@ -29,7 +29,6 @@ FULL = {
     "forms_sizes": (10_000, 30_000, 60_000),  # rows per database for bench/forms.py, one database per size
     "forms_cleanup_sizes": (10_000, 30_000),  # those with cleanup trials (SQLite deletes about 1000 rows/s)
     "forms_trials": 2,  # of each: the forms' own retentions and one for all, alternated
-    "forms_control_budget": 8.0,  # seconds each run of the from_the_oldest control may take
 }
 QUICK = {  # a smoke run under 5 minutes: figures with few samples, every control still run
     "backlog_rows": 10_000,
@@ -50,7 +49,6 @@ QUICK = {  # a smoke run under 5 minutes: figures with few samples, every contro
     "forms_sizes": (2_000, 5_000),
     "forms_cleanup_sizes": (5_000,),
     "forms_trials": 2,
-    "forms_control_budget": 2.0,
 }
 
 

@@ -1,0 +1,183 @@
+"""Journey: a form on the owner's own site, another origin, in a real Chromium.
+
+A static host page on another origin (127.0.0.1 where Sundown is
+localhost, each on its own port) sends the form with the script, under a
+strict CSP of its own (no ``unsafe-inline``), and as plain HTML with
+JavaScript off; both land in the inbox of the right form (the plain one in
+the spam folder: no proof-of-work). A page on an origin the form does not
+list gets nothing stored. axe-core passes on the embedded form.
+"""
+
+from __future__ import annotations
+
+import threading
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+from axe_playwright_python.sync_playwright import Axe
+from playwright.sync_api import expect
+from sqlalchemy import delete, select
+
+from app.db import get_session
+from app.forms.fields import CONTACT_FIELDS, dump
+from app.models import Form, Inquiry
+from tests.e2e.steps import FILL_SECONDS
+
+HOST_PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>A shop</title>
+<link rel="stylesheet" href="{base}/embed.css"></head>
+<body><main><h1>Contact the shop</h1>{body}</main></body></html>"""
+
+
+class HostSite:
+    """A static site on its own origin: ``pages`` by path, each sent with the CSP a host page documents."""
+
+    def __init__(self, pages: dict[str, str], base: str):
+        self.pages, self.base = pages, base
+        site = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self):  # noqa: N802 - the name http.server calls
+                if self.path == "/favicon.ico":
+                    self.send_response(204)
+                    self.end_headers()
+                    return
+                page = site.pages.get(self.path.split("?")[0])
+                body = (page or "not here").encode()
+                self.send_response(200 if page else 404)
+                self.send_header("Content-Type", "text/html; charset=utf-8")
+                self.send_header("Content-Security-Policy", f"default-src 'self'; script-src {site.base}; "
+                                 f"connect-src {site.base}; style-src {site.base}; form-action 'self' {site.base}")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *_args):
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.origin = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @contextmanager
+    def running(self):
+        self.thread.start()
+        try:
+            yield self
+        finally:
+            self.httpd.shutdown()
+            self.httpd.server_close()
+
+
+def add_form(server, slug: str, origins: list[str], thanks: str | None = None) -> int:
+    """Form ``slug`` afresh (an earlier test's, with its inquiries, removed), listing ``origins``."""
+    with server.app().app_context():
+        session = get_session(write=True)  # the server's cleanup may be writing: wait for the lock
+        for old in session.scalars(select(Form).where(Form.slug == slug)):
+            session.execute(delete(Inquiry).where(Inquiry.form_id == old.id))
+            session.delete(old)
+        session.flush()
+        now = datetime.now(UTC)
+        form = Form(slug=slug, title={"en": "Write to the shop"}, description={}, fields=dump(CONTACT_FIELDS),
+                    email_field="email", enabled=True, allowed_origins=origins, thanks_url=thanks,
+                    created_at=now, updated_at=now)
+        session.add(form)
+        session.commit()
+        return form.id
+
+
+def assert_accessible(page, page_problems) -> None:
+    """axe-core finds nothing; it applies inline styles of its own, which the host's CSP rightly blocks,
+    so the CSP messages are checked (none) before it runs, and its own are allowed."""
+    assert not [each for each in page_problems.seen if "Content Security Policy" in each]
+    page_problems.allow(r"Applying inline style violates the following Content Security Policy")
+    page_problems.allow(r"Couldn't load preload assets")
+    results = Axe().run(page)
+    assert results.violations_count == 0, results.generate_snapshot()
+
+
+def stored(server, form_id: int) -> list[tuple]:
+    with server.engine.connect() as connection:
+        return [tuple(row) for row in connection.execute(
+            select(Inquiry.name, Inquiry.status, Inquiry.origin).where(Inquiry.form_id == form_id)
+            .order_by(Inquiry.id))]
+
+
+@pytest.fixture
+def host(server):
+    script = (f'<div data-sundown-form="shop"></div>'
+              f'<script src="{server.base_url}/embed.js" data-form="shop" defer></script>')
+    pages = {"/script.html": HOST_PAGE.format(base=server.base_url, body=script), "/thanks.html":
+             HOST_PAGE.format(base=server.base_url, body="<p>Thanks from the shop.</p>")}
+    site = HostSite(pages, server.base_url)
+    plain = f'''<form action="{server.base_url}/f/shop" method="post">
+      <label for="n">Your name</label><input id="n" name="name">
+      <label for="e">Email address</label><input id="e" name="email" type="email">
+      <label for="m">Message</label><textarea id="m" name="message"></textarea>
+      <input name="website" hidden><button type="submit">Send</button></form>'''
+    site.pages["/plain.html"] = HOST_PAGE.format(base=server.base_url, body=plain)
+    with site.running():
+        yield site
+
+
+def test_the_script_renders_the_form_on_another_site_and_sends_it_there(server, host, new_context, page_problems):
+    form_id = add_form(server, "shop", [host.origin], thanks=f"{host.origin}/thanks.html")
+    page = new_context().new_page()
+    page.goto(f"{host.origin}/script.html")
+    expect(page.get_by_role("heading", name="Write to the shop")).to_be_visible()
+    assert_accessible(page, page_problems)
+    page.get_by_label("Your name").fill("Sara Shopper")
+    page.get_by_label("Email address").fill("sara@example.com")
+    page.get_by_label("Message").fill("Do you ship to Oslo?")
+    expect(page.locator("form[data-spam-check='solved']")).to_have_count(1)
+    page.get_by_role("button", name="Send inquiry").click()
+    expect(page.get_by_role("status")).to_contain_text("Thank you.")
+    assert page.context.cookies() == []  # nothing set, on either site
+    assert stored(server, form_id) == [("Sara Shopper", "inbox", host.origin)]
+
+
+def test_errors_show_next_to_their_fields_on_the_host_page(server, host, new_context, page_problems):
+    add_form(server, "shop", [host.origin])
+    page_problems.expect_status(422, "/api/forms/shop/inquiries")
+    page = new_context().new_page()
+    page.goto(f"{host.origin}/script.html")
+    page.get_by_label("Your name").fill("Ned")
+    page.get_by_label("Email address").fill("not an address")
+    page.get_by_role("button", name="Send inquiry").click()
+    expect(page.get_by_role("alert")).to_be_visible()
+    expect(page.get_by_label("Email address")).to_have_attribute("aria-invalid", "true")
+    expect(page.get_by_label("Message")).to_have_attribute("aria-invalid", "true")
+    assert_accessible(page, page_problems)
+
+
+def test_the_plain_form_works_without_javascript_and_goes_to_the_shops_thank_you_page(server, host, new_context):
+    form_id = add_form(server, "shop", [host.origin], thanks=f"{host.origin}/thanks.html")
+    page = new_context(java_script_enabled=False).new_page()
+    page.goto(f"{host.origin}/plain.html")
+    page.get_by_label("Your name").fill("Paul Plain")
+    page.get_by_label("Email address").fill("paul@example.com")
+    page.get_by_label("Message").fill("No scripts here.")
+    page.wait_for_timeout(FILL_SECONDS * 1000)
+    page.get_by_role("button", name="Send").click()
+    page.wait_for_url(f"{host.origin}/thanks.html")
+    assert stored(server, form_id) == [("Paul Plain", "spam", host.origin)]
+
+
+def test_a_site_the_form_does_not_list_stores_nothing(server, host, new_context, page_problems):
+    form_id = add_form(server, "shop", ["https://www.example.org"])
+    page_problems.allow(r"(CORS|Access-Control|Failed to load resource|ERR_FAILED)")
+    page_problems.expect_status(403, "/f/shop")
+    scripted = new_context().new_page()
+    scripted.goto(f"{host.origin}/script.html")
+    scripted.wait_for_timeout(1500)
+    expect(scripted.get_by_role("button", name="Send inquiry")).to_have_count(0)  # the description is refused
+    plain = new_context(java_script_enabled=False).new_page()
+    plain.goto(f"{host.origin}/plain.html")
+    plain.get_by_label("Your name").fill("Eve Elsewhere")
+    plain.get_by_label("Email address").fill("eve@example.com")
+    plain.get_by_label("Message").fill("Let me in.")
+    plain.get_by_role("button", name="Send").click()
+    expect(plain.get_by_text("does not accept inquiries from this site")).to_be_visible()
+    assert stored(server, form_id) == []
