@@ -123,9 +123,11 @@ def _editor(draft: editor.Draft, form: Form | None, errors: dict[str, str]):
     origin = current_app.config["ORIGIN"]
     recent = store.recent_origins(db.get_session(), form.id, clock.now() - RECENT) if form else []
     snippet = render_template("forms/snippet.html", form=preview, origin=origin) if form else ""
+    script_snippet = (f'<div data-sundown-form="{form.slug}"></div>\n'
+                      f'<script src="{origin}/embed.js" data-form="{form.slug}" defer></script>') if form else ""
     return render_template(
         "admin/form_edit.html", draft=draft, form=form, errors=errors, preview=preview, origin=origin,
-        recent=recent, snippet=snippet,
+        recent=recent, snippet=snippet, script_snippet=script_snippet,
         locales=i18n.LOCALES, language_names=i18n.NAMES, default_locale=current_app.config["DEFAULT_LOCALE"],
         types=TYPES, type_names=TYPE_NAMES, is_default=form is not None and form.id == DEFAULT_FORM_ID,
     )
