@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import ipaddress
 import math
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -16,6 +17,7 @@ from datetime import UTC, datetime
 from flask import current_app, request
 from flask_babel import gettext as _
 from flask_babel import ngettext
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 from werkzeug.exceptions import TooManyRequests
 
@@ -41,10 +43,27 @@ def parse_limits(spec: str) -> list[Limit]:
 
 
 def client_id() -> str:
-    """A keyed hash of the client address, so no address is stored in clear."""
+    """A keyed hash of the client's address, so no address is stored in clear.
+
+    An IPv6 client is its /64: one end site is usually given a whole /64, so
+    keying the full address would let one visitor rotate through endless
+    buckets. An IPv4-mapped IPv6 address counts as its IPv4 address.
+    """
     secret = current_app.config["SECRET_KEY"].encode()
-    address = (request.remote_addr or "unknown").encode()
-    return hmac.new(secret, address, hashlib.sha256).hexdigest()[:32]
+    return hmac.new(secret, network_of(request.remote_addr).encode(), hashlib.sha256).hexdigest()[:32]
+
+
+def network_of(address: str | None) -> str:
+    """What one client is: an IPv4 address, an IPv6 /64, or the raw text of anything else."""
+    try:
+        parsed = ipaddress.ip_address(address or "")
+    except ValueError:
+        return address or "unknown"
+    if isinstance(parsed, ipaddress.IPv6Address) and parsed.ipv4_mapped is not None:
+        parsed = parsed.ipv4_mapped
+    if isinstance(parsed, ipaddress.IPv6Address):
+        return str(ipaddress.IPv6Network(f"{parsed}/64", strict=False))
+    return str(parsed)
 
 
 def hit(bucket: str, subject: str, limits: list[Limit], session: Session | None = None) -> int | None:
@@ -67,6 +86,37 @@ def hit(bucket: str, subject: str, limits: list[Limit], session: Session | None 
     waits = [math.ceil((window_end - moment).total_seconds()) for key, (window_end, each) in windows.items()
              if any(counts[key] > limit.count for limit in each)]
     return max(waits) if waits else None
+
+
+def over(bucket: str, subject: str, limits: list[Limit], session: Session | None = None) -> int | None:
+    """Seconds ``subject`` must wait in ``bucket`` if it is already over a limit (nothing counted); else None."""
+    if session is None:
+        with db.transaction() as own:
+            return over(bucket, subject, limits, own)
+    counts = _counts(session, bucket, subject, limits)
+    waits = [math.ceil((window_end - clock.now()).total_seconds()) for window_end, count, limit in counts
+             if count > limit.count]
+    return max(waits) if waits else None
+
+
+def counted(bucket: str, subject: str, limits: list[Limit], session: Session | None = None) -> bool:
+    """Whether ``subject`` has any hit in ``bucket`` in the current window of one of ``limits``."""
+    if session is None:
+        with db.transaction() as own:
+            return counted(bucket, subject, limits, own)
+    return any(count for _end, count, _limit in _counts(session, bucket, subject, limits))
+
+
+def _counts(session: Session, bucket: str, subject: str, limits: list[Limit]) -> list[tuple[datetime, int, Limit]]:
+    moment = clock.now()
+    keyed = []
+    for limit in limits:
+        window = int(moment.timestamp()) // limit.seconds
+        keyed.append((f"{bucket}:{limit.seconds}:{subject}:{window}",
+                      datetime.fromtimestamp((window + 1) * limit.seconds, UTC), limit))
+    keys = [key for key, _end, _limit in keyed]
+    stored = dict(session.execute(select(RateLimit.key, RateLimit.count).where(RateLimit.key.in_(keys))).all())
+    return [(window_end, stored.get(key, 0), limit) for key, window_end, limit in keyed]
 
 
 def _count_hits(session: Session, windows: dict[str, datetime]) -> dict[str, int]:

@@ -7,7 +7,7 @@ from flask_babel import gettext as _
 from flask_login import current_user, login_required
 from sqlalchemy.exc import IntegrityError
 from webauthn.helpers import base64url_to_bytes, bytes_to_base64url
-from werkzeug.exceptions import Conflict, Gone
+from werkzeug.exceptions import BadRequest, Conflict, Gone
 
 from app import clock, db
 from app.auth import bp, ceremonies, challenges, invites, logins, origins, passkeys, throttle, web
@@ -21,8 +21,7 @@ LINK_GONE = "This enrollment link has expired or was already used. Ask an admin 
 
 @bp.get("/enroll/<token>")
 def enroll(token: str):
-    """The enrollment page: a "Create passkey" button for the invited name."""
-    throttle.limit_attempt()
+    """The enrollment page: a "Create passkey" button for the invited name (a page: never rate limited)."""
     invite = _invite_or_gone(token)
     return render_template("auth/enroll.html", invite=invite, token=token, wrong_origin=origins.wrong_origin())
 
@@ -31,7 +30,7 @@ def enroll(token: str):
 def enroll_options(token: str):
     """Registration options for the invited admin (new, or existing when recovering)."""
     throttle.limit_attempt()
-    invite = _invite_or_gone(token)
+    invite = _counted_invite(token)
     session = db.get_session()
     admin = session.get(Admin, invite.admin_id) if invite.admin_id else None
     handle = admin.user_handle if admin else clock.random_bytes(USER_HANDLE_BYTES)
@@ -44,12 +43,16 @@ def enroll_options(token: str):
 def enroll_verify(token: str):
     """Verify the new passkey, use up the link, and log the admin in, in one transaction."""
     throttle.limit_attempt()
-    body = web.json_body()
-    ceremony = _registration_ceremony()
-    invite = _invite_or_gone(token)
-    if ceremony.context.get("invite") != invite.identifier:
-        raise CeremonyFailed(_("This passkey was not created for this enrollment link."))
-    verified = ceremonies.verify_registration(body.get("credential"), ceremony)
+    try:
+        body = web.json_body()
+        ceremony = _registration_ceremony()
+        invite = _invite_or_gone(token)
+        if ceremony.context.get("invite") != invite.identifier:
+            raise CeremonyFailed(_("This passkey was not created for this enrollment link."))
+        verified = ceremonies.verify_registration(body.get("credential"), ceremony)
+    except (BadRequest, Gone):
+        throttle.record_failure()
+        raise
     with db.transaction(write=True) as writer:
         # Using the link is the first write; it comes undone if anything below fails.
         if not invites.redeem(writer, invite):
@@ -86,6 +89,15 @@ def register_verify():
     with db.transaction(write=True) as writer:
         passkey = _add_passkey(writer, current_user.id, verified, body)
     return jsonify(ok=True, redirect="/admin/account", passkey=passkey.name)
+
+
+def _counted_invite(token: str) -> invites.Invite:
+    """``_invite_or_gone``, a guessed or used link counted as a failed attempt (``throttle.record_failure``)."""
+    try:
+        return _invite_or_gone(token)
+    except Gone:
+        throttle.record_failure()
+        raise
 
 
 def _invite_or_gone(token: str) -> invites.Invite:

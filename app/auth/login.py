@@ -45,6 +45,7 @@ def login_verify():
         token = _verify(body.get("credential"))
     except BadRequest:  # CeremonyFailed, or a body that is not a JSON object
         metrics.count_login("refused")
+        throttle.record_failure()
         raise
     metrics.count_login("ok")
     return web.logged_in_response(token, body.get("next"))
