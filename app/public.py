@@ -324,8 +324,12 @@ def _limit_submissions() -> None:
 
 
 def _count_submission(session: Session | None = None) -> int | None:
-    limits = ratelimit.parse_limits(current_app.config["SUBMIT_RATE_LIMITS"])
-    return ratelimit.hit("submit", ratelimit.client_id(), limits, session)
+    config = current_app.config
+    return ratelimit.hit_all([
+        ("submit", ratelimit.client_id(), ratelimit.parse_limits(config["SUBMIT_RATE_LIMITS"])),
+        # From every client together: a flood from endless addresses cannot grow the database without bound.
+        ("submit-all", "all", ratelimit.parse_limits(config["SUBMIT_GLOBAL_RATE_LIMITS"])),
+    ], session)
 
 
 def _refuse(wait: int) -> NoReturn:

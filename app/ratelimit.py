@@ -73,15 +73,21 @@ def hit(bucket: str, subject: str, limits: list[Limit], session: Session | None 
     the transaction that saves it, so it takes SQLite's write lock once),
     else in a write transaction of its own.
     """
+    return hit_all([(bucket, subject, limits)], session)
+
+
+def hit_all(counters: list[tuple[str, str, list[Limit]]], session: Session | None = None) -> int | None:
+    """Count one hit on each ``(bucket, subject, limits)`` in one statement; the longest wait, or None."""
     if session is None:
         with db.transaction(write=True) as own:
-            return hit(bucket, subject, limits, own)
+            return hit_all(counters, own)
     moment = clock.now()
     windows: dict[str, tuple[datetime, list[Limit]]] = {}  # limits of the same length share their window's row
-    for limit in limits:
-        window = int(moment.timestamp()) // limit.seconds
-        window_end = datetime.fromtimestamp((window + 1) * limit.seconds, UTC)
-        windows.setdefault(f"{bucket}:{limit.seconds}:{subject}:{window}", (window_end, []))[1].append(limit)
+    for bucket, subject, limits in counters:
+        for limit in limits:
+            window = int(moment.timestamp()) // limit.seconds
+            window_end = datetime.fromtimestamp((window + 1) * limit.seconds, UTC)
+            windows.setdefault(f"{bucket}:{limit.seconds}:{subject}:{window}", (window_end, []))[1].append(limit)
     counts = _count_hits(session, {key: window_end for key, (window_end, _limits) in windows.items()})
     waits = [math.ceil((window_end - moment).total_seconds()) for key, (window_end, each) in windows.items()
              if any(counts[key] > limit.count for limit in each)]

@@ -137,7 +137,8 @@ def server(workdir: Path, url: str, app_module: str, name: str = "server", **set
     port = free_port()
     env = {"SUNDOWN_DATABASE_URL": url, "SUNDOWN_SECRET_KEY": secrets.token_hex(32),
            "SUNDOWN_ORIGIN": f"http://localhost:{port}", "SUNDOWN_RP_ID": "localhost",
-           "SUNDOWN_SUBMIT_RATE_LIMITS": "100000000/60,1000000000/86400", **settings}
+           "SUNDOWN_SUBMIT_RATE_LIMITS": "100000000/60,1000000000/86400",
+           "SUNDOWN_SUBMIT_GLOBAL_RATE_LIMITS": "100000000/60,1000000000/86400", **settings}
     with running_server(env, workdir / f"{name}.log", app_module, workers=2, threads=4, port=port) as (base, _):
         yield base, port
 

@@ -42,6 +42,7 @@ def app(db_kind, request, tmp_path_factory):
     application = create_app({
         "SECRET_KEY": "test-secret-key", "DATABASE_URL": url, "ORIGIN": "http://localhost",
         "RP_ID": "localhost", "SUBMIT_RATE_LIMITS": "100000/60,1000000/86400",
+        "SUBMIT_GLOBAL_RATE_LIMITS": "100000/60,1000000/86400",
     })
     yield application
     background.runner_of(application).stop()

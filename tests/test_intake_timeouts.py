@@ -233,6 +233,7 @@ def test_a_database_that_stops_answering_is_503_in_time_then_recovers(request, t
         "SUNDOWN_SECRET_KEY": "test-secret-key", "SUNDOWN_ORIGIN": "http://localhost",
         "SUNDOWN_RP_ID": "localhost",
         "SUNDOWN_DB_CONNECT_TIMEOUT": str(timeout), "SUNDOWN_SUBMIT_RATE_LIMITS": "1000/60,10000/86400",
+        "SUNDOWN_SUBMIT_GLOBAL_RATE_LIMITS": "100000/60",
     }
     try:
         with running_server(env, tmp_path / "server.log", workers=2) as (base_url, _process):

@@ -190,11 +190,23 @@ def test_a_submission_and_its_rate_limit_hit_commit_together(strict_limits, clie
     assert client.post("/api/inquiries", json=VALID).status_code == 429
     assert len(request_commits) == 3  # the refused attempt's hit is committed: it counts
     assert query.count(Inquiry) == 2
-    assert sum(query(select(RateLimit.count))) == 3 * 2  # three hits in each of the two windows
+    # Three hits in each of the client's two windows and the site's two.
+    assert sum(query(select(RateLimit.count))) == 3 * (2 + 2)
+
+
+def test_a_flood_from_endless_addresses_is_capped_for_the_whole_site(app_config, make_app, query):
+    application = make_app({**app_config, "SUBMIT_GLOBAL_RATE_LIMITS": "5/60,1000/86400"})
+    statuses = []
+    for number in range(8):
+        visitor = application.test_client()
+        visitor.environ_base["REMOTE_ADDR"] = f"2001:db8:{number:x}::1"  # each its own /64: no client limit bites
+        statuses.append(visitor.post("/api/inquiries", json=VALID).status_code)
+    assert statuses == [201] * 5 + [429] * 3
+    assert query.count(Inquiry) == 5
 
 
 def test_a_submission_counts_its_hit_in_every_window_with_one_statement(strict_limits, app, client, query):
-    """Two limits, one upsert: on PostgreSQL every statement is a round trip."""
+    """The client's two limits and the site's, one upsert: on PostgreSQL every statement is a round trip."""
     statements: list[str] = []
     here = threading.get_ident()
 
@@ -209,7 +221,7 @@ def test_a_submission_counts_its_hit_in_every_window_with_one_statement(strict_l
     finally:
         event.remove(engine, "before_cursor_execute", record)
     assert len(statements) == 1
-    assert sorted(query(select(RateLimit.count))) == [1, 1]
+    assert sorted(query(select(RateLimit.count))) == [1, 1, 1, 1]  # the client's two windows, the site's two
 
 
 @pytest.fixture
@@ -221,7 +233,8 @@ def test_limits_of_the_same_length_share_a_window_and_the_tighter_one_refuses(sa
     assert client.post("/api/inquiries", json=VALID).status_code == 201
     assert client.post("/api/inquiries", json=VALID).status_code == 201
     assert client.post("/api/inquiries", json=VALID).status_code == 429
-    assert query(select(RateLimit.count)) == [3]
+    client_rows = select(RateLimit.count).where(RateLimit.key.like("submit:%"))
+    assert query(client_rows) == [3]  # one row for both of the client's limits
 
 
 def test_invalid_submissions_do_not_count_towards_the_limit(strict_limits, client, query):

@@ -43,6 +43,7 @@ def _env(url: str) -> dict[str, str]:
         "SUNDOWN_ORIGIN": "http://localhost",
         "SUNDOWN_RP_ID": "localhost",
         "SUNDOWN_SUBMIT_RATE_LIMITS": f"{LIMIT}/1000000000",
+        "SUNDOWN_SUBMIT_GLOBAL_RATE_LIMITS": "1000000/60",
     }
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from urllib.parse import quote
 from zoneinfo import ZoneInfo
 
 from flask import current_app
@@ -25,6 +26,12 @@ def first_line(message: str) -> str:
     if len(line) > FIRST_LINE_MAX:
         return line[: FIRST_LINE_MAX - 1] + "…"
     return line
+
+
+@bp.app_template_filter("mailto")
+def mailto(address: str) -> str:
+    """A ``mailto:`` URL for ``address``, encoded (RFC 6068): a ``?`` or ``&`` in it adds no header."""
+    return f"mailto:{quote(address, safe='@')}"
 
 
 @bp.app_template_filter("browser")
