@@ -3,7 +3,8 @@
 ``webhook-id`` is the delivery's idempotency key, the same on every attempt;
 ``webhook-timestamp`` and ``webhook-signature`` are made at send time (the
 ``standardwebhooks`` package), since receivers refuse old timestamps. A 2xx
-answer is success; redirects are not followed; 5 s timeout.
+answer is success; redirects are not followed; 5 s for the connection and
+each read, 10 s for a whole delivery.
 
 The host is resolved at send time and the connection goes to the address
 that was checked (no second lookup a DNS change could redirect): loopback,
@@ -14,12 +15,14 @@ kept-alive connection (``Poster``).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import http.client
 import ipaddress
 import json
 import socket
 import ssl
+import threading
 from datetime import datetime
 from urllib.parse import urlsplit
 
@@ -29,6 +32,9 @@ from standardwebhooks import Webhook
 from app.notify.outbox import Outcome
 
 TIMEOUT = 5.0  # seconds: connect, and each read
+# Seconds one delivery may take in all: a receiver that trickles its answer a byte at a time never lets a
+# read time out, so past this the connection is shut and the attempt counts as timed out.
+DEADLINE = 10.0
 MAX_ANSWER = 64 * 1024  # bytes of a receiver's answer read; a longer one closes the connection
 
 
@@ -66,6 +72,7 @@ class Poster:
         self._parts = urlsplit(url)
         self._secret = secret
         self._connection: http.client.HTTPConnection | None = None
+        self._expired = False
 
     def __enter__(self) -> Poster:
         return self
@@ -76,12 +83,15 @@ class Poster:
     def send(self, key: str, payload: dict, now: datetime) -> Outcome:
         """POST one delivery's ``payload``; the outcome, with a reason free of personal data."""
         body = json.dumps(payload, separators=(",", ":"))
+        self._expired = False
+        watchdog = threading.Timer(DEADLINE, self._expire)
+        watchdog.start()
         try:
             try:
                 reused = self._connection is not None
                 status = self._post(key, body, now)
             except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
-                if not reused:
+                if not reused or self._expired:
                     raise
                 self.close()
                 status = self._post(key, body, now)
@@ -92,8 +102,21 @@ class Poster:
             return Outcome("webhook timed out")
         except (OSError, http.client.HTTPException) as error:
             self.close()
-            return Outcome(f"webhook {type(error).__name__}")
+            return Outcome("webhook timed out" if self._expired else f"webhook {type(error).__name__}")
+        finally:
+            watchdog.cancel()
+        if self._expired:
+            self.close()
+            return Outcome("webhook timed out")
         return Outcome() if 200 <= status < 300 else Outcome(f"webhook HTTP {status}")
+
+    def _expire(self) -> None:
+        """Past ``DEADLINE``: shut the socket, so the read blocked on it ends at once."""
+        self._expired = True
+        sock = self._connection.sock if self._connection is not None else None
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
 
     def close(self) -> None:
         """Close the connection, if one is open."""
@@ -120,10 +143,29 @@ def resolve(host: str, port: int) -> tuple[str, int]:
     infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     allow_private = current_app.config["WEBHOOK_ALLOW_PRIVATE"]
     for _family, _type, _proto, _name, sockaddr in infos:
-        ip = ipaddress.ip_address(sockaddr[0])
-        if allow_private or ip.is_global:
+        if allow_private or is_public(ipaddress.ip_address(sockaddr[0])):
             return sockaddr[0], sockaddr[1]
     raise Refused("webhook host resolves to a private address (SUNDOWN_WEBHOOK_ALLOW_PRIVATE is off)")
+
+
+# IPv6 ranges that carry an IPv4 address a gateway may forward to: NAT64 (RFC 6052, and the local-use
+# 64:ff9b:1::/48 of RFC 8215), 6to4 (2002::/16) and the deprecated IPv4-compatible ::a.b.c.d.
+_NAT64 = (ipaddress.IPv6Network("64:ff9b::/96"), ipaddress.IPv6Network("64:ff9b:1::/48"))
+_SIX_TO_FOUR = ipaddress.IPv6Network("2002::/16")
+_COMPATIBLE = ipaddress.IPv6Network("::/96")
+
+
+def is_public(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    """Whether ``ip`` is a global address, and so is any IPv4 address it carries (mapped, NAT64, 6to4,
+    IPv4-compatible): ``::127.0.0.1`` or ``64:ff9b::10.0.0.1`` reach private hosts too."""
+    if not ip.is_global:
+        return False
+    if isinstance(ip, ipaddress.IPv4Address):
+        return True
+    carried = ip.ipv4_mapped or ip.sixtofour
+    if carried is None and (any(ip in network for network in _NAT64) or ip in _COMPATIBLE):
+        carried = ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+    return carried is None or carried.is_global
 
 
 class _PinnedHTTP(http.client.HTTPConnection):
