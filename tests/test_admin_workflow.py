@@ -50,6 +50,15 @@ def test_opening_an_inquiry_marks_it_read_once_for_every_admin(admin_client, clo
     assert audit(query) == [("Ada", "marked_read", f"inquiry #{row}")]
 
 
+def test_another_site_making_the_browser_load_an_inquiry_does_not_mark_it_read(admin_client, clock, query):
+    (row,) = arrange(query, [inquiry(clock)])
+    for site in ("cross-site", "same-site"):
+        assert admin_client.get(f"/admin/inquiries/{row}", headers={"Sec-Fetch-Site": site}).status_code == 200
+    assert state(query, row)[0] is None
+    admin_client.get(f"/admin/inquiries/{row}", headers={"Sec-Fetch-Site": "same-origin"})
+    assert state(query, row)[0] == clock()
+
+
 def test_mark_unread_undoes_the_read_and_is_audited(admin_client, clock, query):
     (row,) = arrange(query, [inquiry(clock)])
     admin_client.get(f"/admin/inquiries/{row}")

@@ -26,8 +26,14 @@ def inbox():
 
 @bp.get("/inquiries/<int:inquiry_id>")
 def detail(inquiry_id: int):
-    """The whole inquiry (opening it marks it read), reply, answered, hold and delete; "Not spam" for spam."""
-    workflow.mark_read_on_open(inquiry_id)
+    """The whole inquiry (opening it marks it read), reply, answered, hold and delete; "Not spam" for spam.
+
+    Only an admin's own navigation marks it read: a link or image on another
+    site that makes the browser load the page (``Sec-Fetch-Site`` cross-site
+    or same-site) does not. A browser that sends no such header is trusted.
+    """
+    if request.headers.get("Sec-Fetch-Site", "same-origin") in ("same-origin", "none"):
+        workflow.mark_read_on_open(inquiry_id)
     return render_detail(get_inquiry_or_404(inquiry_id))
 
 
