@@ -145,6 +145,8 @@ def test_errors_show_next_to_their_fields_on_the_host_page(server, host, new_con
     page.goto(f"{host.origin}/script.html")
     page.get_by_label("Your name").fill("Ned")
     page.get_by_label("Email address").fill("not an address")
+    # Sending waits for the spam check (up to 15 s): solved first, as by a person typing, the answer is prompt.
+    expect(page.locator("form[data-spam-check='solved']")).to_have_count(1)
     page.get_by_role("button", name="Send inquiry").click()
     expect(page.get_by_role("alert")).to_be_visible()
     expect(page.get_by_label("Email address")).to_have_attribute("aria-invalid", "true")
