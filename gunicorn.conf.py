@@ -15,6 +15,8 @@ import tempfile
 from pathlib import Path
 
 MULTIPROC_DIR = "PROMETHEUS_MULTIPROC_DIR"
+# Files the server makes (the SQLite database, its WAL, logs it writes) are for its own user only.
+umask = 0o077
 PREFIX = "sundown-metrics-"
 
 # This file is read by the master before it loads the app or forks a worker

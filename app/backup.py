@@ -21,6 +21,8 @@ from pathlib import Path
 
 from sqlalchemy import Engine
 
+from app import db
+
 ALL_PAGES = -1  # one step (see above)
 
 
@@ -43,10 +45,12 @@ def backup(engine: Engine, target: Path) -> int:
     with engine.connect() as connection:
         source = connection.connection.driver_connection
         copy = sqlite3.connect(partial)
+        db.make_private(partial, db.PRIVATE_FILE)  # a copy of personal data: for this user only
         try:
             source.backup(copy, pages=ALL_PAGES)
             copy.execute("PRAGMA journal_mode=DELETE")  # one self-contained file, no -wal beside it
         finally:
             copy.close()
     partial.rename(target)
+    db.make_private(target, db.PRIVATE_FILE)
     return target.stat().st_size

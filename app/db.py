@@ -22,11 +22,13 @@ time (app.errors), never a hung worker thread:
 from __future__ import annotations
 
 import logging
+import os
 import sqlite3
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import partial
+from pathlib import Path
 
 from flask import Flask, current_app, g
 from sqlalchemy import Connection, Engine, create_engine, event, exc
@@ -54,6 +56,9 @@ def init_app(app: Flask) -> None:
     factory = sessionmaker(engine, expire_on_commit=False)
     if engine.dialect.name == "postgresql":
         event.listen(engine, "connect", partial(_limit_statements, _milliseconds(statement_timeout)))
+    if engine.dialect.name == "sqlite" and engine.url.database not in (None, "", ":memory:"):
+        event.listen(engine, "connect", partial(_keep_private, Path(engine.url.database), Path(app.instance_path)),
+                     once=True)
     app.extensions["sundown.engine"] = engine
     app.extensions["sundown.sessionmaker"] = factory
     app.teardown_appcontext(_close_request_session)
@@ -99,6 +104,29 @@ def unlimited(connection: Connection) -> None:
     with it): for work no request waits for, the cleanup's batches and migrations."""
     if connection.dialect.name == "postgresql":
         connection.exec_driver_sql("SET LOCAL statement_timeout = 0")
+
+
+PRIVATE_FILE, PRIVATE_FOLDER = 0o600, 0o700
+
+
+def _keep_private(database: Path, instance: Path, _dbapi_connection, _record) -> None:
+    """At the first connection: the SQLite file, its WAL and shared-memory files for this user only
+    (SQLite gives the WAL and -shm files the database file's mode), and the instance folder when the file
+    lives there. Personal data should not be readable by every account on the host."""
+    for path in (database, database.with_name(database.name + "-wal"), database.with_name(database.name + "-shm")):
+        make_private(path, PRIVATE_FILE)
+    if database.resolve().parent == instance.resolve():
+        make_private(instance, PRIVATE_FOLDER)
+
+
+def make_private(path: Path, mode: int) -> None:
+    """Give ``path`` ``mode`` when it exists, is ours and allows more; anything else is left as it is."""
+    try:
+        status = path.stat()
+        if status.st_uid == os.getuid() and status.st_mode & 0o777 & ~mode:
+            path.chmod(mode)
+    except OSError:
+        return
 
 
 def _tune_sqlite(busy_timeout_ms: int, dbapi_connection, _record) -> None:

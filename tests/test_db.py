@@ -11,10 +11,12 @@ import threading
 import time
 
 import pytest
+from flask import Flask
 from sqlalchemy import select
 from sqlalchemy.exc import OperationalError
 
 from app import db
+from app.backup import backup
 from app.models import Setting
 
 WAIT = 30
@@ -55,3 +57,25 @@ def test_a_writer_that_never_gets_the_lock_fails_after_the_busy_timeout(app_conf
     with app.app_context(), pytest.raises(OperationalError, match="locked"), db.transaction(write=True):
         pass
     holder.join(WAIT)
+
+
+def test_the_sqlite_files_and_the_instance_folder_are_for_their_owner_only(tmp_path):
+    instance = tmp_path / "instance"
+    instance.mkdir()
+    instance.chmod(0o755)
+    path = instance / "sundown.db"
+    sqlite3.connect(path).close()
+    path.chmod(0o644)
+    application = Flask(__name__, instance_path=str(instance))
+    application.config.update(DATABASE_URL=f"sqlite:///{path}", DB_POOL_SIZE=1, DB_CONNECT_TIMEOUT=5,
+                              DB_STATEMENT_TIMEOUT=5.0)
+    db.init_app(application)
+    with application.app_context(), db.transaction(write=True) as session:
+        session.execute(select(1))
+    assert oct(path.stat().st_mode & 0o777) == oct(0o600)
+    assert oct(instance.stat().st_mode & 0o777) == oct(0o700)
+    copy = tmp_path / "copy.db"
+    with application.app_context():
+        backup(db.get_engine(), copy)
+    assert oct(copy.stat().st_mode & 0o777) == oct(0o600)
+    db.engine_of(application).dispose()
