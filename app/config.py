@@ -135,6 +135,8 @@ def _rp_id_fits(rp_id: str, host: str) -> bool:
 POSITIVE = _rule(_integer, lambda n: n > 0)
 LIMITS = _rule(_string, _limits_ok)
 SECONDS = "a positive whole number of seconds"
+MIN_SECRET_LENGTH = 32  # it signs sessions, render times and challenges: one character would be guessed
+SECRET_TEXT = "a random string of at least 32 characters (python -c 'import secrets; print(secrets.token_hex(32))')"
 TEXT = "a non-empty string (quote one that reads as JSON, e.g. '\"2024\"')"
 LIMITS_TEXT = "comma-separated count/seconds pairs of positive whole numbers, e.g. 5/60,50/86400"
 SQL_BACKENDS = ("sqlite", "postgresql", "postgres")  # app.db maps postgres:// too
@@ -146,7 +148,7 @@ UNSHOWN = {"SECRET_KEY", "CLEANUP_TOKEN", "METRICS_TOKEN", "DATABASE_URL", "SMTP
 # "CLEANUP_LEASE longer than CLEANUP_TIME_BUDGET" is checked in app.cleanup.
 # A rule may also raise (ZoneInfo, make_url, parse_limits do on bad input).
 SETTINGS: list[tuple[str, Callable[[Any], Any], str]] = [
-    ("SECRET_KEY", _rule(_string, bool), TEXT),
+    ("SECRET_KEY", _rule(_string, lambda key: len(key) >= MIN_SECRET_LENGTH), SECRET_TEXT),
     ("RP_NAME", _rule(_string, bool), TEXT),
     ("DATABASE_URL", _rule(_as_is, lambda url: make_url(url).get_backend_name() in SQL_BACKENDS),
      "a sqlite:///path or postgresql://user:pass@host/db URL"),

@@ -161,7 +161,7 @@ def app_config(database_url, clock, tmp_path) -> dict:
     """Overrides for ``create_app``; tests may change them before ``app`` is built."""
     return {
         "ENV": "production",
-        "SECRET_KEY": "test-secret-key",
+        "SECRET_KEY": "test-secret-key-long-enough-for-production",
         "DATABASE_URL": database_url,
         "ORIGIN": "http://localhost",
         "RP_ID": "localhost",

@@ -99,7 +99,7 @@ def test_stalled_and_vanished_client_leaks_no_transaction(db_kind, database_url,
     engine = make_engine(database_url)
     port = free_port()
     env = {
-        "SUNDOWN_DATABASE_URL": database_url, "SUNDOWN_SECRET_KEY": "test-secret-key",
+        "SUNDOWN_DATABASE_URL": database_url, "SUNDOWN_SECRET_KEY": "test-secret-key-long-enough-for-production",
         "SUNDOWN_ORIGIN": f"http://localhost:{port}", "SUNDOWN_RP_ID": "localhost",
     }
     with Session(engine) as session:

@@ -45,7 +45,7 @@ def wait_for(condition, what: str):
 
 def server_env(database_url: str, directory: Path, mode: str) -> dict[str, str]:
     return {
-        "SUNDOWN_SECRET_KEY": "test-secret-key",
+        "SUNDOWN_SECRET_KEY": "test-secret-key-long-enough-for-production",
         "SUNDOWN_ORIGIN": "http://localhost",
         "SUNDOWN_RP_ID": "localhost",
         "SUNDOWN_DATABASE_URL": database_url,
@@ -121,7 +121,7 @@ def test_a_run_killed_mid_way_keeps_its_batches_and_a_later_run_completes(
     add_rows(db_session, clock(), [400, 500], hold=True)
     cutoff = clock() - timedelta(days=180)
     env = {
-        **os.environ, "PYTHONPATH": str(ROOT), "SUNDOWN_SECRET_KEY": "k", "SUNDOWN_ORIGIN": "http://localhost",
+        **os.environ, "PYTHONPATH": str(ROOT), "SUNDOWN_SECRET_KEY": "k" * 32, "SUNDOWN_ORIGIN": "http://localhost",
         "SUNDOWN_RP_ID": "localhost", "SUNDOWN_DATABASE_URL": database_url,
         "CLEANUP_TEST_DIR": str(tmp_path), "CLEANUP_TEST_NOW": clock().isoformat(),
     }

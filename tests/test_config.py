@@ -8,7 +8,7 @@ from flask import Flask
 from app import config, create_app
 from app.config import ConfigurationError
 
-BASE = {"ENV": "production", "SECRET_KEY": "k", "ORIGIN": "https://inbox.example.org",
+BASE = {"ENV": "production", "SECRET_KEY": "k" * 32, "ORIGIN": "https://inbox.example.org",
         "RP_ID": "inbox.example.org", "DATABASE_URL": "sqlite://"}
 
 
@@ -79,6 +79,7 @@ def load_from_env(monkeypatch, **environ: str):
 BAD = [
     ("ENV", "staging"),
     ("SECRET_KEY", "12345"),
+    ("SECRET_KEY", "k" * 31),  # shorter than 32 characters
     ("RP_NAME", ""),
     ("DATABASE_URL", "mysql://sundown@db/sundown"),
     ("DATABASE_URL", "not a url"),
@@ -159,7 +160,7 @@ def test_bad_setting_stops_the_app_naming_the_variable(key, value, monkeypatch):
 
 GOOD = [
     ("ENV", "development", "development"),
-    ("SECRET_KEY", "a-long-random-string", "a-long-random-string"),
+    ("SECRET_KEY", "a-long-random-string-of-32-chars", "a-long-random-string-of-32-chars"),
     ("RP_NAME", "Acme inbox", "Acme inbox"),
     ("DATABASE_URL", "postgresql://sundown:secret@db/sundown", "postgresql://sundown:secret@db/sundown"),
     ("DATABASE_URL", "sqlite:///instance/sundown.db", "sqlite:///instance/sundown.db"),

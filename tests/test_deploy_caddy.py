@@ -126,7 +126,7 @@ def stack(request, tmp_path_factory):
     directory = tmp_path_factory.mktemp(f"deploy-{request.param}")
     proxy_port, metrics_dir = free_port(), directory / "metrics"
     env = {
-        "SUNDOWN_ENV": "production", "SUNDOWN_SECRET_KEY": "deploy-test-secret-key",
+        "SUNDOWN_ENV": "production", "SUNDOWN_SECRET_KEY": "deploy-test-secret-key-long-enough-for-it",
         "SUNDOWN_DATABASE_URL": new_database_url(request.param, request, directory),
         "SUNDOWN_ORIGIN": f"http://localhost:{proxy_port}", "SUNDOWN_RP_ID": "localhost",
         "SUNDOWN_PROXY_FIX": "1", "SUNDOWN_LOG_FORMAT": "json", "SUNDOWN_METRICS_TOKEN": TOKEN,

@@ -40,7 +40,7 @@ def app(db_kind, request, tmp_path_factory):
     """One app per database kind for the module's requests."""
     url = new_database_url(db_kind, request, tmp_path_factory.mktemp("intake"))
     application = create_app({
-        "SECRET_KEY": "test-secret-key", "DATABASE_URL": url, "ORIGIN": "http://localhost",
+        "SECRET_KEY": "test-secret-key-long-enough-for-production", "DATABASE_URL": url, "ORIGIN": "http://localhost",
         "RP_ID": "localhost", "SUBMIT_RATE_LIMITS": "100000/60,1000000/86400",
         "SUBMIT_GLOBAL_RATE_LIMITS": "100000/60,1000000/86400",
     })
@@ -320,7 +320,7 @@ def test_rate_limited_form_keeps_the_text(client, app):
 
 def test_form_keeps_the_text_when_the_database_is_unreachable():
     unreachable = create_app({
-        "SECRET_KEY": "test-secret-key", "ORIGIN": "http://localhost", "RP_ID": "localhost",
+        "SECRET_KEY": "test-secret-key-long-enough-for-production", "ORIGIN": "http://localhost", "RP_ID": "localhost",
         "DATABASE_URL": "postgresql://postgres@127.0.0.1:1/nowhere",
     })
     client = unreachable.test_client()

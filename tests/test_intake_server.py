@@ -142,7 +142,7 @@ def server(db_kind, request, tmp_path_factory):
     url = new_database_url(db_kind, request, directory)
     port = free_port()
     env = {
-        "SUNDOWN_DATABASE_URL": url, "SUNDOWN_SECRET_KEY": "test-secret-key",
+        "SUNDOWN_DATABASE_URL": url, "SUNDOWN_SECRET_KEY": "test-secret-key-long-enough-for-production",
         "SUNDOWN_ORIGIN": f"http://localhost:{port}", "SUNDOWN_RP_ID": "localhost",
         "SUNDOWN_PROXY_FIX": "1", "SUNDOWN_SUBMIT_RATE_LIMITS": "2/60,100000/86400",
         "SUNDOWN_DB_STATEMENT_TIMEOUT": str(STATEMENT_TIMEOUT),

@@ -55,7 +55,7 @@ def test_an_erasure_during_a_stalled_export_commits_whole_and_the_download_fails
     engine = make_engine(database_url)
     port = free_port()
     env = {
-        "SUNDOWN_DATABASE_URL": database_url, "SUNDOWN_SECRET_KEY": "test-secret-key",
+        "SUNDOWN_DATABASE_URL": database_url, "SUNDOWN_SECRET_KEY": "test-secret-key-long-enough-for-production",
         "SUNDOWN_ORIGIN": f"http://localhost:{port}", "SUNDOWN_RP_ID": "localhost",
     }
     with Session(engine) as session:

@@ -38,7 +38,7 @@ EXPIRED_ROWS = 30
 def _env(url: str) -> dict[str, str]:
     return {
         "SUNDOWN_ENV": "production",
-        "SUNDOWN_SECRET_KEY": "scale-out-secret-key",
+        "SUNDOWN_SECRET_KEY": "scale-out-secret-key-long-enough-for-it",
         "SUNDOWN_DATABASE_URL": url,
         "SUNDOWN_ORIGIN": "http://localhost",
         "SUNDOWN_RP_ID": "localhost",

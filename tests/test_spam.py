@@ -59,7 +59,7 @@ def test_the_default_difficulty_and_lifetime():
 
 
 def test_challenges_are_signed_with_a_key_derived_from_the_secret_key(app_config, make_app, client, query):
-    other = make_app({**app_config, "SECRET_KEY": "another-secret"}).test_client()
+    other = make_app({**app_config, "SECRET_KEY": "another-secret-long-enough-for-production"}).test_client()
     assert send_json(client, altcha=solution(other)).status_code == 201
     assert query(STATUSES) == [SPAM]
 

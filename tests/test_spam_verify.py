@@ -23,7 +23,7 @@ from app.models import Inquiry, InquiryStatus, UsedChallenge
 from tests.conftest import FakeClock
 from tests.helpers import VALID, solution
 
-SECRET = "verify-secret-key"
+SECRET = "verify-secret-key-long-enough-for-production"
 WRONG_TYPES = [None, True, 0, 1.5, "x", "", [], {}, ["a"], {"a": 1}]
 
 
@@ -234,7 +234,8 @@ def test_the_expiry_signed_into_data_is_checked_with_the_apps_clock(verifier):
 
 
 def test_a_challenge_signed_with_another_secret_is_invalid(verifier, tmp_path):
-    other = app_without_database(tmp_path / "unused.db", "another-secret", verifier.config["CLOCK"])
+    other = app_without_database(tmp_path / "unused.db", "another-secret-long-enough-for-production",
+                                 verifier.config["CLOCK"])
     with other.test_request_context():
         raw = encoded(solved_payload())
     assert spam.check_solution(raw).reason == spam.Reason.INVALID
