@@ -20,6 +20,7 @@ from app.db import get_session
 from app.models import (
     Admin,
     AdminLogin,
+    AuditEntry,
     CleanupRun,
     Delivery,
     Inquiry,
@@ -41,7 +42,8 @@ INQUIRY_IDS = select(Inquiry.id)
 @pytest.fixture
 def small_batches(app_config):
     # Rate-limit windows of a day, so that only inquiries are due in these tests.
-    app_config.update(CLEANUP_BATCH_SIZE=2, CLEANUP_TIME_BUDGET=0, CLEANUP_YIELD=0, SUBMIT_RATE_LIMITS="10000/86400")
+    app_config.update(CLEANUP_BATCH_SIZE=2, CLEANUP_TIME_BUDGET=0, CLEANUP_YIELD=0, SUBMIT_RATE_LIMITS="10000/86400",
+                      SUBMIT_GLOBAL_RATE_LIMITS="1000000/86400")
 
 
 @pytest.mark.usefixtures("small_batches")
@@ -119,7 +121,7 @@ def test_every_target_loses_exactly_its_expired_rows(app, db_session, clock):
         run = cleanup.run("test")
     assert json.loads(run.deleted) == {
         "inquiries": 1, "spam": 1, "used_challenges": 1, "one_time_secrets": 1, "admin_logins": 1,
-        "rate_limits": 1, "deliveries": 1, "cleanup_runs": 1,
+        "rate_limits": 1, "deliveries": 1, "cleanup_runs": 1, "audit_entries": 0,
     }
     db_session.rollback()
     for model in (UsedChallenge, OneTimeSecret, AdminLogin, RateLimit):
@@ -277,3 +279,19 @@ def test_the_oldest_expired_rows_of_the_busiest_tables_are_found_by_an_index(db_
         assert "SCAN" not in plan and ("PRIMARY KEY" in plan or index in plan), plan
     else:
         assert index in plan, plan
+
+
+def test_the_audit_log_is_kept_a_year_and_forgets_the_text_of_deleted_inquiries(app, db_session, clock, query):
+    [kept, expired] = add_inquiries(db_session, [inquiry(clock, days_old=10), inquiry(clock, days_old=200)])
+    db_session.add_all([
+        AuditEntry(admin_name="Ada", action="hold_placed", count=1, detail=f"inquiry #{expired}: Claim 42 (Smith)",
+                   created_at=clock() - timedelta(days=30)),
+        AuditEntry(admin_name="Ada", action="hold_placed", count=1, detail=f"inquiry #{kept}: Claim 7",
+                   created_at=clock() - timedelta(days=5)),
+        AuditEntry(admin_name="Ada", action="deleted", count=3, detail="", created_at=clock() - timedelta(days=400)),
+    ])
+    db_session.commit()
+    with app.app_context():
+        run = cleanup.run("test")
+    assert json.loads(run.deleted)["audit_entries"] == 1  # the one older than 365 days
+    assert set(query(select(AuditEntry.detail))) == {f"inquiry #{expired}: (deleted)", f"inquiry #{kept}: Claim 7"}

@@ -13,7 +13,7 @@ from flask_login import current_user
 from sqlalchemy import delete, func, select, update
 from werkzeug.exceptions import BadRequest
 
-from app import clock, db, gone
+from app import auditlog, clock, db, gone
 from app.admin import audit, bp
 from app.admin.inbox import render_detail
 from app.admin.inquiries import get_inquiry_or_404
@@ -132,6 +132,7 @@ def _delete(ids: list[int], held: int) -> int:
     )
     detail = f"{held} on legal hold kept" if held else ""
     audit.record(session, "deleted", result.rowcount, detail)
+    auditlog.scrub(session, ids, "(deleted)")
     session.commit()
     if result.rowcount:
         gone.forget_after_response()

@@ -23,6 +23,7 @@ LABELS = {
     "admin_logins": lazy_pgettext("cleanup target", "admin_logins"),
     "rate_limits": lazy_pgettext("cleanup target", "rate_limits"),
     "cleanup_runs": lazy_pgettext("cleanup target", "cleanup_runs"),
+    "audit_entries": lazy_pgettext("cleanup target", "audit_entries"),
     # how a run ended (CleanupStatus)
     "running": lazy_pgettext("cleanup outcome", "running"),
     "ok": lazy_pgettext("cleanup outcome", "ok"),

@@ -12,7 +12,7 @@ from flask_babel import lazy_gettext as _l
 from flask_babel import ngettext
 from sqlalchemy import delete, func, select, update
 
-from app import db, gone, notify, retention
+from app import auditlog, db, gone, notify, retention
 from app.admin import audit, bp
 from app.admin.actions import selected_ids
 from app.admin.inbox import folder_page
@@ -84,6 +84,7 @@ def delete_all_spam():
     held = session.scalar(select(func.count()).select_from(Inquiry).where(
         retention.visible_now(session, retention.SPAM), Inquiry.legal_hold.is_(True)))
     audit.record(session, "spam_deleted", deleted, f"{held} on legal hold kept" if held else "")
+    auditlog.scrub_deleted(session)
     session.commit()
     if deleted:
         gone.forget_after_response()

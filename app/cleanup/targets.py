@@ -12,11 +12,12 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from flask import current_app
 from sqlalchemy import ColumnElement
 
 from app import db, retention
 from app.cleanup.batches import Moment, Target
-from app.models import AdminLogin, CleanupRun, Delivery, Inquiry, OneTimeSecret, RateLimit, UsedChallenge
+from app.models import AdminLogin, AuditEntry, CleanupRun, Delivery, Inquiry, OneTimeSecret, RateLimit, UsedChallenge
 
 LEDGER_KEEP = timedelta(days=90)
 DELIVERIES_KEEP = timedelta(days=30)  # done and failed notifications: the health figures look back this far
@@ -29,6 +30,11 @@ def spam_expired(moment: Moment) -> ColumnElement[bool]:
     return retention.expired_in(retention.SPAM, cutoffs)
 
 
+def audit_expired(moment: Moment) -> ColumnElement[bool]:
+    """Audit entries older than ``SUNDOWN_AUDIT_RETENTION_DAYS``."""
+    return AuditEntry.created_at < moment.now - timedelta(days=current_app.config["AUDIT_RETENTION_DAYS"])
+
+
 TARGETS: tuple[Target, ...] = (
     Target("inquiries", Inquiry, lambda m: retention.expired_in(retention.INBOX, m.cutoff), Inquiry.created_at),
     Target("spam", Inquiry, spam_expired, Inquiry.created_at),
@@ -39,4 +45,5 @@ TARGETS: tuple[Target, ...] = (
     # Pending deliveries have no finished_at and are never deleted here (their inquiry's deletion cascades).
     Target("deliveries", Delivery, lambda m: Delivery.finished_at < m.now - DELIVERIES_KEEP, Delivery.finished_at),
     Target("cleanup_runs", CleanupRun, lambda m: CleanupRun.started_at < m.now - LEDGER_KEEP, CleanupRun.started_at),
+    Target("audit_entries", AuditEntry, audit_expired, AuditEntry.created_at),
 )

@@ -12,10 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
-from app import clock, db
+from app import auditlog, clock, db
 from app.models import AuditEntry, Erasure, Inquiry
 from app.people import lookup
 
@@ -44,7 +44,7 @@ def erase(address: str, actor: str) -> Outcome:
             select(func.count()).select_from(Inquiry).where(lookup.of_address(address), Inquiry.legal_hold.is_(True))
         )
         if erased:
-            scrub_audit(session, erased)
+            auditlog.scrub(session, erased)
             _record(session, digest, len(erased), kept, actor, clock.now())
     return Outcome(len(erased), kept)
 
@@ -53,34 +53,6 @@ def delete_unheld(session: Session, condition) -> list[int]:
     """Delete the inquiries matching ``condition`` that no hold protects; their ids."""
     statement = delete(Inquiry).where(condition, Inquiry.legal_hold.is_(False)).returning(Inquiry.id)
     return list(session.execute(statement, execution_options={"synchronize_session": False}).scalars())
-
-
-def scrub_audit(session: Session, ids: list[int]) -> None:
-    """Audit entries about erased inquiries keep who, what and when, not their free text (a hold's reason).
-
-    One read of the entries that carry text (``inquiry #N: ...``) and one
-    update of those about ``ids``: an erasure of many inquiries does not
-    scan the audit log once per inquiry.
-    """
-    erased = set(ids)
-    if not erased:
-        return
-    with_text = session.execute(
-        select(AuditEntry.id, AuditEntry.detail).where(AuditEntry.detail.like("inquiry #%:%"))
-    ).all()
-    scrubbed = [
-        {"id": entry_id, "detail": f"inquiry #{inquiry_id}: (erased)"}
-        for entry_id, detail in with_text
-        if (inquiry_id := _inquiry_of(detail)) in erased
-    ]
-    if scrubbed:
-        session.execute(update(AuditEntry), scrubbed)  # by primary key, one executemany
-
-
-def _inquiry_of(detail: str) -> int | None:
-    """The N of an audit detail ``inquiry #N: ...``; None for any other."""
-    number = detail.removeprefix("inquiry #").partition(":")[0]
-    return int(number) if number.isdigit() else None
 
 
 def _record(session: Session, digest: str, count: int, kept: int, actor: str, moment: datetime) -> None:

@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from sqlalchemy import and_, func, select
 from sqlalchemy.orm import Session
 
-from app import clock, db
+from app import auditlog, clock, db
 from app.models import AuditEntry, Erasure, Inquiry
 from app.people import erasure, lookup
 from app.people.erasure import Outcome
@@ -104,7 +104,7 @@ def apply_records(records: Iterable[Record]) -> Outcome:
         for address, cutoff in _stored_addresses_covered(session, cutoffs, max(cutoffs.values())):
             covered = and_(Inquiry.email == address, Inquiry.created_at <= cutoff)
             ids = erasure.delete_unheld(session, covered)
-            erasure.scrub_audit(session, ids)
+            auditlog.scrub(session, ids)
             erased += len(ids)
             kept += session.scalar(select(func.count()).select_from(Inquiry).where(covered))
         if erased:
