@@ -26,7 +26,6 @@ from sqlalchemy import (
     String,
     Text,
     TypeDecorator,
-    func,
     text,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
@@ -125,8 +124,8 @@ class Inquiry(Base):
         Index("ix_submissions_status_created_at_id", "status", "created_at", "id"),
         # The unread count (admin navigation) seeks straight to the unread rows.
         Index("ix_submissions_status_read_at_created_at", "status", "read_at", "created_at"),
-        # The People page and erasures find a person's inquiries by address, case-insensitively.
-        Index("ix_submissions_email_lower", func.lower(text("email"))),
+        # The People page and erasures find a person's inquiries by their address's lookup key.
+        Index("ix_submissions_email_key", "email_key"),
         # The inbox of one form, newest first, and the cleanup of a form with a retention of its own.
         Index("ix_submissions_status_form_id_created_at_id", "status", "form_id", "created_at", "id"),
     )
@@ -134,6 +133,9 @@ class Inquiry(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     name: Mapped[str] = mapped_column(String(100))
     email: Mapped[str] = mapped_column(String(254))
+    # The address case folded in Python at intake (``lookup.key_of``): one key on both databases, where
+    # SQLite's lower() folds ASCII letters only (migration 0011).
+    email_key: Mapped[str | None] = mapped_column(String(254))
     message: Mapped[str] = mapped_column(Text)
     user_agent: Mapped[str | None] = mapped_column(String(300))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)

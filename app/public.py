@@ -27,6 +27,7 @@ from app import cleanup, clock, db, embed, errors, i18n, intake, metrics, notify
 from app.forms import answers as form_answers
 from app.forms import store as form_store
 from app.models import InquiryStatus
+from app.people import lookup
 from app.security import csrf
 
 bp = Blueprint("public", __name__)
@@ -344,7 +345,8 @@ def _save(form: form_store.Shown, clean: dict, verdict: spam.Verdict, embedded: 
     committed alone (refused attempts count) and the answer is 429."""
     default_locale = current_app.config["DEFAULT_LOCALE"]
     stored = form_answers.stored(form.fields, form.form.email_field, clean, str(get_locale()), default_locale)
-    values = dict(stored, form_id=form.id, user_agent=request.user_agent.string[:300] or None,
+    values = dict(stored, form_id=form.id, email_key=lookup.key_of(stored["email"]),
+                  user_agent=request.user_agent.string[:300] or None,
                   created_at=clock.now(), origin=embedded[:200] if embedded else None)
     with db.transaction(write=True) as session:
         wait = _count_submission(session)

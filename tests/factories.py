@@ -47,7 +47,8 @@ def numbered_inquiries(clock: Clock, count: int, **values) -> list[dict]:
 
 def add_inquiries(session: Session, rows: Iterable[dict]) -> list[int]:
     """Insert ``rows`` (column values) in one statement and commit; their ids, in order."""
-    rows = list(rows)
+    rows = [{**row, "email_key": row["email"].lower() or None} if "email" in row and "email_key" not in row else row
+            for row in rows]  # as intake stores it (lookup.key_of)
     if not rows:
         return []
     result = session.execute(insert(Inquiry).returning(Inquiry.id, sort_by_parameter_order=True), rows)

@@ -173,3 +173,20 @@ def test_the_forms_migration_attaches_every_inquiry_to_contact_and_downgrades_ke
     with engine.begin() as connection:
         connection.execute(sa.delete(Inquiry.__table__))
     engine.dispose()
+
+
+def test_the_email_key_migration_fills_every_stored_address_folded_in_python(database_url):
+    engine = make_engine(database_url)
+    _downgrade(engine, "0010")
+    with engine.begin() as connection:
+        connection.execute(sa.text(
+            "INSERT INTO submissions (name, email, message, created_at, status, legal_hold, form_id) "
+            "VALUES ('Ärger', 'ÄRGER@example.com', 'm', :now, 'inbox', false, 1), "
+            "('Nobody', '', 'm', :now, 'inbox', false, 1)"), {"now": NOW})
+    upgrade(engine)
+    with engine.connect() as connection:
+        keys = connection.execute(sa.text("SELECT email_key FROM submissions ORDER BY id")).scalars().all()
+    assert keys == ["ärger@example.com", None]
+    with engine.begin() as connection:
+        connection.execute(sa.delete(Inquiry.__table__))
+    engine.dispose()

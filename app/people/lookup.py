@@ -1,9 +1,10 @@
 """Finding a person: the normalised address, their inquiries and audit entries, the address's keyed hash.
 
 An address is looked up as intake stores it (``validation.normalize_email``:
-the domain lowercased, Unicode NFC) and compared case-insensitively with the
-database's ``lower()``, which ``ix_submissions_email_lower`` indexes. SQLite's
-``lower()`` folds ASCII letters only; PostgreSQL's folds all of Unicode.
+the domain lowercased, Unicode NFC), by its key: the address folded by
+Python's ``str.lower`` (``key_of``), stored with each inquiry at intake
+(``Inquiry.email_key``, indexed) and compared for equality. Folding in the
+database instead would differ: SQLite's ``lower()`` folds ASCII letters only.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import hmac
 from dataclasses import dataclass, field
 
 from flask import current_app
-from sqlalchemy import ColumnElement, bindparam, func, or_, select
+from sqlalchemy import ColumnElement, bindparam, or_, select
 from sqlalchemy.orm import Session
 
 from app.models import AuditEntry, Erasure, Inquiry
@@ -31,6 +32,11 @@ def normalise(raw: str) -> str | None:
     return None if address is None else address.lower()
 
 
+def key_of(address: str) -> str | None:
+    """The lookup key of a stored (normalised) address: folded as ``normalise`` folds; None for none."""
+    return address.lower() or None
+
+
 def email_hash(address: str) -> str:
     """The keyed HMAC-SHA-256 (hex) of a normalised address, case folded: what is kept instead of it.
 
@@ -45,8 +51,8 @@ def email_hash(address: str) -> str:
 
 
 def of_address(address: str) -> ColumnElement[bool]:
-    """Inquiries whose address is ``address``, case-insensitively (the indexed expression)."""
-    return func.lower(Inquiry.email) == func.lower(bindparam("person_address", address))
+    """Inquiries whose address is ``address`` in any case (by the indexed key)."""
+    return Inquiry.email_key == bindparam("person_address", key_of(address))
 
 
 def inquiries_of(session: Session, address: str) -> list[Inquiry]:

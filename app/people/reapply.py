@@ -102,7 +102,7 @@ def apply_records(records: Iterable[Record]) -> Outcome:
     with db.transaction(write=True) as session:
         _add_missing(session, records)
         for address, cutoff in _stored_addresses_covered(session, cutoffs, max(cutoffs.values())):
-            covered = and_(Inquiry.email == address, Inquiry.created_at <= cutoff)
+            covered = and_(Inquiry.email_key == address, Inquiry.created_at <= cutoff)
             ids = erasure.delete_unheld(session, covered)
             auditlog.scrub(session, ids)
             erased += len(ids)
@@ -127,8 +127,8 @@ def _add_missing(session: Session, records: list[Record]) -> None:
 
 
 def _stored_addresses_covered(session: Session, cutoffs: dict[str, datetime], latest: datetime):
-    """Each stored address whose hash has a record, with that record's cut-off."""
-    statement = select(Inquiry.email).where(Inquiry.created_at <= latest).distinct()
+    """Each stored address key whose hash has a record, with that record's cut-off."""
+    statement = select(Inquiry.email_key).where(Inquiry.created_at <= latest, Inquiry.email_key.is_not(None)).distinct()
     for address in session.scalars(statement).all():
         cutoff = cutoffs.get(lookup.email_hash(address))
         if cutoff is not None:
