@@ -11,13 +11,15 @@ import click
 from flask import Flask, current_app
 from flask.cli import with_appcontext
 from flask_babel import force_locale
+from sqlalchemy import func, select
 
-from app import backup, cleanup, db, devserver, health, migrate
-from app.auth import invites
+from app import backup, cleanup, clock, db, devserver, health, migrate
+from app.auth import invites, logins
 from app.forms import store as form_store
-from app.models import CleanupStatus
+from app.models import Admin, AdminLogin, AuditEntry, CleanupStatus, Passkey
 from app.notify import deliver
 from app.people import cli as people_cli
+from app.people.erasure import OPERATOR
 
 
 def init_app(app: Flask) -> None:
@@ -102,8 +104,44 @@ def admin_invite(name: str, recover: bool) -> None:
             url = invites.create(session, name, recover=recover)
     except invites.InviteError as error:
         raise click.ClickException(str(error)) from error
+    session.add(AuditEntry(admin_name=OPERATOR, action="invite_created", count=1, detail=f"for {name}"[:300],
+                           created_at=clock.now()))
     session.commit()
     click.echo(url)
+
+
+@admin_group.command("list")
+@with_appcontext
+def admin_list() -> None:
+    """Print every admin: name, passkeys, live sessions."""
+    session = db.get_session()
+    now = clock.now()
+    for admin in session.scalars(select(Admin).order_by(Admin.name)):
+        keys = session.scalar(select(func.count()).select_from(Passkey).where(Passkey.admin_id == admin.id))
+        live = session.scalar(select(func.count()).select_from(AdminLogin).where(
+            AdminLogin.admin_id == admin.id, logins.live_login_clause(now)))
+        click.echo(f"{admin.name}: {keys} passkeys, {live} sessions")
+
+
+@admin_group.command("remove")
+@click.argument("name")
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@with_appcontext
+def admin_remove(name: str, yes: bool) -> None:
+    """Remove admin NAME with their passkeys and sessions (audited); never the last admin."""
+    session = db.get_session(write=True)
+    admin = session.scalar(select(Admin).where(Admin.name == name))
+    if admin is None:
+        raise click.ClickException(f"no admin named {name!r}")
+    if session.scalar(select(func.count()).select_from(Admin)) == 1:
+        raise click.ClickException("this is the last admin; invite another one first")
+    if not yes:
+        click.confirm(f"Remove {name}, their passkeys and sessions?", abort=True)
+    session.delete(admin)
+    session.add(AuditEntry(admin_name=OPERATOR, action="admin_removed", count=1, detail=f"admin {name}",
+                           created_at=clock.now()))
+    session.commit()
+    click.echo(f"{name} was removed, with their passkeys and sessions.")
 
 
 @admin_group.command("first-link")

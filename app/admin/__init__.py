@@ -1,5 +1,5 @@
 """Every page under /admin: inbox, spam, detail, workflow, changes, export, forms, people, retention,
-cleanup, notifications, account.
+cleanup, notifications, admins, account.
 
 One blueprint, so one guard and one ``Cache-Control: no-store`` cover them
 all: every page needs a live admin login and none may be cached, since they
@@ -32,6 +32,7 @@ def forbid_caching(response):
 from app.admin import (  # noqa: E402,F401
     account,
     actions,
+    admins,
     cleanup,
     display,
     export,

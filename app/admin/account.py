@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from flask import flash, redirect, render_template, request, url_for
 from flask_babel import force_locale
 from flask_babel import gettext as _
@@ -12,6 +14,8 @@ from app import clock, db, i18n
 from app.admin import audit, bp
 from app.auth import invites, logins, passkeys
 from app.models import Admin, AdminLogin
+
+INVITE_PROOF = timedelta(minutes=5)
 
 
 @bp.get("/account")
@@ -28,16 +32,25 @@ def account():
         logins=list(rows),
         current_login_id=logins.current_login().id,
         passkeys=passkeys.of_admin(session, current_user.id),
+        may_invite=_freshly_verified(),
     )
+
+
+def _freshly_verified() -> bool:
+    """Whether this browser's login is a passkey verification of the last ``INVITE_PROOF`` (the login
+    ceremony requires user verification): what minting an invite asks for, so a browser left open, or a
+    stolen session cookie, cannot add admins."""
+    return logins.current_login().created_at >= clock.now() - INVITE_PROOF
 
 
 @bp.post("/account/sessions/<int:login_id>/revoke")
 def revoke_login(login_id: int):
     """Log out one of this admin's browsers; revoking this one logs out here."""
-    with db.transaction() as session:
-        session.execute(
+    with db.transaction(write=True) as session:
+        ended = session.execute(
             delete(AdminLogin).where(AdminLogin.id == login_id, AdminLogin.admin_id == current_user.id)
-        )
+        ).rowcount
+        audit.record(session, "session_revoked", ended, f"admin {current_user.name}")
     if login_id == logins.current_login().id:
         response = redirect(url_for("auth.login"), 303)
         logins.clear_cookie(response)
@@ -52,7 +65,7 @@ def rename_passkey(passkey_id: int):
     name = request.form.get("name", "")
     return _change_passkey(
         lambda session: passkeys.rename(session, current_user.id, passkey_id, name),
-        _("Passkey renamed."),
+        _("Passkey renamed."), "passkey_renamed", passkey_id,
     )
 
 
@@ -61,7 +74,7 @@ def remove_passkey(passkey_id: int):
     """Remove a passkey and log out the browsers it logged in; never the last one."""
     return _change_passkey(
         lambda session: passkeys.remove(session, current_user.id, passkey_id),
-        _("Passkey removed; the browsers it logged in were logged out."),
+        _("Passkey removed; the browsers it logged in were logged out."), "passkey_removed", passkey_id,
     )
 
 
@@ -87,19 +100,25 @@ def change_language():
 
 @bp.post("/account/invite")
 def invite():
-    """Create a one-time enrollment link for a new admin and show it once."""
+    """Create a one-time enrollment link for a new admin and show it once; only within ``INVITE_PROOF`` of
+    a passkey verification in this browser."""
+    if not _freshly_verified():
+        flash(_("To invite an admin, confirm with your passkey first (log in again), then create the link "
+                "within five minutes."), "error")
+        return redirect(url_for("admin.account"), 303)
     session = db.get_session(write=True)
+    name = " ".join(request.form.get("name", "").split())
     try:
         url = invites.create(session, request.form.get("name", ""))
     except invites.InviteError as error:
         flash(str(error), "error")
         return redirect(url_for("admin.account"), 303)
+    audit.record(session, "invite_created", 1, f"for {name}"[:300])
     session.commit()
-    name = " ".join(request.form.get("name", "").split())
     return render_template("admin/invite_link.html", url=url, name=name)
 
 
-def _change_passkey(change, done: str):
+def _change_passkey(change, done: str, action: str, passkey_id: int):
     session = db.get_session(write=True)
     try:
         change(session)
@@ -107,6 +126,7 @@ def _change_passkey(change, done: str):
         session.rollback()
         flash(str(error), "error")
         return redirect(url_for("admin.account"), 303)
+    audit.record(session, action, 1, f"passkey #{passkey_id}")
     session.commit()
     flash(done)
     return redirect(url_for("admin.account"), 303)

@@ -20,9 +20,10 @@ from app.urls import safe_next
 
 @bp.get("/login")
 def login():
-    """The page with the "Log in with a passkey" button; a logged-in admin goes straight on."""
+    """The page with the "Log in with a passkey" button; a logged-in admin goes straight on, unless asked to
+    confirm with the passkey again (``reauth=1``: before inviting an admin)."""
     next_path = safe_next(request.args.get("next"))
-    if current_user.is_authenticated:
+    if current_user.is_authenticated and request.args.get("reauth") != "1":
         return redirect(next_path or web.DEFAULT_AFTER_LOGIN)
     return render_template("auth/login.html", next_path=next_path, wrong_origin=origins.wrong_origin())
 

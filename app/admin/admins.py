@@ -1,0 +1,90 @@
+"""The Admins page: every admin, their passkeys and browsers; log one out everywhere, or remove them.
+
+Offboarding without the command line: "Log out everywhere" deletes an
+admin's sessions; "Remove" deletes the admin, and with them their passkeys
+and sessions (the foreign keys cascade). The last admin cannot be removed,
+nor can an admin remove themselves here (another admin, or ``flask admin
+remove``, does it). Everything is audited.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from flask import abort, flash, redirect, render_template, request, url_for
+from flask_babel import gettext as _
+from flask_login import current_user
+from sqlalchemy import delete, func, select
+
+from app import clock, db
+from app.admin import audit, bp
+from app.auth import logins
+from app.models import Admin, AdminLogin, Passkey
+
+
+@dataclass(frozen=True)
+class Row:
+    """One admin as the page lists them."""
+
+    admin: Admin
+    passkeys: int
+    sessions: int
+    last_seen: datetime | None
+
+
+@bp.get("/admins")
+def admins():
+    """Every admin, with their passkeys, live sessions and when they were last seen."""
+    session = db.get_session()
+    passkey_counts = dict(session.execute(select(Passkey.admin_id, func.count()).group_by(Passkey.admin_id)).all())
+    live = session.execute(
+        select(AdminLogin.admin_id, func.count(), func.max(AdminLogin.last_seen_at))
+        .where(logins.live_login_clause(clock.now())).group_by(AdminLogin.admin_id)
+    ).all()
+    sessions = {admin_id: (count, seen) for admin_id, count, seen in live}
+    rows = [Row(each, passkey_counts.get(each.id, 0), *sessions.get(each.id, (0, None)))
+            for each in session.scalars(select(Admin).order_by(Admin.name))]
+    return render_template("admin/admins.html", rows=rows)
+
+
+@bp.post("/admins/<int:admin_id>/logout")
+def log_out_everywhere(admin_id: int):
+    """Delete every session of an admin: each of their browsers must log in again with a passkey."""
+    session = db.get_session(write=True)
+    admin = _admin_or_404(session, admin_id)
+    ended = session.execute(delete(AdminLogin).where(AdminLogin.admin_id == admin.id)).rowcount
+    audit.record(session, "sessions_revoked", ended, f"admin {admin.name}")
+    session.commit()
+    if admin.id == current_user.id:
+        response = redirect(url_for("auth.login"), 303)
+        logins.clear_cookie(response)
+        return response
+    flash(_("%(name)s was logged out everywhere.", name=admin.name))
+    return redirect(url_for("admin.admins"), 303)
+
+
+@bp.post("/admins/<int:admin_id>/remove")
+def remove_admin(admin_id: int):
+    """Remove another admin, with their passkeys and sessions, after a confirmation; never the last one."""
+    session = db.get_session(write=True)
+    admin = _admin_or_404(session, admin_id)
+    if admin.id == current_user.id:
+        flash(_("You cannot remove yourself here: another admin can, or the operator with flask admin remove."),
+              "error")
+        return redirect(url_for("admin.admins"), 303)
+    if request.form.get("confirm") != admin.name:
+        return render_template("admin/admin_confirm_remove.html", admin=admin)
+    name = admin.name
+    session.delete(admin)
+    audit.record(session, "admin_removed", 1, f"admin {name}")
+    session.commit()
+    flash(_("%(name)s was removed, with their passkeys and sessions.", name=name))
+    return redirect(url_for("admin.admins"), 303)
+
+
+def _admin_or_404(session, admin_id: int) -> Admin:
+    admin = session.get(Admin, admin_id)
+    if admin is None:
+        abort(404)
+    return admin
