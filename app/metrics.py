@@ -55,6 +55,7 @@ DELIVERY_OUTCOMES = ("ok", "retry", "failed")  # retry: failed, tried again late
 DELIVERIES = Counter("sundown_delivery_attempts", "Notification delivery attempts, by channel and outcome.",
                      ["channel", "outcome"])
 CLEANUP_RUNS = Counter("sundown_cleanup_runs", "Cleanup runs ended, by status.", ["status"])
+NOTIFY_CAPPED = Counter("sundown_notifications_capped", "Inquiry e-mails held back by the hourly cap (sent as one).")
 CLEANUP_DELETED = Counter("sundown_cleanup_deleted_rows", "Rows deleted by cleanup runs, by target.", ["target"])
 REQUEST_SECONDS = Histogram(
     "sundown_request_duration_seconds", "Time to produce a response, by endpoint.", ["endpoint"],
@@ -85,6 +86,11 @@ def declare_cleanup_targets(names: Iterable[str]) -> None:
     """Show each cleanup target's deleted rows as 0 from the start (the cleanup names them)."""
     for name in names:
         CLEANUP_DELETED.labels(name)
+
+
+def count_capped_notifications(count: int) -> None:
+    """Count inquiry e-mails the hourly cap held back for the end of the hour."""
+    NOTIFY_CAPPED.inc(count)
 
 
 def count_inquiry(outcome: str) -> None:

@@ -348,7 +348,7 @@ class Delivery(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     inquiry_id: Mapped[int | None] = mapped_column(ForeignKey("submissions.id", ondelete="CASCADE"), index=True)
     channel: Mapped[str] = mapped_column(String(16))  # "email" or "webhook"
-    kind: Mapped[str] = mapped_column(String(16), default="inquiry")  # "inquiry" or "test"
+    kind: Mapped[str] = mapped_column(String(16), default="inquiry")  # "inquiry", "capped" (outbox) or "test"
     status: Mapped[str] = mapped_column(String(16), default=DeliveryStatus.PENDING)
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     next_attempt_at: Mapped[datetime] = mapped_column(UTCDateTime)

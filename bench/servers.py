@@ -31,6 +31,7 @@ def server_env(database_url: str, **settings) -> dict[str, str]:
         "SUNDOWN_RP_ID": "localhost",
         "SUNDOWN_SUBMIT_RATE_LIMITS": GENEROUS_LIMITS,
         "SUNDOWN_SUBMIT_GLOBAL_RATE_LIMITS": GENEROUS_LIMITS,
+        "SUNDOWN_NOTIFY_HOURLY_CAP": "100000000",
     }
     env.update({f"SUNDOWN_{key.upper()}": str(value) for key, value in settings.items()})
     return env

@@ -169,6 +169,7 @@ def app_config(database_url, clock, tmp_path) -> dict:
         # Generous rate limits: test_public and test_auth_throttle set tight ones to test them.
         "SUBMIT_RATE_LIMITS": "1000/60,10000/86400",
         "SUBMIT_GLOBAL_RATE_LIMITS": "100000/60,1000000/86400",
+        "NOTIFY_HOURLY_CAP": 100000,
         "AUTH_RATE_LIMIT_PER_CLIENT": "100000/600",
         "AUTH_RATE_LIMIT_GLOBAL": "100000/600",
         # An easy proof-of-work, so tests solve it in milliseconds; tests/test_spam.py checks the default.

@@ -548,6 +548,22 @@ def test_a_digest_sends_one_email_per_interval_listing_the_inquiries(client, db_
     assert len(mail.messages) == 1  # the next window's
 
 
+def test_past_the_hourly_cap_emails_wait_for_the_end_of_the_hour_and_go_as_one(app_config, make_app, clock, query,
+                                                                               mail, receiver):
+    client = make_app({**app_config, "NOTIFY_HOURLY_CAP": 2}).test_client()
+    for _ in range(5):
+        submit_inquiry(client)
+    assert len(mail.messages) == 2 and len(receiver.received) == 5  # webhooks are not capped
+    held = [row for row in query(DELIVERIES) if row.channel == "email" and row.status == "pending"]
+    assert len(held) == 3 and {row.kind for row in held} == {"capped"}
+    assert {row.next_attempt_at for row in held} == {clock().replace(minute=0, second=0) + timedelta(hours=1)}
+    assert query.count(Inquiry) == 5  # every inquiry is stored
+    clock.moment = held[0].next_attempt_at
+    request_after(client)
+    assert len(mail.messages) == 3 and mail.messages[-1]["Subject"] == "3 new inquiries"
+    assert [row.status for row in query(DELIVERIES)] == ["done"] * 10
+
+
 # --- Per form: its own recipients and webhook --------------------------------------
 
 

@@ -37,7 +37,7 @@ def server_env(database_url: str, mail: MailServer | None, receiver: WebhookRece
         "SUNDOWN_SECRET_KEY": "test-secret-key-long-enough-for-production",
         "SUNDOWN_ORIGIN": "http://localhost", "SUNDOWN_RP_ID": "localhost",
         "SUNDOWN_DATABASE_URL": database_url, "SUNDOWN_SUBMIT_RATE_LIMITS": "100000/1000000",
-        "SUNDOWN_SUBMIT_GLOBAL_RATE_LIMITS": "100000/1000000",
+        "SUNDOWN_SUBMIT_GLOBAL_RATE_LIMITS": "100000/1000000", "SUNDOWN_NOTIFY_HOURLY_CAP": "100000",
         "SUNDOWN_POW_MAX_NUMBER": "20", "SUNDOWN_WEBHOOK_URL": receiver.url, "SUNDOWN_WEBHOOK_SECRET": SECRET,
         "SUNDOWN_WEBHOOK_ALLOW_PRIVATE": "1",
     }

@@ -15,11 +15,11 @@ saves (or un-spams) an inquiry.
 
 from __future__ import annotations
 
-from flask import Flask
+from flask import Flask, current_app
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app import clock
+from app import clock, metrics, ratelimit
 from app.models import Form, Inquiry
 from app.notify import digest, hook, outbox, settings, state
 
@@ -47,15 +47,27 @@ def enqueue_inquiries(session: Session, inquiry_ids: list[int], form: Form | Non
         channels = config.channels
         if not channels:
             continue
-        # With a digest, e-mails to the site's recipients wait for the end of their window; the rest go at once.
+        # With a digest, e-mails to the site's recipients wait for the end of their window; the rest go at
+        # once, unless the hourly cap is reached: then they wait for the end of the hour, and go as one.
         batched = ["email"] if digest.batches(config, each_form) and "email" in channels else []
         due = digest.window_end(clock.now(), config.digest_minutes) if batched else None
+        kind = outbox.INQUIRY
+        if "email" in channels and not batched and _over_hourly_cap(session, len(ids)):
+            batched, kind = ["email"], outbox.CAPPED
+            due = digest.window_end(clock.now(), digest.CAP_WINDOW_MINUTES)
+            metrics.count_capped_notifications(len(ids))
         outbox.enqueue(session, ids, [channel for channel in channels if channel not in batched])
-        outbox.enqueue(session, ids, batched, due=due)
+        outbox.enqueue(session, ids, batched, due=due, kind=kind)
         count += len(channels) * len(ids)
     if count:
         hook.wake()
     return count
+
+
+def _over_hourly_cap(session: Session, count: int) -> bool:
+    """Count ``count`` e-mails against ``SUNDOWN_NOTIFY_HOURLY_CAP``; whether the hour's cap is passed."""
+    cap = [ratelimit.Limit(current_app.config["NOTIFY_HOURLY_CAP"], 3600)]
+    return any(ratelimit.hit("notify-email", "all", cap, session) is not None for _ in range(count))
 
 
 def _by_form(session: Session, inquiry_ids: list[int]) -> list[tuple[Form | None, list[int]]]:

@@ -151,8 +151,10 @@ def _deliver_digest(first: Notice, lease_until, config: notify_settings.Notifica
     the first row's status and the ids recorded."""
     now = clock.now()
     with db.transaction(write=True) as session:
+        # With no digest interval, only the e-mails the hourly cap held back go along.
+        kinds = (outbox.INQUIRY, outbox.CAPPED) if digest.batches(config, first.form) else (outbox.CAPPED,)
         leases = {first.delivery.id: lease_until,
-                  **digest.claim_companions(session, first.delivery.id, now, lease_until)}
+                  **digest.claim_companions(session, first.delivery.id, now, lease_until, kinds)}
     with db.transaction() as session:
         rows = [session.get(Delivery, delivery_id) for delivery_id in leases]
         notices = [first] + [notice for row in rows[1:] if row is not None

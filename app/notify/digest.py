@@ -26,6 +26,9 @@ from app.notify.settings import Notifications
 MAX_LISTED = 100
 
 
+CAP_WINDOW_MINUTES = 60  # e-mails over the hourly cap wait for the end of the hour, then go as one
+
+
 def window_end(now: datetime, minutes: int) -> datetime:
     """The end of the digest window ``now`` falls in (a window includes its start, not its end)."""
     seconds = minutes * 60
@@ -39,12 +42,15 @@ def batches(config: Notifications, form) -> bool:
 
 
 def applies(notice: Notice, config: Notifications) -> bool:
-    """Whether this delivery goes out in a digest: an inquiry's e-mail with an interval set, to the site's
-    recipients."""
-    return batches(config, notice.form) and notice.delivery.channel == "email" and not notice.is_test
+    """Whether this delivery goes out in a digest: an inquiry's e-mail to the site's recipients with an
+    interval set, or one held back by the hourly cap (``outbox.CAPPED``)."""
+    if notice.delivery.channel != "email" or notice.is_test:
+        return False
+    return notice.delivery.kind == outbox.CAPPED or batches(config, notice.form)
 
 
-def claim_companions(session: Session, first_id: int, now: datetime, lease_until: datetime) -> dict[int, datetime]:
+def claim_companions(session: Session, first_id: int, now: datetime, lease_until: datetime,
+                     kinds: tuple[str, ...] = (outbox.INQUIRY, outbox.CAPPED)) -> dict[int, datetime]:
     """The other inquiry e-mails to the site's recipients to list (up to ``MAX_LISTED``): those this sender
     already holds (``lease_until``) and those due now, leased here; their ids and leases."""
     held = (Delivery.status == DeliveryStatus.PENDING) & (Delivery.lease_until == lease_until)
@@ -52,7 +58,7 @@ def claim_companions(session: Session, first_id: int, now: datetime, lease_until
     candidates = session.execute(
         select(Delivery.id, Delivery.lease_until)
         .join(Inquiry, Inquiry.id == Delivery.inquiry_id)
-        .where(or_(outbox.due_now(now), held), Delivery.channel == "email", Delivery.kind == "inquiry",
+        .where(or_(outbox.due_now(now), held), Delivery.channel == "email", Delivery.kind.in_(kinds),
                Delivery.id != first_id, or_(Inquiry.form_id.is_(None), Inquiry.form_id.not_in(own_recipients)))
         .order_by(Delivery.id).limit(MAX_LISTED - 1)
     ).all()

@@ -45,7 +45,11 @@ def new_key() -> str:
     return "msg_" + clock.random_bytes(16).hex()
 
 
-def enqueue(session: Session, inquiry_ids: list[int], channels: list[str], due: datetime | None = None) -> None:
+INQUIRY, CAPPED, TEST = "inquiry", "capped", "test"  # Delivery.kind: capped waits for the hourly digest
+
+
+def enqueue(session: Session, inquiry_ids: list[int], channels: list[str], due: datetime | None = None,
+            kind: str = INQUIRY) -> None:
     """Add one pending delivery per inquiry and channel in the caller's transaction.
 
     One multi-row ``INSERT`` on the DBAPI cursor (``app.driver``), no ORM
@@ -54,7 +58,7 @@ def enqueue(session: Session, inquiry_ids: list[int], channels: list[str], due: 
     Core on SQLite and Core's executemany clearly longer than one statement
     on the cursor on PostgreSQL (figures: docs/benchmarks.md, "Figures behind the code").
     """
-    rows = [_row(inquiry_id, channel, "inquiry", due) for inquiry_id in inquiry_ids for channel in channels]
+    rows = [_row(inquiry_id, channel, kind, due) for inquiry_id in inquiry_ids for channel in channels]
     connection = session.connection()
     for start in range(0, len(rows), ROWS_PER_INSERT):
         chunk = rows[start:start + ROWS_PER_INSERT]
@@ -75,7 +79,7 @@ def enqueue_test(session: Session, channels: list[str]) -> list[tuple[int, str]]
     """Add an admin's test delivery per channel in the caller's transaction; ``(id, channel)`` of each."""
     inserted = session.connection().execute(
         insert(Delivery.__table__).returning(Delivery.id, Delivery.channel, sort_by_parameter_order=True),
-        [_row(None, channel, "test") for channel in channels],
+        [_row(None, channel, TEST) for channel in channels],
     )
     return [(row.id, row.channel) for row in inserted]
 
