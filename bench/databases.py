@@ -105,7 +105,7 @@ class Database:
         if self.kind == "sqlite":
             self._insert_sqlite(rows, table)
         else:
-            self._copy_postgresql(rows, table)
+            self.copy_postgresql(rows, table)
         self.settle()
         return time.perf_counter() - started
 
@@ -116,13 +116,14 @@ class Database:
         with self.engine.begin() as conn:
             conn.connection.driver_connection.executemany(statement, values)
 
-    def _copy_postgresql(self, rows: Iterator[dict], table: str) -> None:
+    def copy_postgresql(self, rows: Iterator[dict], table: str, columns: tuple[str, ...] = COLUMNS) -> None:
+        """PostgreSQL: ``rows`` into ``table`` (``columns`` of each) with one ``COPY``."""
         raw = self.engine.raw_connection()
         try:
             with raw.driver_connection.cursor() as cursor:
-                with cursor.copy(f"COPY {table} ({', '.join(COLUMNS)}) FROM STDIN") as copy:
+                with cursor.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
                     for r in rows:
-                        copy.write_row(tuple(r[column] for column in COLUMNS))
+                        copy.write_row(tuple(r[column] for column in columns))
             raw.commit()
         finally:
             raw.close()

@@ -152,7 +152,7 @@ def _add_forms(database) -> dict[str, int]:
              "email_field": "email", "enabled": True, "retention_days": days, "created_at": now, "updated_at": now}
             for slug, (_, days) in FORMS.items() if slug != "contact"])
         conn.execute(table.update().where(table.c.id == 1).values(retention_days=FORMS["contact"][1]))
-        return dict(conn.execute(table.select().with_only_columns(table.c.slug, table.c.id)).tuples().all())
+        return dict(conn.execute(table.select().with_only_columns(table.c.slug, table.c.id)).all())
 
 
 def _rows(size: int, forms: dict[str, int], seed: int = 1):
@@ -177,15 +177,7 @@ def _fill(database, rows: list[dict]) -> float:
         with database.engine.begin() as conn:
             conn.connection.driver_connection.executemany(statement, values)
     else:
-        raw = database.engine.raw_connection()
-        try:
-            with raw.driver_connection.cursor() as cursor:
-                with cursor.copy(f"COPY submissions ({', '.join(LOADED)}) FROM STDIN") as copy:
-                    for r in rows:
-                        copy.write_row(tuple(r[column] for column in LOADED))
-            raw.commit()
-        finally:
-            raw.close()
+        database.copy_postgresql(rows, "submissions", LOADED)
     database.settle()
     database.dispose()
     return time.perf_counter() - started
