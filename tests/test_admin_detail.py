@@ -96,3 +96,10 @@ def test_someone_not_logged_in_is_sent_to_the_login_not_told_what_exists(client)
 def test_public_errors_keep_the_public_frame(admin_client):
     page = admin_client.get("/no-such-page").get_data(as_text=True)
     assert "Back to the start" in page and "Back to the inbox" not in page
+
+
+def test_the_address_link_is_encoded_so_it_adds_no_header(admin_client, db_session, clock):
+    [row] = add_inquiries(db_session, [inquiry(clock, email="x?cc=evil@example.com&bcc=more@example.com")])
+    page = admin_client.get(f"/admin/inquiries/{row}").get_data(as_text=True)
+    assert 'href="mailto:x%3Fcc%3Devil@example.com%26bcc%3Dmore@example.com"' in page
+    assert 'href="mailto:x?cc=' not in page
