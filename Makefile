@@ -40,8 +40,9 @@ run: install
 	$(FLASK) db-upgrade
 	$(FLASK) dev-server --port $(PORT)
 
+# One test worker per core; a module's tests stay on one worker, so its servers and fixtures are made once.
 test: install
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n auto --dist loadfile $(PYTEST_ARGS)
 
 bench: install
 	$(BIN)/python -m bench $(if $(QUICK),--quick,) $(if $(STRICT),--strict,)
