@@ -45,7 +45,7 @@ test: install
 	$(BIN)/python -m pytest -n auto --dist loadfile $(PYTEST_ARGS)
 
 bench: install
-	$(BIN)/python -m bench $(if $(QUICK),--quick,) $(if $(STRICT),--strict,)
+	$(BIN)/python -m bench $(if $(QUICK),--quick,) $(if $(STRICT),--strict,) $(if $(ROWS),--rows $(ROWS),)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis sundown.egg-info

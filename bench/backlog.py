@@ -79,15 +79,19 @@ class Trial:
 
 
 def run(ctx) -> None:
-    """Alternated trials and the shipped defaults on both databases; the control; the picture."""
+    """At each backlog size, alternated trials and the shipped defaults on both databases; the control; the
+    picture (of the largest size)."""
     pictures = {}
-    for kind in KINDS:
-        template = ctx.template(kind)
-        trials = [_trial(ctx, template, method, f"{method}{i}") for i, method in enumerate(_order(ctx))]
-        report_trials(ctx, kind, trials)
-        cleanups = sorted((t for t in trials if t.method == "cleanup"), key=lambda t: t.rate)
-        pictures[kind] = cleanups[len(cleanups) // 2]
-        shipped_defaults(ctx, template)
+    sizes = ctx.sizes["backlog_sizes"]
+    for rows in sizes:
+        for kind in KINDS:
+            template = ctx.template(kind, rows)
+            label = sized(kind, rows)
+            trials = [_trial(ctx, template, method, f"{method}{i}") for i, method in enumerate(_order(ctx))]
+            report_trials(ctx, label, trials, rows)
+            cleanups = sorted((t for t in trials if t.method == "cleanup"), key=lambda t: t.rate)
+            pictures[kind] = cleanups[len(cleanups) // 2]
+            shipped_defaults(ctx, template, label)
     for name, (label, variant, settings) in CONTROLS.items():
         control = Control(name, label)
         template = ctx.template("sqlite", ctx.sizes["control_rows"])
@@ -96,7 +100,12 @@ def run(ctx) -> None:
         control.figures += report_latency(ctx, "sqlite", [trial], [], variant=label)
         ctx.report.control(control)
     if ctx.write_docs:
-        ctx.report.picture = write_backlog_picture(pictures, ctx.sizes["backlog_rows"], WARM)
+        ctx.report.picture = write_backlog_picture(pictures, sizes[-1], WARM)
+
+
+def sized(kind: str, rows: int) -> str:
+    """A figure's database column with the backlog's size: ``sqlite@50k``."""
+    return f"{kind}@{rows // 1000}k" if rows % 1000 == 0 else f"{kind}@{rows}"
 
 
 def _order(ctx) -> list[str]:
@@ -137,7 +146,7 @@ def _delete(database, method: str, due_at: float) -> tuple[float, float, int]:
     return epoch_of(run["started_at"]), epoch_of(run["finished_at"]), deleted_inquiries(run)
 
 
-def report_trials(ctx, kind: str, trials: list[Trial]) -> None:
+def report_trials(ctx, kind: str, trials: list[Trial], rows: int) -> None:
     """The rows/s ratio and the latency figures of one database's alternated trials."""
     deletes = [t for t in trials if t.method == "delete"]
     cleanups = [t for t in trials if t.method == "cleanup"]
@@ -146,7 +155,7 @@ def report_trials(ctx, kind: str, trials: list[Trial]) -> None:
     order = "".join("D" if t.method == "delete" else "C" for t in trials)
     ctx.report.add(
         "backlog_rows_per_s_ratio", ratio.value, "≥ 0.5", kind,
-        f"{ctx.sizes['backlog_rows']} realistic expired rows; cleanup runs {_list(cleanup_rates)} rows/s vs one"
+        f"{rows} realistic expired rows; cleanup runs {_list(cleanup_rates)} rows/s vs one"
         f" DELETE {_list(delete_rates)} rows/s (whose longest wait was "
         f"{max(t.during.longest() for t in deletes) * 1000:.0f} ms)",
         samples=f"{len(cleanups)} + {len(deletes)} trials, order {order}", ratio=ratio)
@@ -176,13 +185,12 @@ def report_latency(ctx, kind: str, cleanups: list[Trial], deletes: list[Trial], 
     return figures
 
 
-def shipped_defaults(ctx, template) -> None:
+def shipped_defaults(ctx, template, kind: str) -> None:
     """How long the backlog takes to clear with the shipped time budget and retry, under traffic."""
     database = template.copy("trial_defaults")
     limit = ctx.sizes["defaults_limit_seconds"]
-    kind = database.kind
     try:
-        with serve(database.url, ctx.workdir, f"backlog-defaults-{kind}") as server:
+        with serve(database.url, ctx.workdir, f"backlog-defaults-{database.kind}") as server:
             database.set_last_cleanup(datetime.fromtimestamp(time.time() + WARM - INTERVAL, UTC))
             with OpenLoop(server.port, ctx.sizes["rate"], seed=11, limit_seconds=limit + 60):
                 runs = _runs_until_clear(database, time.monotonic() + limit)

@@ -2,36 +2,46 @@
 
 from __future__ import annotations
 
+import hashlib
 import time
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 from bench.databases import Database, realistic_rows
 from bench.report import Report
 from devtools.pgcluster import Cluster, find_bindir
 
+ROOT = Path(__file__).resolve().parent.parent
+CACHE = ROOT / "bench" / ".data"  # loaded templates, kept between runs (ignored by git)
+# What a template's rows depend on: the schema and the generator. The ISO week is part of the key too,
+# since the rows' ages are relative to the day they were made (a week moves none across a retention).
+TEMPLATE_SOURCES = ("migrations/versions/*.py", "devtools/realistic.py", "bench/databases.py")
+
 FULL = {
-    "backlog_rows": 1_000_000,  # expired; plus a tenth as many recent rows
-    "backlog_trials": 3,  # of each: plain DELETE and cleanup run, alternated
+    "backlog_rows": 50_000,  # expired, plus a tenth as many recent rows: the template the other modules copy
+    "backlog_sizes": (50_000, 150_000, 300_000),  # the backlog module's sizes: how its figures grow
+    "backlog_trials": 2,  # of each, per size: plain DELETE and cleanup run, alternated
     "secure_delete_trials": 3,  # of each: on and off, alternated
     "rate": 40.0,  # scheduled submissions per second during backlog trials
     "idle_seconds": 20.0,  # of open-loop traffic before each trial's delete starts
     "defaults_limit_seconds": 300.0,  # how long the shipped-defaults variant may run (then: a projection)
-    "claiming_rows": 100_000,
+    "claiming_rows": 20_000,
     "claiming_rounds": 7,  # direct, and as many again through Caddy
     "pause": 1.0,  # seconds of quiet before each measured request in a claiming round
     "overhead_rounds": 8,
     "overhead_seconds": 3.0,
     "counted_requests": 400,
     "control_seconds": 20.0,  # the time budget of each backlog control's run
-    "control_rows": 1_000_000,  # the backlog those runs start from
+    "control_rows": 50_000,  # the backlog those runs start from (the smallest size's template)
     "control_rounds": 3,
     "forms_sizes": (10_000, 30_000, 60_000),  # rows per database for bench/forms.py, one database per size
     "forms_cleanup_sizes": (10_000, 30_000),  # those with cleanup trials (SQLite deletes about 1000 rows/s)
     "forms_trials": 2,  # of each: the forms' own retentions and one for all, alternated
 }
 QUICK = {  # a smoke run under 5 minutes: figures with few samples, every control still run
-    "backlog_rows": 10_000,
+    "backlog_rows": 5_000,
+    "backlog_sizes": (5_000, 10_000, 20_000),
     "backlog_trials": 2,
     "secure_delete_trials": 1,  # of each: on and off
     "rate": 40.0,
@@ -44,7 +54,7 @@ QUICK = {  # a smoke run under 5 minutes: figures with few samples, every contro
     "overhead_seconds": 0.75,
     "counted_requests": 100,
     "control_seconds": 6.0,
-    "control_rows": 10_000,  # the backlog's own template: no second one to load
+    "control_rows": 5_000,  # the smallest size's template: no second one to load
     "control_rounds": 2,
     "forms_sizes": (2_000, 5_000),
     "forms_cleanup_sizes": (5_000,),
@@ -60,12 +70,16 @@ class Context:
     report: Report
     workdir: Path
     write_docs: bool = True
+    rows: int | None = None  # one backlog size instead of the mode's three (``make bench ROWS=1000000``)
     _cluster: Cluster | None = field(default=None, repr=False)
     _templates: dict[tuple[str, int], Database] = field(default_factory=dict, repr=False)
 
     @property
     def sizes(self) -> dict:
-        return QUICK if self.quick else FULL
+        sizes = QUICK if self.quick else FULL
+        if self.rows is None:
+            return sizes
+        return {**sizes, "backlog_rows": self.rows, "backlog_sizes": (self.rows,), "control_rows": self.rows}
 
     def cluster(self) -> Cluster:
         """The run's PostgreSQL cluster, started on first use."""
@@ -73,7 +87,7 @@ class Context:
             bindir = find_bindir()
             if bindir is None:
                 raise RuntimeError("PostgreSQL server binaries are missing (apt-get install postgresql)")
-            self._cluster = Cluster(bindir).start()
+            self._cluster = Cluster(bindir, keep=CACHE / "postgresql").start()
         return self._cluster
 
     def database(self, kind: str, name: str) -> Database:
@@ -86,25 +100,48 @@ class Context:
         """A backlog on ``kind``: ``rows`` (default ``backlog_rows``) realistic expired rows and a tenth as many
         recent ones.
 
-        Made once per run and size (the same rows on both databases); benchmarks work on copies of it.
+        Made once per size (the same rows on both databases) and kept in ``bench/.data`` for later runs, under
+        a name that changes with the schema, the generator and the week; benchmarks work on copies of it.
         """
         rows = rows or self.sizes["backlog_rows"]
         if (kind, rows) not in self._templates:
-            database = self.database(kind, f"template_{rows}")
-            seconds = database.load_rows(realistic_rows(rows, rows // 10))
-            print(f"# {kind}: loaded {rows + rows // 10} realistic rows in {seconds:.0f} s", flush=True)
-            database.dispose()
-            self._templates[kind, rows] = database
+            self._templates[kind, rows] = self._cached_template(kind, rows)
         return self._templates[kind, rows]
 
+    def _cached_template(self, kind: str, rows: int) -> Database:
+        name = f"template_{rows}_{template_key(rows)}"
+        folder = CACHE / "sqlite"
+        cached = (Database.existing_sqlite(folder, name) if kind == "sqlite"
+                  else Database.existing_postgresql(self.cluster(), name))
+        if cached is not None:
+            print(f"# {kind}: reusing the template of {rows + rows // 10} realistic rows", flush=True)
+            return cached
+        folder.mkdir(parents=True, exist_ok=True)
+        # Loaded under a working name and renamed when whole, so an interrupted load is never reused.
+        database = (Database.sqlite(folder, f"{name}_loading") if kind == "sqlite"
+                    else Database.postgresql(self.cluster(), f"{name}_loading"))
+        seconds = database.load_rows(realistic_rows(rows, rows // 10))
+        print(f"# {kind}: loaded {rows + rows // 10} realistic rows in {seconds:.0f} s", flush=True)
+        database.drop_stale_templates(f"template_{rows}_")
+        return database.rename(name)
+
     def close(self) -> None:
-        """Drop the templates and stop PostgreSQL if it was started."""
+        """Close the templates (they are kept) and stop PostgreSQL if it was started."""
         for database in self._templates.values():
-            database.drop()
+            database.dispose()
         self._templates.clear()
         if self._cluster is not None:
             self._cluster.stop()
             self._cluster = None
+
+
+def template_key(rows: int) -> str:
+    """A short hash of what a template of ``rows`` rows is made from, and of this ISO week."""
+    digest = hashlib.sha256(f"{rows} {datetime.now(UTC).isocalendar()[:2]}".encode())
+    for pattern in TEMPLATE_SOURCES:
+        for path in sorted(ROOT.glob(pattern)):
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:10]
 
 
 def wait_until(moment: float) -> None:

@@ -83,6 +83,40 @@ class Database:
         upgrade(database.engine)
         return database
 
+    @classmethod
+    def existing_sqlite(cls, directory: Path, name: str) -> Database | None:
+        """The SQLite file ``name`` in ``directory`` if it is there, else None."""
+        path = directory / f"{name}.db"
+        return cls("sqlite", f"sqlite:///{path}") if path.exists() else None
+
+    @classmethod
+    def existing_postgresql(cls, cluster, name: str) -> Database | None:
+        """The database ``name`` on ``cluster`` if it is there, else None."""
+        admin_url = cluster.url("postgres")
+        if name not in _database_names(admin_url):
+            return None
+        return cls("postgresql", cluster.url(name), admin_url)
+
+    def rename(self, name: str) -> Database:
+        """This database under ``name`` (a file move; on PostgreSQL ``ALTER DATABASE ... RENAME``)."""
+        self.dispose()
+        if self.kind == "sqlite":
+            target = Path(self.path).with_name(f"{name}.db")
+            Path(self.path).replace(target)
+            return Database("sqlite", f"sqlite:///{target}")
+        _admin_sql(self.admin_url, f"ALTER DATABASE {self.name} RENAME TO {name}")
+        return Database("postgresql", self.url.rsplit("/", 1)[0] + f"/{name}", self.admin_url)
+
+    def drop_stale_templates(self, prefix: str) -> None:
+        """Remove the other databases beside this one whose names start with ``prefix`` (older templates)."""
+        if self.kind == "sqlite":
+            for path in Path(self.path).parent.glob(f"{prefix}*.db"):
+                if str(path) != self.path:
+                    _remove_sqlite_files(path)
+            return
+        stale = [n for n in _database_names(self.admin_url) if n.startswith(prefix) and n != self.name]
+        _admin_sql(self.admin_url, *(f"DROP DATABASE IF EXISTS {n}" for n in stale))
+
     @property
     def path(self) -> str:
         """The SQLite file path."""
@@ -231,6 +265,15 @@ class Database:
 def _remove_sqlite_files(path: Path) -> None:
     for suffix in ("", "-wal", "-shm"):
         Path(f"{path}{suffix}").unlink(missing_ok=True)
+
+
+def _database_names(admin_url: str) -> list[str]:
+    admin = sa.create_engine(admin_url)
+    try:
+        with admin.connect() as conn:
+            return list(conn.exec_driver_sql("SELECT datname FROM pg_database").scalars())
+    finally:
+        admin.dispose()
 
 
 def _admin_sql(admin_url: str, *statements: str) -> None:

@@ -58,12 +58,19 @@ class Cluster:
     temporary folder). Tests put it in ``memory_folder()``: creating a
     database from a template there takes a tenth of the time it takes on
     disk, and removing the cluster's files at the end likewise.
+
+    ``keep`` instead names a folder whose cluster outlives ``stop()`` and is
+    started again by the next ``start()``: the benchmarks keep their loaded
+    templates there from one run to the next.
     """
 
-    def __init__(self, bindir: Path, parent: str | None = None):
+    def __init__(self, bindir: Path, parent: str | None = None, keep: Path | None = None):
         self.bindir = bindir
         self.port = free_port()
-        self.root = Path(tempfile.mkdtemp(prefix="sundown-pg-", dir=parent))
+        self.kept = keep is not None
+        if keep is not None:
+            keep.mkdir(parents=True, exist_ok=True)
+        self.root = keep if keep is not None else Path(tempfile.mkdtemp(prefix="sundown-pg-", dir=parent))
         self.datadir = self.root / "data"
         self.as_root = os.geteuid() == 0
 
@@ -77,8 +84,9 @@ class Cluster:
         """Create and start the cluster; return self."""
         if self.as_root:
             shutil.chown(self.root, "postgres", "postgres")
-        self._run(str(self.bindir / "initdb"), "-D", str(self.datadir), "-U", "postgres",
-                  "--auth=trust", "-E", "UTF8", "--locale=C")
+        if not (self.datadir / "PG_VERSION").exists():
+            self._run(str(self.bindir / "initdb"), "-D", str(self.datadir), "-U", "postgres",
+                      "--auth=trust", "-E", "UTF8", "--locale=C")
         options = (f"-p {self.port} -c listen_addresses=127.0.0.1 -k {self.root} "
                    "-c fsync=off -c synchronous_commit=off -c full_page_writes=off "
                    "-c max_connections=300")
@@ -87,11 +95,12 @@ class Cluster:
         return self
 
     def stop(self) -> None:
-        """Stop the server and remove its files."""
+        """Stop the server and remove its files (unless it is kept)."""
         try:
             self._run(str(self.bindir / "pg_ctl"), "-D", str(self.datadir), "-m", "fast", "-w", "stop")
         finally:
-            shutil.rmtree(self.root, ignore_errors=True)
+            if not self.kept:
+                shutil.rmtree(self.root, ignore_errors=True)
 
     def url(self, dbname: str = "postgres") -> str:
         """A SQLAlchemy URL for ``dbname`` on this cluster."""
