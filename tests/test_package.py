@@ -3,6 +3,7 @@ serves in Japanese and passes ``sundown health``."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -46,7 +47,8 @@ def test_installed_wheel_migrates_serves_japanese_and_is_healthy(wheel, tmp_path
     port = free_port()
     env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "SUNDOWN_SECRET_KEY": "k" * 40,
            "SUNDOWN_ORIGIN": f"http://localhost:{port}", "SUNDOWN_RP_ID": "localhost",
-           "SUNDOWN_DATABASE_URL": f"sqlite:///{tmp_path}/s.db"}
+           "SUNDOWN_DATABASE_URL": f"sqlite:///{tmp_path}/s.db",
+           "SUNDOWN_LOG_FORMAT": "json"}
     sundown = str(venv / "bin/sundown")
     run = subprocess.run([sundown, "migrate"], env=env, cwd=tmp_path, capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
@@ -63,6 +65,9 @@ def test_installed_wheel_migrates_serves_japanese_and_is_healthy(wheel, tmp_path
     finally:
         server.terminate()
         server.wait(timeout=30)
+    lines = [line for line in (tmp_path / "server.log").read_text().splitlines() if line.strip()]
+    assert any("Booting worker" in json.loads(line)["message"] for line in lines)  # gunicorn's own lines too
+    assert all(isinstance(json.loads(line), dict) for line in lines), lines
 
 
 def _get_when_up(url: str, headers: dict[str, str], timeout: float = 30) -> str:
