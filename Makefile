@@ -17,17 +17,20 @@ $(BIN)/activate:
 	$(PYTHON) -m venv $(VENV)
 
 # Dependencies come only from the lock file, each checked against its hash; then the project itself.
-$(VENV)/.installed: pyproject.toml requirements.lock | $(BIN)/activate
+# requirements.lock is what production installs; requirements-test.lock adds the test tools.
+$(VENV)/.installed: pyproject.toml requirements-test.lock | $(BIN)/activate
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet --require-hashes -r requirements.lock
+	$(BIN)/pip install --quiet --require-hashes -r requirements-test.lock
 	$(BIN)/pip install --quiet --no-deps -e .
 	touch $@
 
 # After changing dependencies in pyproject.toml: pin them again, with hashes.
 lock: | $(BIN)/activate
 	$(BIN)/pip install --quiet pip-tools
-	$(BIN)/pip-compile --quiet --generate-hashes --strip-extras --extra test --no-emit-index-url \
+	$(BIN)/pip-compile --quiet --generate-hashes --strip-extras --no-emit-index-url \
 		--no-emit-find-links -o requirements.lock pyproject.toml
+	$(BIN)/pip-compile --quiet --generate-hashes --strip-extras --extra test --no-emit-index-url \
+		--no-emit-find-links -o requirements-test.lock pyproject.toml
 
 # The settings file for operators, from the settings app/config.py checks.
 env-example: $(VENV)/.installed
