@@ -11,15 +11,30 @@ TRANSLATIONS := app/translations
 CATALOGS := $(wildcard $(TRANSLATIONS)/*/LC_MESSAGES/messages.po)
 COMPILED := $(CATALOGS:.po=.mo)
 
-.PHONY: run test bench install clean messages translations
+.PHONY: run test bench install clean messages translations lock env-example
 
 $(BIN)/activate:
 	$(PYTHON) -m venv $(VENV)
 
-$(VENV)/.installed: pyproject.toml | $(BIN)/activate
+# Dependencies come only from the lock file, each checked against its hash; then the project itself.
+# requirements.lock is what production installs; requirements-test.lock adds the test tools.
+$(VENV)/.installed: pyproject.toml requirements-test.lock | $(BIN)/activate
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/pip install --quiet --require-hashes -r requirements-test.lock
+	$(BIN)/pip install --quiet --no-deps -e .
 	touch $@
+
+# After changing dependencies in pyproject.toml: pin them again, with hashes.
+lock: | $(BIN)/activate
+	$(BIN)/pip install --quiet pip-tools
+	$(BIN)/pip-compile --quiet --generate-hashes --strip-extras --no-emit-index-url \
+		--no-emit-find-links -o requirements.lock pyproject.toml
+	$(BIN)/pip-compile --quiet --generate-hashes --strip-extras --extra test --no-emit-index-url \
+		--no-emit-find-links -o requirements-test.lock pyproject.toml
+
+# The settings file for operators, from the settings app/config.py checks.
+env-example: $(VENV)/.installed
+	$(BIN)/python -m devtools.envexample > .env.example
 
 install: $(VENV)/.installed translations
 
@@ -48,4 +63,4 @@ bench: install
 	$(BIN)/python -m bench $(if $(QUICK),--quick,) $(if $(STRICT),--strict,) $(if $(ROWS),--rows $(ROWS),)
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis sundown.egg-info
+	rm -rf $(VENV) .pytest_cache .hypothesis sundown.egg-info build dist

@@ -7,6 +7,10 @@ variable set before any worker imports it, and the directory wiped at each
 start; this file does both (a fresh temporary directory when the variable is
 unset, removed at exit) and tells the library when a worker has exited.
 Command-line options still set everything else (workers, threads, bind).
+
+With ``SUNDOWN_LOG_FORMAT=json``, gunicorn's own lines (start, workers,
+errors) are JSON objects with the same fields as the app's (app/logs.py), so
+every line the server writes parses.
 """
 
 import os
@@ -18,6 +22,26 @@ MULTIPROC_DIR = "PROMETHEUS_MULTIPROC_DIR"
 # Files the server makes (the SQLite database, its WAL, logs it writes) are for its own user only.
 umask = 0o077
 PREFIX = "sundown-metrics-"
+
+if os.environ.get("SUNDOWN_LOG_FORMAT", "").strip('"') == "json":
+    logconfig_dict = {
+        "version": 1,
+        "disable_existing_loggers": False,
+        "formatters": {
+            "json": {
+                "()": "pythonjsonlogger.json.JsonFormatter",
+                "fmt": "%(levelname)s %(name)s %(message)s",
+                "rename_fields": {"levelname": "level", "name": "logger"},
+                "timestamp": "time",
+            }
+        },
+        "handlers": {"stderr": {"class": "logging.StreamHandler", "formatter": "json", "stream": "ext://sys.stderr"}},
+        "root": {"level": "INFO", "handlers": ["stderr"]},
+        "loggers": {
+            "gunicorn.error": {"level": "INFO", "handlers": ["stderr"], "propagate": False},
+            "gunicorn.access": {"level": "INFO", "handlers": ["stderr"], "propagate": False},
+        },
+    }
 
 # This file is read by the master before it loads the app or forks a worker
 # (and again on a reload, when the variable is set already).

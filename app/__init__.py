@@ -30,6 +30,7 @@ from app import (
     logs,
     metrics,
     notify,
+    paths,
     public,
     security,
 )
@@ -44,8 +45,8 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
     app = Flask(
         __name__,
         instance_relative_config=True,
-        template_folder="../templates",
-        static_folder="../static",
+        template_folder=str(paths.TEMPLATES),  # beside app/ in the source tree, inside it once installed
+        static_folder=str(paths.STATIC),
     )
     config.load(app, overrides or {})
     logs.init_app(app)  # text or JSON lines on stderr, a request id on every request

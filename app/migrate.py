@@ -2,23 +2,19 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import Engine
 
-from app import db
-
-ROOT = Path(__file__).resolve().parent.parent
+from app import db, paths
 
 
 def alembic_config() -> Config:
     """The project's Alembic configuration, wherever the process was started."""
-    cfg = Config(str(ROOT / "alembic.ini"))
-    cfg.set_main_option("script_location", str(ROOT / "migrations"))
+    cfg = Config(str(paths.ALEMBIC_INI))
+    cfg.set_main_option("script_location", str(paths.MIGRATIONS))
     return cfg
 
 

@@ -33,7 +33,7 @@ def test_the_cleanup_page_shows_the_last_run_and_highlights_failed_ones(admin_cl
     add_run(db_session, clock, 120)
     add_run(db_session, clock, 5, status="error", error="OperationalError: database is locked")
     page = admin_client.get("/admin/cleanup").get_data(as_text=True)
-    assert "inquiries: 7, rate_limits: 2" in page
+    assert "inquiries: 7, rate-limit counters: 2" in page
     assert "2.5 s" in page
     assert page.count('class="failed"') == 1
     assert "OperationalError: database is locked" in page

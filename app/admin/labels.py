@@ -1,8 +1,9 @@
 """Words for the codes the admin pages show: cleanup targets, outcomes, triggers, audit actions.
 
-The codes are stored, logged and exported as they are. English pages show
-them as they are too (so the Cleanup page matches the logs and the JSON of
-POST /internal/cleanup); the other languages show words for them. Each
+The codes are stored, logged and exported as they are. Cleanup targets are
+table names, so every language shows words for them (English included);
+the other codes show as they are on English pages (so the Cleanup page
+matches the logs and the JSON of POST /internal/cleanup), as words elsewhere. Each
 message's context tells translators what kind of code it is. An unknown code
 (a newer one) is shown as it is.
 """
@@ -18,12 +19,12 @@ LABELS = {
     # cleanup targets (app.cleanup.targets)
     "inquiries": lazy_pgettext("cleanup target", "inquiries"),
     "spam": lazy_pgettext("cleanup target", "spam"),
-    "used_challenges": lazy_pgettext("cleanup target", "used_challenges"),
-    "one_time_secrets": lazy_pgettext("cleanup target", "one_time_secrets"),
-    "admin_logins": lazy_pgettext("cleanup target", "admin_logins"),
-    "rate_limits": lazy_pgettext("cleanup target", "rate_limits"),
-    "cleanup_runs": lazy_pgettext("cleanup target", "cleanup_runs"),
-    "audit_entries": lazy_pgettext("cleanup target", "audit_entries"),
+    "used_challenges": lazy_pgettext("cleanup target", "used passkey challenges"),
+    "one_time_secrets": lazy_pgettext("cleanup target", "one-time links"),
+    "admin_logins": lazy_pgettext("cleanup target", "admin sign-ins"),
+    "rate_limits": lazy_pgettext("cleanup target", "rate-limit counters"),
+    "cleanup_runs": lazy_pgettext("cleanup target", "cleanup runs"),
+    "audit_entries": lazy_pgettext("cleanup target", "audit log entries"),
     # how a run ended (CleanupStatus)
     "running": lazy_pgettext("cleanup outcome", "running"),
     "ok": lazy_pgettext("cleanup outcome", "ok"),

@@ -1,0 +1,43 @@
+"""Dependencies: ranges that exclude releases with advisories, and pip-audit on the lock file (no database)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+from packaging.requirements import Requirement
+
+ROOT = Path(__file__).resolve().parent.parent
+LOCKS = [ROOT / "requirements.lock", ROOT / "requirements-test.lock"]
+# Releases with published advisories that the ranges must never admit.
+ADVISED = {"python-json-logger": ["3.2.0"], "flask": ["3.1.0", "3.0.3", "2.3.3"]}
+
+
+def _requirements() -> dict[str, Requirement]:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    return {Requirement(line).name.lower(): Requirement(line) for line in project["dependencies"]}
+
+
+@pytest.mark.parametrize("name", sorted(ADVISED))
+def test_ranges_exclude_releases_with_advisories(name):
+    requirement = _requirements()[name]
+    assert not [v for v in ADVISED[name] if requirement.specifier.contains(v)]
+
+
+@pytest.mark.parametrize("lock", LOCKS, ids=lambda path: path.name)
+def test_every_locked_pin_carries_a_hash(lock):
+    entries = lock.read_text().split("\n")
+    pins = [line for line in entries if "==" in line and not line.startswith("#")]
+    assert pins and all(line.rstrip().endswith("\\") for line in pins)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lock", LOCKS, ids=lambda path: path.name)
+def test_lock_file_has_no_known_advisories(lock):
+    """pip-audit --strict: a package it could not look up fails the test, as a found advisory does."""
+    audit = subprocess.run([sys.executable, "-m", "pip_audit", "--strict", "--require-hashes", "--disable-pip",
+                            "-r", str(lock)], capture_output=True, text=True, timeout=300)
+    assert audit.returncode == 0, f"pip-audit found advisories or could not reach its service:\n{audit.stderr[-2000:]}"
