@@ -11,7 +11,7 @@ TRANSLATIONS := app/translations
 CATALOGS := $(wildcard $(TRANSLATIONS)/*/LC_MESSAGES/messages.po)
 COMPILED := $(CATALOGS:.po=.mo)
 
-.PHONY: run test bench install clean messages translations lock env-example
+.PHONY: run test bench install clean messages translations lock env-example audit
 
 $(BIN)/activate:
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +31,10 @@ lock: | $(BIN)/activate
 		--no-emit-find-links -o requirements.lock pyproject.toml
 	$(BIN)/pip-compile --quiet --generate-hashes --strip-extras --extra test --no-emit-index-url \
 		--no-emit-find-links -o requirements-test.lock pyproject.toml
+
+# Known advisories in the locked packages; --strict fails on a package it could not look up as well.
+audit: $(VENV)/.installed
+	$(BIN)/pip-audit --strict --require-hashes --disable-pip -r requirements.lock -r requirements-test.lock
 
 # The settings file for operators, from the settings app/config.py checks.
 env-example: $(VENV)/.installed

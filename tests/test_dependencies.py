@@ -1,9 +1,7 @@
-"""Dependencies: ranges that exclude releases with advisories, and pip-audit on the lock file (no database)."""
+"""Dependencies: ranges that exclude releases with advisories, and lock files that pin every package by hash."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import tomllib
 from pathlib import Path
 
@@ -32,12 +30,3 @@ def test_every_locked_pin_carries_a_hash(lock):
     entries = lock.read_text().split("\n")
     pins = [line for line in entries if "==" in line and not line.startswith("#")]
     assert pins and all(line.rstrip().endswith("\\") for line in pins)
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("lock", LOCKS, ids=lambda path: path.name)
-def test_lock_file_has_no_known_advisories(lock):
-    """pip-audit --strict: a package it could not look up fails the test, as a found advisory does."""
-    audit = subprocess.run([sys.executable, "-m", "pip_audit", "--strict", "--require-hashes", "--disable-pip",
-                            "-r", str(lock)], capture_output=True, text=True, timeout=300)
-    assert audit.returncode == 0, f"pip-audit found advisories or could not reach its service:\n{audit.stderr[-2000:]}"
