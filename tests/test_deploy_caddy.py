@@ -163,25 +163,34 @@ def test_a_journey_through_caddy_counts_right_and_logs_no_personal_data(stack):
     (ROOT / "artifacts" / f"metrics-after-journey-{stack.kind}.txt").write_bytes(sample.data)  # for a reader
 
     lines = stack.log_lines()
-    app_lines = [json.loads(line) for line in lines if line.startswith("{")]
-    assert all(line.startswith(("{", "[")) for line in lines)  # JSON from the app, gunicorn's own [...] lines
-    assert {"time", "level", "logger", "message", "request_id"} <= set(app_lines[-1])
+    logged = [json.loads(line) for line in lines]  # every line parses: the app's and gunicorn's own
+    assert all({"time", "level", "logger", "message"} <= set(line) for line in logged)
+    assert any(line["logger"].startswith("gunicorn") for line in logged)
+    requests = [line for line in logged if "http" in line]
+    assert requests and all(line.get("request_id") for line in requests)
     text = "\n".join(lines).lower() + (stack.log.parent / "caddy.log").read_text().lower()
     for personal in PERSONAL:
         assert personal.lower() not in text, personal
 
 
-def test_twenty_submissions_across_two_workers_are_twenty_counted(stack):
+def test_submissions_across_two_workers_are_each_counted_once(stack):
     before = submitted(stack.scrape())
-    sources = [f"127.0.1.{n}" for n in range(1, 21)]  # each a fresh connection, from its own address
-    with ThreadPoolExecutor(10) as pool:
-        statuses = list(pool.map(lambda source: Browser(stack.proxy, source).post("/api/inquiries", json=PERSON)
-                                 .status_code, sources))
-    assert statuses == [201] * 20
-    scrapes = [submitted(stack.scrape(via)) - before for via in [stack.proxy, stack.direct] * 4]
-    assert scrapes == [20] * 8  # whichever worker answers the scrape
-    histogram_pids = {path.stem.split("_")[-1] for path in stack.metrics_dir.glob("histogram_*.db")}
+    sent = 0
+    # Rounds of twenty at once until both workers have served some: on a loaded machine one worker can
+    # accept a whole round before the other wakes.
+    for first in range(1, 101, 20):
+        sources = [f"127.0.1.{n}" for n in range(first, first + 20)]  # each a fresh connection, its own address
+        with ThreadPoolExecutor(10) as pool:
+            statuses = list(pool.map(lambda source: Browser(stack.proxy, source).post("/api/inquiries", json=PERSON)
+                                     .status_code, sources))
+        assert statuses == [201] * 20
+        sent += 20
+        histogram_pids = {path.stem.split("_")[-1] for path in stack.metrics_dir.glob("histogram_*.db")}
+        if len(histogram_pids) == 2:
+            break
     assert len(histogram_pids) == 2  # both workers served and counted
+    scrapes = [submitted(stack.scrape(via)) - before for via in [stack.proxy, stack.direct] * 4]
+    assert scrapes == [sent] * 8  # whichever worker answers the scrape
 
 
 def test_the_rate_limiter_sees_the_forwarded_address_and_not_a_spoofed_one(stack):
