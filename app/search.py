@@ -37,6 +37,7 @@ TRIGRAM = 3
 LIKE_ESCAPE = "\\"
 FTS_TABLE = "submissions_fts"
 TRIGRAM_INDEXES = frozenset(f"ix_submissions_{name}_trgm" for name in ("name", "email", "message"))
+REPLY_TRIGRAM_INDEX = "ix_replies_body_trgm"  # PostgreSQL: the replies' text (migration 0012)
 
 # Index pages one step of forgetting writes: a step short enough on SQLite's write lock for live writers
 # (docs/cleanup.md; figures: docs/benchmarks.md, "Figures behind the code").
@@ -112,8 +113,8 @@ def index_rowids(session: Session, query: str) -> list[int]:
 
 
 def is_search_index(name: str | None) -> bool:
-    """Whether a table or index ``name`` belongs to the search index (made by migration 0004, not the models)."""
-    return bool(name) and (name.startswith(FTS_TABLE) or name in TRIGRAM_INDEXES)
+    """Whether a table or index ``name`` belongs to the search index (made by migrations 0004 and 0012, not the models)."""
+    return bool(name) and (name.startswith(FTS_TABLE) or name in TRIGRAM_INDEXES or name == REPLY_TRIGRAM_INDEX)
 
 
 def _fts_match(phrase: str) -> ColumnElement[bool]:

@@ -45,3 +45,4 @@ from app.admin import (  # noqa: E402,F401
     spam,
     workflow,
 )
+from app.replies import views as replies  # noqa: E402,F401  the composer's route, POST .../reply
