@@ -33,11 +33,18 @@ from app.notify.email import POLICY
 HEADER_MAX = 200  # characters of one visitor-given value in a header
 
 
+WORD_JOINER = "\u2060"  # invisible: ``=?`` stays readable, but no longer opens an encoded word
+
+
 def header_text(value: str | None, limit: int = HEADER_MAX) -> str:
     """``value`` fit for a header: control and line-separator characters become spaces, runs of space one,
-    at most ``limit`` characters."""
+    an encoded word's opening ``=?`` broken by an invisible word joiner, at most ``limit`` characters.
+
+    The ``email`` package decodes an encoded word it is given (``=?utf-8?q?Eve=0D=0ABcc:...?=``) and then
+    writes the CR/LF it held as they are: a header of the attacker's choosing. So none reaches it.
+    """
     cleaned = "".join(" " if unicodedata.category(char) in ("Cc", "Zl", "Zp") else char for char in value or "")
-    return " ".join(cleaned.split())[:limit]
+    return " ".join(cleaned.split())[:limit].replace("=?", "=" + WORD_JOINER + "?")
 
 
 def domain() -> str:
@@ -92,4 +99,12 @@ def build(reply: Reply, inquiry: Inquiry, now) -> EmailMessage:
     if reply.kind == "ack":
         message["Auto-Submitted"] = "auto-replied"  # RFC 3834: no vacation reply to an automatic one
     message.set_content(reply.body)
+    _refuse_line_breaks(message)
     return message
+
+
+def _refuse_line_breaks(message: EmailMessage) -> None:
+    """The last guard: a header whose value (as the policy holds it) has a line break is never sent."""
+    for name, value in message.items():
+        if "\r" in str(value) or "\n" in str(value):
+            raise ValueError(f"line break in {name}")
