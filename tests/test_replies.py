@@ -245,3 +245,76 @@ def test_a_deleted_inquiry_takes_its_replies_and_their_outbox_rows(added, admin_
     token = csrf_token(admin_client, f"/admin/inquiries/{row}")
     admin_client.post("/admin/inquiries/delete", data={"csrf_token": token, "ids": [row], "confirm": "1"})
     assert query.count(Reply) == 0 and query.count(Delivery) == 0
+
+
+# --- Acknowledgements ------------------------------------------------------------
+
+
+def acknowledging(app, include_message: bool = False, texts: dict | None = None) -> None:
+    """Turn the site's form's acknowledgement on."""
+    from app.models import Form
+    with app.app_context():
+        session = get_session()
+        session.execute(update(Form).values(ack_enabled=True, ack_include_message=include_message, ack_texts=texts))
+        session.commit()
+
+
+def send_inquiry(client, address: str = "grace@example.com", solved: bool = True, locale: str = "en", **extra):
+    from tests.helpers import VALID, solution
+    body = {**VALID, "email": address, "altcha": solution(client) if solved else "x", **extra}
+    with client.post("/api/inquiries", json=body, headers={"Accept-Language": locale}) as response:
+        status = response.status_code
+    settle(client.application)
+    return status
+
+
+def test_acknowledgements_are_off_by_default(client, query, mail):
+    assert send_inquiry(client) == 201
+    assert query.count(Reply) == 0
+    assert [to for to, _raw in mail.envelopes] == [["admin@example.org"]]  # the notification only
+
+
+def test_an_acknowledgement_reaches_the_person_in_their_language_with_the_placeholders_filled(
+        app, client, query, mail):
+    acknowledging(app, include_message=True, texts={"en": "Dear {name}, got it ({form}, {date}). {other}"})
+    assert send_inquiry(client, locale="ja") == 201
+    [ack] = [email.message_from_bytes(raw, policy=default_policy) for to, raw in mail.envelopes
+             if to == ["grace@example.com"]]
+    assert ack["Auto-Submitted"] == "auto-replied" and ack["Content-Language"] == "ja"
+    body = ack.get_content()
+    assert "Ada Lovelace" in body and "{name}" not in body  # the shipped text (ja: translated)
+    assert "> I have a question." in body
+    assert ack["In-Reply-To"].startswith("<inquiry-")
+    assert query(select(Reply.kind)) == ["ack"] and query(select(Reply.status)) == ["sent"]
+    assert send_inquiry(client, address="bea@example.com") == 201  # in English: the admin's own text
+    [english] = [email.message_from_bytes(raw, policy=default_policy) for to, raw in mail.envelopes
+                 if to == ["bea@example.com"]]
+    assert english.get_content().startswith("Dear Ada Lovelace, got it (Contact, ") and "{other}" in \
+        english.get_content()
+
+
+def test_spam_and_the_honeypot_get_no_acknowledgement(app, client, query, mail):
+    acknowledging(app)
+    assert send_inquiry(client, solved=False) == 201  # no proof-of-work: the spam folder
+    assert send_inquiry(client, website="http://spam.example") == 201  # the honeypot
+    assert query.count(Reply) == 0
+    assert mail.envelopes == []
+
+
+def test_one_acknowledgement_per_address_an_hour_and_a_global_hourly_cap(app_config, make_app, query, clock):
+    app = make_app({**app_config, "ACK_HOURLY_CAP": 2})
+    client = app.test_client()
+    acknowledging(app)
+    from app import metrics
+    before = {outcome: metrics.ACKNOWLEDGEMENTS.labels(outcome)._value.get() for outcome in metrics.ACK_OUTCOMES}
+    for address in ("grace@example.com", "GRACE@example.com", "bea@example.com", "cy@example.com"):
+        assert send_inquiry(client, address=address) == 201
+    after = {outcome: metrics.ACKNOWLEDGEMENTS.labels(outcome)._value.get() for outcome in metrics.ACK_OUTCOMES}
+    assert {outcome: after[outcome] - before[outcome] for outcome in after} == {
+        "queued": 2, "address_capped": 1, "hourly_capped": 1}
+    with app.app_context():
+        assert len(list(get_session().scalars(select(Reply.id)))) == 2
+    clock.advance(hours=1, seconds=1)
+    assert send_inquiry(client, address="grace@example.com") == 201
+    with app.app_context():
+        assert len(list(get_session().scalars(select(Reply.id)))) == 3

@@ -95,10 +95,10 @@ def build(reply: Reply, inquiry: Inquiry, now) -> EmailMessage:
     message["Message-ID"] = reply.message_id
     message["In-Reply-To"] = thread_id(inquiry.id)
     message["References"] = thread_id(inquiry.id)
-    message["Content-Language"] = header_text(reply.locale, 16).replace("_", "-")
     if reply.kind == "ack":
         message["Auto-Submitted"] = "auto-replied"  # RFC 3834: no vacation reply to an automatic one
-    message.set_content(reply.body)
+    message.set_content(reply.body)  # it drops every Content-* header set before it
+    message["Content-Language"] = header_text(reply.locale, 16).replace("_", "-")
     _refuse_line_breaks(message)
     return message
 
