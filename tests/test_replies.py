@@ -318,3 +318,53 @@ def test_one_acknowledgement_per_address_an_hour_and_a_global_hourly_cap(app_con
     assert send_inquiry(client, address="grace@example.com") == 201
     with app.app_context():
         assert len(list(get_session().scalars(select(Reply.id)))) == 3
+
+
+# --- Replies are part of the inquiry's data ----------------------------------------
+
+
+def test_the_inbox_search_finds_an_inquiry_by_its_reply_text(added, admin_client, clock, query, mail):
+    [answered, other] = added([inquiry(clock, message="About the roof"), inquiry(clock, message="Other")])
+    reply(admin_client, answered, body="We can come on Thursday with the Ladder Übertruck.")
+    for text in ("thursday with", "Übertruck"):
+        page = admin_client.get("/admin/", query_string={"q": text}).get_data(as_text=True)
+        assert f"/admin/inquiries/{answered}" in page and f"/admin/inquiries/{other}\"" not in page, text
+
+
+def test_the_csv_export_counts_the_replies_and_gives_the_last_ones_time(added, admin_client, clock, mail):
+    import csv
+    import io
+    [row] = added([inquiry(clock)])
+    reply(admin_client, row, body="One")
+    clock.advance(minutes=1)
+    reply(admin_client, row, body="Two")
+    rows = list(csv.reader(io.StringIO(admin_client.get("/admin/export.csv").get_data(as_text=True)[1:])))
+    assert rows[0][-2:] == ["replies", "last_reply_utc"]
+    assert rows[1][-2:] == ["2", clock().strftime("%Y-%m-%d %H:%M:%S")]
+
+
+def test_the_people_export_holds_the_replies(added, admin_client, clock, mail):
+    [row] = added([inquiry(clock)])
+    reply(admin_client, row, body="Our answer")
+    document = admin_client.get("/admin/people/export.json?email=ada@example.com").get_json()
+    [sent] = document["inquiries"][0]["replies"]
+    assert (sent["kind"], sent["admin"], sent["status"], sent["body"]) == ("reply", "Ada", "sent", "Our answer")
+
+
+def test_an_erasure_takes_the_replies_and_a_legal_hold_keeps_them(added, admin_client, clock, query, mail):
+    [held, free] = added([inquiry(clock, legal_hold=True, hold_reason="Claim"), inquiry(clock)])
+    reply(admin_client, held, body="Held answer")
+    reply(admin_client, free, body="Free answer")
+    token = csrf_token(admin_client, "/admin/people?email=ada@example.com")
+    response = admin_client.post("/admin/people/erase", data={"csrf_token": token, "email": "ada@example.com",
+                                                              "confirm": "1"})
+    assert response.status_code in (200, 303), response.get_data(as_text=True)[:500]
+    assert query(select(Reply.body)) == ["Held answer"]
+
+
+def test_the_cleanup_takes_the_replies_of_the_inquiries_it_deletes(added, admin_client, clock, query, mail, app):
+    [row] = added([inquiry(clock, days_old=100)])
+    reply(admin_client, row)
+    clock.advance(days=100)
+    app.test_cli_runner().invoke(args=["cleanup"])
+    assert query.count(Inquiry) == 0 and query.count(Reply) == 0
