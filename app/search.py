@@ -142,7 +142,7 @@ def index_rowids(session: Session, query: str) -> list[int]:
 
 
 def is_search_index(name: str | None) -> bool:
-    """Whether a table or index ``name`` belongs to the search index (made by migrations 0004 and 0012, not the models)."""
+    """Whether a table or index ``name`` belongs to the search index (migrations 0004 and 0012, not the models)."""
     return bool(name) and (name.startswith(FTS_TABLE) or name in TRIGRAM_INDEXES or name == REPLY_TRIGRAM_INDEX)
 
 

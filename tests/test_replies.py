@@ -11,9 +11,9 @@ from email.policy import default as default_policy
 import pytest
 from sqlalchemy import select, update
 
+from app.db import get_session
 from app.models import Admin, AuditEntry, Delivery, Inquiry, Reply, Setting
 from devtools.receivers import Certificate, MailServer
-from app.db import get_session
 from tests.conftest import FakeClock
 from tests.factories import add_inquiries, inquiry
 from tests.helpers import csrf_token, settle
@@ -97,7 +97,7 @@ def test_a_reply_reaches_the_person_threaded_and_marks_the_inquiry_answered(adde
     assert 'data-state="sent"' in page and "Reply by Ada" in page and "Thank you, we will call you." in page
 
 
-def test_a_second_reply_is_its_own_message_in_the_same_thread_and_uses_the_admins_address(added, 
+def test_a_second_reply_is_its_own_message_in_the_same_thread_and_uses_the_admins_address(added,
         admin_client, clock, query, mail):
     [row] = added([inquiry(clock)])
     token = csrf_token(admin_client, "/admin/account")

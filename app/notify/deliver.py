@@ -26,7 +26,7 @@ from app.notify import digest, email, outbox, state, webhook
 from app.notify import settings as notify_settings
 from app.notify.message import Notice, webhook_payload
 from app.notify.outbox import Outcome
-from app.replies import sending as replies
+from app.replies import delivery as replies
 
 log = logging.getLogger(__name__)
 
@@ -133,7 +133,9 @@ class Channels:
         form's recipients and webhook where it sets them)."""
         config, now = self._config.for_form(notice.form), clock.now()
         if replies.is_reply(notice.delivery):  # to the person who wrote, not the site's recipients
-            return replies.send(notice.delivery, notice.inquiry, self._mail_relay)
+            if not email.configured():
+                return Outcome("e-mail not configured")
+            return Outcome(replies.send(notice.delivery, notice.inquiry, self._mail_relay))
         if notice.delivery.channel == "email":
             if not config.emails or not email.configured():
                 return Outcome("e-mail not configured")
@@ -182,7 +184,8 @@ def _record(attempts: list[tuple[Delivery, Outcome, datetime]], lease_until) -> 
     with db.transaction(write=True) as session:
         statuses = outbox.finish(session, [(row, outcome, at, _jitter()) for row, outcome, at in attempts],
                                  lease_until)
-        replies.record(session, [(row, status, at) for (row, _outcome, at), status in zip(attempts, statuses)])
+        replies.record(session, [(row, status, at)
+                                 for (row, _outcome, at), status in zip(attempts, statuses, strict=True)])
     for (row, outcome, _at), status in zip(attempts, statuses, strict=False):
         result = "ok" if outcome.ok else "retry" if status == DeliveryStatus.PENDING else "failed"
         log.info("delivery %s channel=%s kind=%s outcome=%s attempt=%d%s", row.id, row.channel, row.kind, result,

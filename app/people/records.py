@@ -11,7 +11,8 @@ The JSON shape is stable (``FORMAT``; docs/people.md documents it)::
                                  "status": "queued", "sent_at": "...Z" or null, "subject": "...", "body": "..."}]}]}
 
 The CSV has one row per inquiry (``HEADER``), its audit entries in one cell,
-one per line, and the e-mails sent to the person (``app.replies``) in the last, every free-text cell neutralised as in the main export.
+one per line, and the e-mails sent to the person (``app.replies``) in the
+last, every free-text cell neutralised as in the main export.
 
 Paging follows the inbox's export (``app.admin.export``, with ``app.csvstream``): the ids are read
 first, in one short transaction; then each page of ``PAGE_SIZE`` is read in

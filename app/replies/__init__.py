@@ -8,7 +8,8 @@ Each module does one thing:
 * ``sending``: a reply queued through the outbox (``deliveries``, kind ``reply`` or ``ack``), how it is
   sent to the person, and the outcome kept on the reply.
 * ``ack``: the acknowledgement of a new inquiry, its texts per language, and its caps.
-* ``views``: the composer's route on the admin blueprint.
+
+The composer's route is ``app.admin.replies``, with every page under /admin.
 
 A reply is part of its inquiry's data (``replies``, ``ON DELETE CASCADE``): the cleanup, an admin's
 delete and an erasure take it along; a legal hold keeps it.

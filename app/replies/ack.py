@@ -74,7 +74,7 @@ def _compose(form: Form, values: dict, locale: str) -> tuple[str, str]:
         body = fill(text_for(form, locale), values.get("name") or "", title, i18n.local_date(clock.now()))
         if form.ack_include_message:
             body += "\n\n" + _("Your message:") + "\n\n" + "\n".join(f"> {line}" for line in
-                                                                      values["message"].splitlines())
+                                                                      (values.get("message") or "").splitlines())
         return _("We received your message: %(form)s", form=title), body + "\n"
 
 

@@ -15,7 +15,7 @@ from flask_babel import gettext as _
 from app.forms import store as form_store
 from app.i18n import local_time
 from app.models import Form, Inquiry, InquiryStatus
-from app.notify import email
+from app.notify.email import configured
 from app.replies.message import header_text
 
 SUBJECT_MAX = 200
@@ -33,7 +33,7 @@ class Draft:
 def available(inquiry: Inquiry) -> bool:
     """Whether a reply can be sent from the inbox: an e-mail server is set, the inquiry has an address and
     is in the inbox (spam is moved there first)."""
-    return email.configured() and bool(inquiry.email) and inquiry.status == InquiryStatus.INBOX
+    return configured() and bool(inquiry.email) and inquiry.status == InquiryStatus.INBOX
 
 
 def draft(inquiry: Inquiry, form: Form | None) -> Draft:

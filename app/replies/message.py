@@ -21,6 +21,7 @@ import hmac
 import unicodedata
 from email.headerregistry import Address
 from email.message import EmailMessage
+from email.policy import default as POLICY  # noqa: N812
 from email.utils import format_datetime
 from urllib.parse import urlsplit
 
@@ -28,7 +29,6 @@ from flask import current_app
 
 from app import clock
 from app.models import Inquiry, Reply
-from app.notify.email import POLICY
 
 HEADER_MAX = 200  # characters of one visitor-given value in a header
 

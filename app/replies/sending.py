@@ -4,28 +4,23 @@ A reply (or an acknowledgement) is one ``replies`` row and one ``deliveries``
 row (channel ``email``, kind ``reply`` or ``ack``) written in the caller's
 transaction, so a commit means a send, with the notifications' lease,
 retries and delivery health (``app.notify.outbox``). The send loop
-(``app.notify.deliver``) hands these rows to ``send``, which reads the reply
-and mails it to the inquiry's address, never to the site's recipients, and
-never in a digest. ``record`` keeps the outcome on the reply, since finished
-outbox rows are cleaned up after 30 days.
+(``app.notify.deliver``) hands these rows to ``app.replies.delivery``, which mails
+each to the inquiry's address, never to the site's recipients, and
+never in a digest (``app.replies.delivery``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
-from app import clock, db
-from app.models import Admin, Delivery, DeliveryStatus, Inquiry, Reply
-from app.notify import email, outbox
-from app.notify.outbox import Outcome
-from app.replies import KINDS, message
-
-QUEUED, SENT, RETRYING, FAILED = "queued", "sent", "retrying", "failed"
+from app import clock
+from app.models import Admin, Delivery, DeliveryStatus, Reply
+from app.notify.outbox import new_key
+from app.replies import message
+from app.replies.delivery import FAILED, QUEUED, RETRYING, SENT
 
 
 def queue(session: Session, inquiry_id: int, kind: str, subject: str, body: str, locale: str,
@@ -34,45 +29,13 @@ def queue(session: Session, inquiry_id: int, kind: str, subject: str, body: str,
     now = clock.now()
     delivery_id = session.execute(insert(Delivery).values(
         inquiry_id=inquiry_id, channel="email", kind=kind, status=DeliveryStatus.PENDING, attempts=0,
-        next_attempt_at=now, idempotency_key=outbox.new_key(), created_at=now,
+        next_attempt_at=now, idempotency_key=new_key(), created_at=now,
     ).returning(Delivery.id)).scalar_one()
     return session.execute(insert(Reply).values(
         inquiry_id=inquiry_id, admin_id=admin_id, kind=kind, subject=subject, body=body, locale=locale,
         reply_to=reply_to, message_id=message.new_message_id(), status=QUEUED, delivery_id=delivery_id,
         created_at=now,
     ).returning(Reply.id)).scalar_one()
-
-
-def is_reply(delivery: Delivery) -> bool:
-    """Whether an outbox row carries a reply or an acknowledgement (sent to the person, not the site)."""
-    return delivery.kind in KINDS
-
-
-def send(delivery: Delivery, inquiry: Inquiry, relay: Callable[[], email.Relay]) -> Outcome:
-    """One attempt at the reply ``delivery`` carries, to ``inquiry``'s address, over the batch's ``relay()``."""
-    if not email.configured():
-        return Outcome("e-mail not configured")
-    with db.transaction() as session:
-        reply = session.scalar(select(Reply).where(Reply.delivery_id == delivery.id))
-        if reply is not None:
-            session.expunge(reply)
-    if reply is None:
-        return Outcome("reply gone")
-    try:
-        mail = message.build(reply, inquiry, clock.now())
-    except ValueError:
-        return Outcome("the address cannot be used in an e-mail")
-    return relay().send(mail)
-
-
-def record(session: Session, outcomes: list[tuple[Delivery, str, datetime]]) -> None:
-    """Keep each finished reply's outcome ``(outbox row, its new status, when)`` on the reply."""
-    for delivery, status, at in outcomes:
-        if not is_reply(delivery) or status == DeliveryStatus.PENDING:
-            continue
-        done = status == DeliveryStatus.DONE
-        session.execute(update(Reply).where(Reply.delivery_id == delivery.id)
-                        .values(status=SENT if done else FAILED, sent_at=at if done else None))
 
 
 @dataclass(frozen=True)

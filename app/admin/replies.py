@@ -1,5 +1,5 @@
-"""The composer's route: ``POST /admin/inquiries/<id>/reply``, behind the admin login like every page under
-/admin (``app.admin.bp``), CSRF-checked like every admin form."""
+"""Replying from the inbox: ``POST /admin/inquiries/<id>/reply``, behind the admin login like every page
+under /admin, CSRF-checked like every admin form; the reply itself is ``app.replies``'."""
 
 from __future__ import annotations
 
@@ -13,9 +13,10 @@ from werkzeug.exceptions import BadRequest
 
 from app import clock, db
 from app.admin import audit, bp
+from app.admin.inbox import render_detail
 from app.admin.inquiries import get_inquiry_or_404
 from app.models import Inquiry
-from app.notify import hook
+from app.notify.hook import wake
 from app.replies import REPLY, compose, sending
 from app.retention import visible_now
 
@@ -23,8 +24,6 @@ from app.retention import visible_now
 @bp.post("/inquiries/<int:inquiry_id>/reply")
 def send_reply(inquiry_id: int):
     """Queue the admin's reply to the person who wrote; the inquiry becomes answered; audited."""
-    from app.admin.inbox import render_detail  # the detail page, shown again with the errors
-
     inquiry = get_inquiry_or_404(inquiry_id)
     if not compose.available(inquiry):
         raise BadRequest(_("This inquiry cannot be answered from the inbox: e-mail is not set up, it has no "
@@ -39,7 +38,7 @@ def send_reply(inquiry_id: int):
                       compose.reply_to(current_user.email), current_user.id)
         _mark_answered(session, inquiry_id)
         audit.record(session, "reply_sent", 1, f"inquiry #{inquiry_id}")
-    hook.wake()
+    wake()
     flash(_("Reply queued: it is sent in a moment, and its state is shown below."))
     return redirect(url_for("admin.detail", inquiry_id=inquiry_id, _anchor="replies"), 303)
 
