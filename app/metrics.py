@@ -56,6 +56,9 @@ DELIVERIES = Counter("sundown_delivery_attempts", "Notification delivery attempt
                      ["channel", "outcome"])
 CLEANUP_RUNS = Counter("sundown_cleanup_runs", "Cleanup runs ended, by status.", ["status"])
 NOTIFY_CAPPED = Counter("sundown_notifications_capped", "Inquiry e-mails held back by the hourly cap (sent as one).")
+ACK_OUTCOMES = ("queued", "address_capped", "hourly_capped")
+ACKNOWLEDGEMENTS = Counter("sundown_acknowledgements", "Acknowledgement e-mails to people who wrote, queued or held "
+                           "back by a cap (app.replies.ack).", ["outcome"])
 CLEANUP_DELETED = Counter("sundown_cleanup_deleted_rows", "Rows deleted by cleanup runs, by target.", ["target"])
 REQUEST_SECONDS = Histogram(
     "sundown_request_duration_seconds", "Time to produce a response, by endpoint.", ["endpoint"],
@@ -91,6 +94,11 @@ def declare_cleanup_targets(names: Iterable[str]) -> None:
 def count_capped_notifications(count: int) -> None:
     """Count inquiry e-mails the hourly cap held back for the end of the hour."""
     NOTIFY_CAPPED.inc(count)
+
+
+def count_acknowledgement(outcome: str) -> None:
+    """Count one acknowledgement: ``queued``, or held back (``address_capped``, ``hourly_capped``)."""
+    _count(ACKNOWLEDGEMENTS, ACK_OUTCOMES, outcome)
 
 
 def count_inquiry(outcome: str) -> None:

@@ -107,6 +107,11 @@ class Form(Base):
     # The owner's sites that may embed it (``app.embed``), and where a plain HTML submission goes after.
     allowed_origins: Mapped[list | None] = mapped_column(JSON(none_as_null=True))
     thanks_url: Mapped[str | None] = mapped_column(String(500))
+    # The acknowledgement e-mail to the person who wrote (``app.replies.ack``): off by default; its text by
+    # locale (None: the shipped one), with a copy of their message only when the admin chose it.
+    ack_enabled: Mapped[bool] = mapped_column(Boolean, default=False, server_default="0")
+    ack_include_message: Mapped[bool] = mapped_column(Boolean, default=False, server_default="0")
+    ack_texts: Mapped[dict | None] = mapped_column(JSON(none_as_null=True))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
@@ -189,6 +194,8 @@ class Admin(UserMixin, Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     # The admin's language for the admin pages (app.i18n); None: the browser's.
     locale: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    # Where people's answers to this admin's replies go (``Reply-To``, ``app.replies``); None: the team's.
+    email: Mapped[str | None] = mapped_column(String(254), nullable=True)
 
 
 class Passkey(Base):
@@ -376,3 +383,30 @@ class Erasure(Base):
     kept_on_hold: Mapped[int] = mapped_column(Integer, default=0)
     actor: Mapped[str] = mapped_column(String(100))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class Reply(Base):
+    """An e-mail to the person who wrote an inquiry (``app.replies``): an admin's reply or the form's
+    acknowledgement (``kind``), as it was sent, and its thread's ``Message-ID``.
+
+    Deleted with its inquiry (``ON DELETE CASCADE``). The outbox row
+    (``delivery_id``) carries the attempts and the last error; the cleanup
+    deletes finished outbox rows after 30 days, so ``status`` and
+    ``sent_at`` keep the outcome.
+    """
+
+    __tablename__ = "replies"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    inquiry_id: Mapped[int] = mapped_column(ForeignKey("submissions.id", ondelete="CASCADE"), index=True)
+    admin_id: Mapped[int | None] = mapped_column(ForeignKey("admins.id", ondelete="SET NULL"), index=True)
+    kind: Mapped[str] = mapped_column(String(16))  # "reply" or "ack"
+    subject: Mapped[str] = mapped_column(String(300))
+    body: Mapped[str] = mapped_column(Text)
+    locale: Mapped[str] = mapped_column(String(16))
+    reply_to: Mapped[str | None] = mapped_column(String(254))
+    message_id: Mapped[str] = mapped_column(String(200))
+    status: Mapped[str] = mapped_column(String(16))  # "queued", "sent" or "failed"
+    delivery_id: Mapped[int | None] = mapped_column(ForeignKey("deliveries.id", ondelete="SET NULL"), index=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    sent_at: Mapped[datetime | None] = mapped_column(UTCDateTime)

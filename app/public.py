@@ -28,6 +28,7 @@ from app.forms import answers as form_answers
 from app.forms import store as form_store
 from app.models import InquiryStatus
 from app.people import lookup
+from app.replies import ack
 from app.security import csrf
 
 bp = Blueprint("public", __name__)
@@ -352,8 +353,9 @@ def _save(form: form_store.Shown, clean: dict, verdict: spam.Verdict, embedded: 
         wait = _count_submission(session)
         if wait is None:
             inquiry_id, status = spam.save(session, verdict, values)
-            if status == InquiryStatus.INBOX:
+            if status == InquiryStatus.INBOX:  # the proof-of-work passed: never spam, honeypot or refused
                 notify.enqueue_inquiries(session, [inquiry_id], form.form)
+                ack.queue_for(session, inquiry_id, form.form, stored, str(get_locale()))
     if wait is not None:
         _refuse(wait)
     metrics.count_inquiry("accepted" if status == InquiryStatus.INBOX else "spam")

@@ -16,6 +16,11 @@ where the dialect difference lives (see ``app.dialect``):
   (``pg_trgm``); the planner chooses between the indexes (rare text) and the
   newest-first walk (common text).
 
+The text of the admins' replies (``app.replies``; not the acknowledgements, whose text is the form's)
+is searched too, as a plain substring test on ``replies.body``: on SQLite a scan of that table, kept
+out of FTS5 (a second index to keep in step and to forget deleted text from) since it holds far fewer
+rows than the inquiries; on PostgreSQL with its own trigram index (migration 0012).
+
 Trigrams cannot serve one or two characters, which would read every
 message: the inbox asks for at least three. Both keep the inbox's keyset
 pagination: the search only narrows the rows.
@@ -30,13 +35,16 @@ from sqlalchemy import ColumnElement, Connection, Engine, column, func, literal_
 from sqlalchemy.orm import Session
 
 from app.db import UNICODE_LOWER, WRITE_OPTION
-from app.models import Inquiry
+from app.models import Inquiry, Reply
+
+REPLY_KIND = "reply"  # app.replies.REPLY (imported there from app.admin, which imports this)
 
 CANDIDATE_LIMIT = 20_000
 TRIGRAM = 3
 LIKE_ESCAPE = "\\"
 FTS_TABLE = "submissions_fts"
 TRIGRAM_INDEXES = frozenset(f"ix_submissions_{name}_trgm" for name in ("name", "email", "message"))
+REPLY_TRIGRAM_INDEX = "ix_replies_body_trgm"  # PostgreSQL: the replies' text (migration 0012)
 
 # Index pages one step of forgetting writes: a step short enough on SQLite's write lock for live writers
 # (docs/cleanup.md; figures: docs/benchmarks.md, "Figures behind the code").
@@ -55,8 +63,20 @@ def found_ids(session: Session, query: str) -> list[int] | None:
     if session.get_bind().dialect.name == "sqlite" and len(query) >= TRIGRAM:
         candidates = _candidates(session, fts_phrase(query))
         if len(candidates) <= CANDIDATE_LIMIT:
-            return candidates
+            candidates = sorted(set(candidates) | set(session.scalars(_answered_with(session, query))))
+            if len(candidates) <= CANDIDATE_LIMIT:
+                return candidates
     return None
+
+
+def _answered_with(session: Session, query: str):
+    """The ids of the inquiries an admin's reply containing ``query`` answered."""
+    field = Reply.body
+    if session.get_bind().dialect.name == "sqlite" and any(map(_cased_beyond_ascii, query)):
+        matches = _lowered_contains(field, query)
+    else:
+        matches = _ilike(field, query)
+    return select(Reply.inquiry_id).where(matches, Reply.kind == REPLY_KIND).distinct()
 
 
 def contains(session: Session, query: str) -> ColumnElement[bool]:
@@ -70,10 +90,20 @@ def contains(session: Session, query: str) -> ColumnElement[bool]:
     that only rows that can match are lowered (docs/inbox.md). PostgreSQL
     folds case as the database's ``LC_CTYPE`` does.
     """
-    fields = (Inquiry.name, Inquiry.email, Inquiry.message)
+    fields = (Inquiry.name, Inquiry.email, Inquiry.message)  # and the admins' replies
     if session.get_bind().dialect.name == "sqlite" and any(map(_cased_beyond_ascii, query)):
-        return or_(*(_lowered_contains(field, query) for field in fields))
-    return or_(*(_ilike(field, query) for field in fields))
+        return or_(*(_lowered_contains(field, query) for field in fields), *_answered(session, query))
+    return or_(*(_ilike(field, query) for field in fields), *_answered(session, query))
+
+
+def _answered(session: Session, query: str) -> list[ColumnElement[bool]]:
+    """The test for inquiries answered with ``query``: their ids, read first (usually none, and then no test
+    at all, so the plan of the inquiry's own columns is unchanged; as a list of ids, PostgreSQL still
+    combines its trigram indexes with the primary key), or a subquery past ``CANDIDATE_LIMIT``."""
+    ids = list(session.scalars(_answered_with(session, query).limit(CANDIDATE_LIMIT + 1)))
+    if not ids:
+        return []
+    return [Inquiry.id.in_(ids if len(ids) <= CANDIDATE_LIMIT else _answered_with(session, query))]
 
 
 def _ilike(field, text: str) -> ColumnElement[bool]:
@@ -112,8 +142,8 @@ def index_rowids(session: Session, query: str) -> list[int]:
 
 
 def is_search_index(name: str | None) -> bool:
-    """Whether a table or index ``name`` belongs to the search index (made by migration 0004, not the models)."""
-    return bool(name) and (name.startswith(FTS_TABLE) or name in TRIGRAM_INDEXES)
+    """Whether a table or index ``name`` belongs to the search index (migrations 0004 and 0012, not the models)."""
+    return bool(name) and (name.startswith(FTS_TABLE) or name in TRIGRAM_INDEXES or name == REPLY_TRIGRAM_INDEX)
 
 
 def _fts_match(phrase: str) -> ColumnElement[bool]:

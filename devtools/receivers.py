@@ -81,6 +81,7 @@ class _Mailbox:
     def __init__(self) -> None:
         self.messages: list[Message] = []
         self.peers: list[tuple[str, int]] = []  # the client's address of each message: one per connection
+        self.envelopes: list[tuple[list[str], bytes]] = []  # each message's envelope recipients and its bytes
         self.refused: set[str] = set()
         self.refuse_next = 0  # refuse this many recipients from now, whoever they are
         self.lock = threading.Lock()
@@ -96,6 +97,7 @@ class _Mailbox:
         with self.lock:
             self.messages.append(email.message_from_bytes(envelope.content))
             self.peers.append(tuple(session.peer))
+            self.envelopes.append((list(envelope.rcpt_tos), bytes(envelope.original_content or envelope.content)))
         return "250 Message accepted"
 
 
@@ -133,6 +135,12 @@ class MailServer:
         """The messages accepted so far."""
         with self.mailbox.lock:
             return list(self.mailbox.messages)
+
+    @property
+    def envelopes(self) -> list[tuple[list[str], bytes]]:
+        """Each accepted message's envelope recipients (``RCPT TO``) and the bytes that arrived."""
+        with self.mailbox.lock:
+            return list(self.mailbox.envelopes)
 
     @property
     def connections(self) -> int:
@@ -213,6 +221,12 @@ class WebhookReceiver:
     def url(self) -> str:
         """Where to send."""
         return f"http://{LOOPBACK}:{self.server.server_address[1]}/hooks/sundown"
+
+    @property
+    def envelopes(self) -> list[tuple[list[str], bytes]]:
+        """Each accepted message's envelope recipients (``RCPT TO``) and the bytes that arrived."""
+        with self.mailbox.lock:
+            return list(self.mailbox.envelopes)
 
     @property
     def connections(self) -> int:

@@ -92,7 +92,7 @@ def test_export_row_content(admin_client, db_session, clock):
     add_inquiries(db_session, numbered_inquiries(clock, 1, legal_hold=True, hold_reason="Case 7", hold_by="Ada"))
     (row,) = parse(admin_client.get("/admin/export.csv").data)[1:]
     received = (clock() - timedelta(days=1)).strftime("%Y-%m-%d %H:%M:%S")
-    assert row[1:] == [received, "Name 0", "p0@example.com", "Message 0\nline two", "yes", "Case 7", "Ada"]
+    assert row[1:] == [received, "Name 0", "p0@example.com", "Message 0\nline two", "yes", "Case 7", "Ada", "0", ""]
 
 
 INJECTIONS = {

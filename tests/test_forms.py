@@ -217,7 +217,7 @@ def test_the_csv_export_of_one_form_has_a_column_per_field(admin_client, client)
     lines = response.get_data(as_text=True).lstrip("\ufeff").splitlines()
     assert "sundown-quote-" in response.headers["Content-Disposition"]
     assert lines[0] == ("id,received_utc,name,work_email,budget,size,topics,start,phone,site,details,privacy,"
-                        "campaign,other_answers,legal_hold,hold_reason,hold_by")
+                        "campaign,other_answers,legal_hold,hold_reason,hold_by,replies,last_reply_utc")
     assert len(lines) == 2
     assert ",Grace Hopper,Grace@example.com,2500,11-50,\"design, run\",2027-01-15," in lines[1]
     assert ",'=SUM(A1),yes,spring,,no,," in lines[1]  # formulas neutralised

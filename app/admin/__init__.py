@@ -1,4 +1,4 @@
-"""Every page under /admin: inbox, spam, detail, workflow, changes, export, forms, people, retention,
+"""Every page under /admin: inbox, spam, detail, workflow, replies, changes, export, forms, people, retention,
 cleanup, notifications, admins, account.
 
 One blueprint, so one guard and one ``Cache-Control: no-store`` cover them
@@ -41,6 +41,7 @@ from app.admin import (  # noqa: E402,F401
     labels,
     notifications,
     people,
+    replies,
     retention,
     spam,
     workflow,

@@ -1,4 +1,4 @@
-"""The admin's account page, /admin/account: logged-in browsers, passkeys, invites."""
+"""The admin's account page, /admin/account: logged-in browsers, passkeys, address, language, invites."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from app import clock, db, i18n
 from app.admin import audit, bp
 from app.auth import invites, logins, passkeys
 from app.models import Admin, AdminLogin
+from app.parsing import parse_address
 
 INVITE_PROOF = timedelta(minutes=5)
 
@@ -21,6 +22,10 @@ INVITE_PROOF = timedelta(minutes=5)
 @bp.get("/account")
 def account():
     """This admin's live logins and passkeys, with revoke, rename, remove and invite."""
+    return _account_page()
+
+
+def _account_page(email_error: str | None = None, email_value: str | None = None):
     session = db.get_session()
     rows = session.scalars(
         select(AdminLogin)
@@ -33,7 +38,25 @@ def account():
         current_login_id=logins.current_login().id,
         passkeys=passkeys.of_admin(session, current_user.id),
         may_invite=_freshly_verified(),
+        email_error=email_error,
+        email_value=current_user.email if email_value is None else email_value,
     )
+
+
+@bp.post("/account/email")
+def change_email():
+    """Store the address people's answers to this admin's replies go to (``Reply-To``); empty: the team's."""
+    field = request.form.get("email", "").strip()
+    try:
+        address = parse_address(field) if field else None
+    except ValueError:
+        return _account_page(_("Enter an e-mail address such as ada@example.org, or leave it empty."), field), 422
+    session = db.get_session(write=True)
+    session.get(Admin, current_user.id).email = address
+    audit.record(session, "email_changed", 0, "set" if address else "removed")
+    session.commit()
+    flash(_("Address saved."))
+    return redirect(url_for("admin.account"), 303)
 
 
 def _freshly_verified() -> bool:

@@ -25,7 +25,7 @@ from typing import Any
 
 from flask import Flask, current_app, request
 from flask_babel import gettext as _
-from sqlalchemy import ColumnElement, Integer, Select, String, and_, bindparam, select, tuple_, type_coerce
+from sqlalchemy import ColumnElement, Integer, Select, String, and_, bindparam, func, select, tuple_, type_coerce
 from werkzeug.exceptions import BadRequest
 
 from app import clock, csvstream, db, retention
@@ -33,9 +33,12 @@ from app.admin import bp
 from app.admin.display import local_zone
 from app.forms import fields as form_fields
 from app.forms import store as form_store
-from app.models import Form, Inquiry, InquiryStatus
+from app.models import Form, Inquiry, InquiryStatus, Reply
+from app.replies import REPLY
 
-HEADER = ("id", "received_utc", "name", "email", "message", "legal_hold", "hold_reason", "hold_by")
+HEADER = ("id", "received_utc", "name", "email", "message", "legal_hold", "hold_reason", "hold_by", "replies",
+          "last_reply_utc")
+REPLY_COLUMNS = ("replies", "last_reply_utc")  # the admins' replies sent from the inbox (``app.replies``)
 # ``created_at`` is read as the driver returns it (SQLite: naive UTC text,
 # PostgreSQL: an aware datetime) instead of through the column type: parsing
 # and reformatting every timestamp would cost more than the query itself.
@@ -49,6 +52,11 @@ COLUMNS = (
     Inquiry.legal_hold,
     Inquiry.hold_reason,
     Inquiry.hold_by,
+    # Each inquiry's replies: two correlated reads of ``ix_replies_inquiry_id``, nothing when there are none.
+    select(func.count(Reply.id)).where(Reply.inquiry_id == Inquiry.id, Reply.kind == REPLY)
+    .scalar_subquery().label("replies"),
+    select(func.max(Reply.created_at)).where(Reply.inquiry_id == Inquiry.id, Reply.kind == REPLY)
+    .scalar_subquery().label("last_reply"),
 )
 
 
@@ -142,8 +150,10 @@ def write_rows(writer, rows: list) -> None:
                 "yes" if held else "no",
                 reason and csvstream.neutralise(reason),
                 held_by and csvstream.neutralise(held_by),
+                replies,
+                _utc_text(last_reply) if last_reply else "",
             )
-            for row_id, created_at, name, email, message, held, reason, held_by in rows
+            for row_id, created_at, name, email, message, held, reason, held_by, replies, last_reply in rows
         ]
     )
 
@@ -155,7 +165,7 @@ def form_layout(form: Form) -> Layout:
     """One form's export: a column per field of the form as it is now, by key, then ``other_answers``
     (fields since removed, as ``label: value`` lines) and the hold."""
     keys = [each.key for each in form_fields.load(form.fields)]
-    header = ("id", "received_utc", *keys, "other_answers", "legal_hold", "hold_reason", "hold_by")
+    header = ("id", "received_utc", *keys, "other_answers", "legal_hold", "hold_reason", "hold_by", *REPLY_COLUMNS)
 
     def write(writer, rows: list) -> None:
         writer.writerows([_form_record(keys, row) for row in rows])
@@ -164,7 +174,7 @@ def form_layout(form: Form) -> Layout:
 
 
 def _form_record(keys: list[str], row) -> tuple:
-    row_id, created_at, name, email, message, held, reason, held_by, answers = row
+    row_id, created_at, name, email, message, held, reason, held_by, replies, last_reply, answers = row
     columns = {"name": name, "email": email, "message": message}
     values: dict[str, str] = {}
     others = []
@@ -181,7 +191,7 @@ def _form_record(keys: list[str], row) -> tuple:
     neutral = csvstream.neutralise
     return (row_id, _utc_text(created_at), *(neutral(values.get(key, "")) for key in keys),
             neutral("\n".join(others)), "yes" if held else "no", reason and neutral(reason),
-            held_by and neutral(held_by))
+            held_by and neutral(held_by), replies, _utc_text(last_reply) if last_reply else "")
 
 
 def _utc_text(raw: str | datetime) -> str:

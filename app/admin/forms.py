@@ -96,8 +96,10 @@ def _submit(form: Form | None):
     session = db.get_session(write=True)
     target = form or Form(created_at=clock.now())
     for name in ("slug", "title", "description", "enabled", "retention_days", "spam_retention_days",
-                 "notify_emails", "webhook_url", "email_field", "allowed_origins", "thanks_url"):
+                 "notify_emails", "webhook_url", "email_field", "allowed_origins", "thanks_url",
+                 "ack_enabled", "ack_include_message"):
         setattr(target, name, getattr(draft, name))
+    target.ack_texts = draft.ack_texts or None
     target.fields = dump(draft.fields)
     store.touch(target)
     session.add(target)

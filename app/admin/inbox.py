@@ -13,6 +13,8 @@ from app.admin.inquiries import SHOW, Cursor, count_capped, get_inquiry_or_404, 
 from app.forms import answers as form_answers
 from app.forms import store as form_store
 from app.models import Form
+from app.notify import email
+from app.replies import compose, sending
 
 MAX_QUERY_LENGTH = 254
 MIN_QUERY_LENGTH = search.TRIGRAM  # shorter text cannot use the index, and would read every message
@@ -37,14 +39,19 @@ def detail(inquiry_id: int):
     return render_detail(get_inquiry_or_404(inquiry_id))
 
 
-def render_detail(inquiry, errors: dict | None = None) -> str:
-    """The detail page of ``inquiry``, with the form ``errors`` to show."""
+def render_detail(inquiry, errors: dict | None = None, reply_draft: compose.Draft | None = None,
+                  reply_errors: dict | None = None) -> str:
+    """The detail page of ``inquiry``, with the form ``errors`` to show (the hold's, or the composer's
+    ``reply_errors`` with what was written)."""
     session = db.get_session()
+    form = session.get(Form, inquiry.form_id) if inquiry.form_id is not None else None
     return render_template(
-        "admin/detail.html", inquiry=inquiry, errors=errors or {},
+        "admin/detail.html", inquiry=inquiry, errors=errors or {}, replies=sending.of_inquiry(session, inquiry.id),
+        can_reply=compose.available(inquiry), reply_draft=reply_draft or compose.draft(inquiry, form),
+        reply_errors=reply_errors or {}, smtp_configured=email.configured(),
         deletion_due=retention.deletion_due(session, inquiry),
         answered_by=workflow.answered_by_name(inquiry), answers=form_answers.rows_of(inquiry),
-        form=session.get(Form, inquiry.form_id) if inquiry.form_id is not None else None,
+        form=form,
     )
 
 

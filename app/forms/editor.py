@@ -34,6 +34,7 @@ from app.forms.fields import (
 )
 
 TITLE_LENGTH, DESCRIPTION_LENGTH, LABEL_LENGTH, HELP_LENGTH = 120, 1000, 500, 300
+ACK_TEXT_LENGTH = 2000
 
 
 @dataclass
@@ -51,6 +52,9 @@ class Draft:
     email_field: str | None = None
     allowed_origins: list[str] | None = None
     thanks_url: str | None = None
+    ack_enabled: bool = False  # the acknowledgement (``app.replies.ack``), its texts by locale
+    ack_include_message: bool = False
+    ack_texts: Texts = field(default_factory=dict)
     fields: list[Field] = field(default_factory=list)
     rows: list[int] = field(default_factory=list)  # each field's row in the post, so messages find their inputs
     raw: dict[str, str] = field(default_factory=dict)  # inputs as typed, to show them again
@@ -66,7 +70,9 @@ class Draft:
                    enabled=form.enabled, retention_days=form.retention_days,
                    spam_retention_days=form.spam_retention_days, notify_emails=form.notify_emails,
                    webhook_url=form.webhook_url, email_field=form.email_field,
-                   allowed_origins=form.allowed_origins, thanks_url=form.thanks_url, fields=list(fields),
+                   allowed_origins=form.allowed_origins, thanks_url=form.thanks_url, ack_enabled=form.ack_enabled,
+                   ack_include_message=form.ack_include_message, ack_texts=dict(form.ack_texts or {}),
+                   fields=list(fields),
                    rows=list(range(len(fields))))
 
 
@@ -89,6 +95,9 @@ def read(data: Any, locales: tuple[str, ...], default_locale: str) -> tuple[Draf
     draft.webhook_url = _webhook(data, errors)
     draft.allowed_origins = _origins(data, errors)
     draft.thanks_url = _thanks_url(data, draft.allowed_origins, errors)
+    draft.ack_enabled = data.get("ack_enabled") == "1"
+    draft.ack_include_message = data.get("ack_include_message") == "1"
+    draft.ack_texts = _texts(data, "ack_text", locales, ACK_TEXT_LENGTH)
     draft.fields, draft.rows = _fields(data, locales, default_locale, errors)
     draft.email_field = _email_field(data, draft.fields, errors)
     return draft, errors

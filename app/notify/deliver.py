@@ -26,6 +26,7 @@ from app.notify import digest, email, outbox, state, webhook
 from app.notify import settings as notify_settings
 from app.notify.message import Notice, webhook_payload
 from app.notify.outbox import Outcome
+from app.replies import delivery as replies
 
 log = logging.getLogger(__name__)
 
@@ -131,12 +132,14 @@ class Channels:
         """One attempt on the delivery's channel, with the settings in force at the batch's start (its
         form's recipients and webhook where it sets them)."""
         config, now = self._config.for_form(notice.form), clock.now()
+        if replies.is_reply(notice.delivery):  # to the person who wrote, not the site's recipients
+            if not email.configured():
+                return Outcome("e-mail not configured")
+            return Outcome(replies.send(notice.delivery, notice.inquiry, self._mail_relay))
         if notice.delivery.channel == "email":
             if not config.emails or not email.configured():
                 return Outcome("e-mail not configured")
-            if self._relay is None:
-                self._relay = self._stack.enter_context(email.Relay())
-            return self._relay.send(email.build(notice, config.emails, now))
+            return self._mail_relay().send(email.build(notice, config.emails, now))
         if not config.webhook_url or not config.secret:
             return Outcome("webhook not configured")
         poster = self._posters.get(config.webhook_url)
@@ -144,6 +147,11 @@ class Channels:
             poster = self._posters[config.webhook_url] = self._stack.enter_context(
                 webhook.Poster(config.webhook_url, config.secret))
         return poster.send(notice.delivery.idempotency_key, webhook_payload(notice, now), now)
+
+    def _mail_relay(self) -> email.Relay:
+        if self._relay is None:
+            self._relay = self._stack.enter_context(email.Relay())
+        return self._relay
 
 
 def _deliver_digest(first: Notice, lease_until, config: notify_settings.Notifications) -> tuple[str, set[int]]:
@@ -176,6 +184,8 @@ def _record(attempts: list[tuple[Delivery, Outcome, datetime]], lease_until) -> 
     with db.transaction(write=True) as session:
         statuses = outbox.finish(session, [(row, outcome, at, _jitter()) for row, outcome, at in attempts],
                                  lease_until)
+        replies.record(session, [(row, status, at)
+                                 for (row, _outcome, at), status in zip(attempts, statuses, strict=True)])
     for (row, outcome, _at), status in zip(attempts, statuses, strict=False):
         result = "ok" if outcome.ok else "retry" if status == DeliveryStatus.PENDING else "failed"
         log.info("delivery %s channel=%s kind=%s outcome=%s attempt=%d%s", row.id, row.channel, row.kind, result,

@@ -44,8 +44,8 @@ def batches(config: Notifications, form) -> bool:
 def applies(notice: Notice, config: Notifications) -> bool:
     """Whether this delivery goes out in a digest: an inquiry's e-mail to the site's recipients with an
     interval set, or one held back by the hourly cap (``outbox.CAPPED``)."""
-    if notice.delivery.channel != "email" or notice.is_test:
-        return False
+    if notice.delivery.channel != "email" or notice.delivery.kind not in (outbox.INQUIRY, outbox.CAPPED):
+        return False  # a test, a reply or an acknowledgement (``app.replies``) goes on its own
     return notice.delivery.kind == outbox.CAPPED or batches(config, notice.form)
 
 

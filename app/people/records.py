@@ -6,10 +6,13 @@ The JSON shape is stable (``FORMAT``; docs/people.md documents it)::
      "inquiries": [{"id": 1, "status": "inbox", "received_at": "...Z", "name": "...",
                     "email": "...", "message": "...", "user_agent": "..." or null,
                     "legal_hold": false, "hold_reason": null, "hold_by": null, "held_at": null,
-                    "audit": [{"at": "...Z", "admin": "...", "action": "...", "detail": "..."}]}]}
+                    "audit": [{"at": "...Z", "admin": "...", "action": "...", "detail": "..."}],
+                    "replies": [{"kind": "reply" or "ack", "at": "...Z", "admin": "..." or null,
+                                 "status": "queued", "sent_at": "...Z" or null, "subject": "...", "body": "..."}]}]}
 
-The CSV has one row per inquiry (``HEADER``), its audit entries in the last
-cell, one per line, every free-text cell neutralised as in the main export.
+The CSV has one row per inquiry (``HEADER``), its audit entries in one cell,
+one per line, and the e-mails sent to the person (``app.replies``) in the
+last, every free-text cell neutralised as in the main export.
 
 Paging follows the inbox's export (``app.admin.export``, with ``app.csvstream``): the ids are read
 first, in one short transaction; then each page of ``PAGE_SIZE`` is read in
@@ -30,20 +33,20 @@ from sqlalchemy import select
 
 from app import clock, db
 from app.csvstream import PAGE_SIZE, Chunks, neutralise
-from app.models import AuditEntry, Inquiry
+from app.models import Admin, AuditEntry, Inquiry, Reply
 from app.people import lookup
 
 FORMAT = "sundown.person-export.v1"
 HEADER = ("id", "status", "received_utc", "name", "email", "message", "user_agent",
-          "legal_hold", "hold_reason", "hold_by", "held_utc", "audit")
+          "legal_hold", "hold_reason", "hold_by", "held_utc", "audit", "replies")
 
 
 class PersonChanged(RuntimeError):
     """The person's inquiries changed while their export streamed; the export stops unfinished."""
 
 
-def pages(app: Flask, address: str) -> Iterator[list[tuple[Inquiry, list[AuditEntry]]]]:
-    """The person's inquiries with their audit entries, ``PAGE_SIZE`` at a time, oldest first."""
+def pages(app: Flask, address: str) -> Iterator[list[tuple[Inquiry, list[AuditEntry], list[dict]]]]:
+    """The person's inquiries with their audit entries and replies, ``PAGE_SIZE`` at a time, oldest first."""
     with app.app_context(), db.transaction() as session:
         ids = lookup.ids_of(session, address)
     for start in range(0, len(ids), PAGE_SIZE):
@@ -53,7 +56,22 @@ def pages(app: Flask, address: str) -> Iterator[list[tuple[Inquiry, list[AuditEn
             if len(found) != len(wanted):
                 raise PersonChanged(f"{len(wanted) - len(found)} inquiries went while the export streamed")
             audit = lookup.audit_of(session, wanted)
-        yield [(found[inquiry_id], audit[inquiry_id]) for inquiry_id in wanted]
+            replies = _replies_of(session, wanted)
+        yield [(found[inquiry_id], audit[inquiry_id], replies.get(inquiry_id, [])) for inquiry_id in wanted]
+
+
+def _replies_of(session, ids: list[int]) -> dict[int, list[dict]]:
+    """The replies and acknowledgements sent about each of ``ids``, oldest first, in the export's shape."""
+    rows = session.execute(
+        select(Reply, Admin.name).outerjoin(Admin, Admin.id == Reply.admin_id)
+        .where(Reply.inquiry_id.in_(ids)).order_by(Reply.created_at, Reply.id)
+    ).all()
+    found: dict[int, list[dict]] = {}
+    for reply, admin in rows:
+        found.setdefault(reply.inquiry_id, []).append({
+            "kind": reply.kind, "at": iso(reply.created_at), "admin": admin, "status": reply.status,
+            "sent_at": iso(reply.sent_at), "subject": reply.subject, "body": reply.body})
+    return found
 
 
 def stream_json(app: Flask, address: str) -> Iterator[bytes]:
@@ -64,14 +82,14 @@ def stream_json(app: Flask, address: str) -> Iterator[bytes]:
     yield (json.dumps(head, ensure_ascii=False)[:-1] + ', "inquiries": [').encode("utf-8")
     separator = "\n"
     for page in pages(app, address):
-        for inquiry, audit in page:
-            yield (separator + json.dumps(as_record(inquiry, audit), ensure_ascii=False)).encode("utf-8")
+        for inquiry, audit, replies in page:
+            yield (separator + json.dumps(as_record(inquiry, audit, replies), ensure_ascii=False)).encode("utf-8")
             separator = ",\n"
     yield b"\n]}\n"
 
 
-def as_record(inquiry: Inquiry, audit: list[AuditEntry]) -> dict:
-    """One inquiry and its audit entries in the export's JSON shape."""
+def as_record(inquiry: Inquiry, audit: list[AuditEntry], replies: list[dict] | None = None) -> dict:
+    """One inquiry, its audit entries and its replies in the export's JSON shape."""
     return {
         "id": inquiry.id,
         "status": inquiry.status,
@@ -88,6 +106,7 @@ def as_record(inquiry: Inquiry, audit: list[AuditEntry]) -> dict:
             {"at": iso(entry.created_at), "admin": entry.admin_name, "action": entry.action, "detail": entry.detail}
             for entry in audit
         ],
+        "replies": replies or [],
     }
 
 
@@ -96,12 +115,14 @@ def stream_csv(app: Flask, address: str) -> Iterator[bytes]:
     chunks = Chunks(HEADER)
     yield chunks.take()
     for page in pages(app, address):
-        chunks.writer.writerows(as_row(inquiry, audit) for inquiry, audit in page)
+        chunks.writer.writerows(as_row(inquiry, audit, replies) for inquiry, audit, replies in page)
         yield chunks.take()
 
 
-def as_row(inquiry: Inquiry, audit: list[AuditEntry]) -> tuple:
+def as_row(inquiry: Inquiry, audit: list[AuditEntry], replies: list[dict] | None = None) -> tuple:
     """One inquiry as a CSV record, every free-text cell neutralised against formulas."""
+    sent = "\n\n".join(f"{each['at']} {each['kind']} {each['status']} {each['admin'] or ''}\n{each['subject']}\n"
+                       f"{each['body']}" for each in replies or [])
     entries = "\n".join(
         f"{_utc_text(entry.created_at)} {entry.admin_name}: {entry.action} ({entry.detail})" for entry in audit
     )
@@ -109,7 +130,7 @@ def as_row(inquiry: Inquiry, audit: list[AuditEntry]) -> tuple:
         inquiry.id, inquiry.status, _utc_text(inquiry.created_at), neutralise(inquiry.name),
         neutralise(inquiry.email), neutralise(inquiry.message), neutralise(inquiry.user_agent),
         "yes" if inquiry.legal_hold else "no", neutralise(inquiry.hold_reason), neutralise(inquiry.hold_by),
-        _utc_text(inquiry.held_at), neutralise(entries),
+        _utc_text(inquiry.held_at), neutralise(entries), neutralise(sent),
     )
 
 

@@ -131,7 +131,8 @@ def test_hold_delete_and_export_csv(server, page, authenticator, shot):
     rows = list(csv.DictReader(io.StringIO(raw.decode("utf-8-sig"))))
     by_name = {row["name"]: row for row in rows}
     assert list(rows[0]) == [
-        "id", "received_utc", "name", "email", "message", "legal_hold", "hold_reason", "hold_by",
+        "id", "received_utc", "name", "email", "message", "legal_hold", "hold_reason", "hold_by", "replies",
+        "last_reply_utc",
     ]
     assert by_name["Hanna Held"]["legal_hold"] == "yes"
     assert by_name["Hanna Held"]["hold_reason"] == "Open legal claim 2026-17"

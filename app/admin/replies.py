@@ -1,0 +1,61 @@
+"""Replying from the inbox: ``POST /admin/inquiries/<id>/reply``, behind the admin login like every page
+under /admin, CSRF-checked like every admin form; the reply itself is ``app.replies``'."""
+
+from __future__ import annotations
+
+from flask import flash, redirect, url_for
+from flask import request as http_request
+from flask_babel import get_locale
+from flask_babel import gettext as _
+from flask_login import current_user
+from sqlalchemy import update
+from werkzeug.exceptions import BadRequest
+
+from app import clock, db
+from app.admin import audit, bp
+from app.admin.inbox import render_detail
+from app.admin.inquiries import get_inquiry_or_404
+from app.models import Inquiry
+from app.notify.hook import wake
+from app.replies import REPLY, compose, sending
+from app.retention import visible_now
+
+
+@bp.post("/inquiries/<int:inquiry_id>/reply")
+def send_reply(inquiry_id: int):
+    """Queue the admin's reply to the person who wrote; the inquiry becomes answered; audited."""
+    inquiry = get_inquiry_or_404(inquiry_id)
+    if not compose.available(inquiry):
+        raise BadRequest(_("This inquiry cannot be answered from the inbox: e-mail is not set up, it has no "
+                           "address, or it is in the spam folder."))
+    written, errors = compose.check(http_request.form)
+    if errors:
+        return render_detail(inquiry, reply_draft=written, reply_errors=errors), 422
+    with db.transaction(write=True) as session:
+        if not _still_visible(session, inquiry_id):
+            raise BadRequest(_("This inquiry was deleted meanwhile: nothing was sent."))
+        sending.queue(session, inquiry_id, REPLY, written.subject, written.body, str(get_locale()),
+                      compose.reply_to(current_user.email), current_user.id)
+        _mark_answered(session, inquiry_id)
+        audit.record(session, "reply_sent", 1, f"inquiry #{inquiry_id}")
+    wake()
+    flash(_("Reply queued: it is sent in a moment, and its state is shown below."))
+    return redirect(url_for("admin.detail", inquiry_id=inquiry_id, _anchor="replies"), 303)
+
+
+def _still_visible(session, inquiry_id: int) -> bool:
+    """Whether the inquiry is still there and visible, inside the write transaction: a no-op update, so on
+    PostgreSQL it also locks the row, and a delete racing the reply waits instead of failing its foreign key."""
+    return session.execute(
+        update(Inquiry).where(Inquiry.id == inquiry_id, visible_now(session, None)).values(id=Inquiry.id),
+        execution_options={"synchronize_session": False, "preserve_rowcount": True},
+    ).rowcount == 1
+
+
+def _mark_answered(session, inquiry_id: int) -> None:
+    """Answered by this admin, now, unless it was already (``app.admin.workflow``'s meaning)."""
+    session.execute(
+        update(Inquiry).where(Inquiry.id == inquiry_id, Inquiry.answered_at.is_(None))
+        .values(answered_at=clock.now(), answered_by=current_user.id),
+        execution_options={"synchronize_session": False},
+    )

@@ -1,0 +1,66 @@
+"""Replies through the outbox: queued with their e-mail's outbox row, sent to the person, outcome kept.
+
+A reply (or an acknowledgement) is one ``replies`` row and one ``deliveries``
+row (channel ``email``, kind ``reply`` or ``ack``) written in the caller's
+transaction, so a commit means a send, with the notifications' lease,
+retries and delivery health (``app.notify.outbox``). The send loop
+(``app.notify.deliver``) hands these rows to ``app.replies.delivery``, which mails
+each to the inquiry's address, never to the site's recipients, and
+never in a digest (``app.replies.delivery``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import insert, select
+from sqlalchemy.orm import Session
+
+from app import clock
+from app.models import Admin, Delivery, DeliveryStatus, Reply
+from app.notify.outbox import new_key
+from app.replies import message
+from app.replies.delivery import FAILED, QUEUED, RETRYING, SENT
+
+
+def queue(session: Session, inquiry_id: int, kind: str, subject: str, body: str, locale: str,
+          reply_to: str | None = None, admin_id: int | None = None) -> int:
+    """Add a reply and its outbox row in the caller's transaction; the reply's id."""
+    now = clock.now()
+    delivery_id = session.execute(insert(Delivery).values(
+        inquiry_id=inquiry_id, channel="email", kind=kind, status=DeliveryStatus.PENDING, attempts=0,
+        next_attempt_at=now, idempotency_key=new_key(), created_at=now,
+    ).returning(Delivery.id)).scalar_one()
+    return session.execute(insert(Reply).values(
+        inquiry_id=inquiry_id, admin_id=admin_id, kind=kind, subject=subject, body=body, locale=locale,
+        reply_to=reply_to, message_id=message.new_message_id(), status=QUEUED, delivery_id=delivery_id,
+        created_at=now,
+    ).returning(Reply.id)).scalar_one()
+
+
+@dataclass(frozen=True)
+class Shown:
+    """A reply as the detail page shows it: its state (queued, sent, retrying, failed), last error, author."""
+
+    reply: Reply
+    state: str
+    attempts: int
+    last_error: str | None
+    author: str | None
+
+
+def of_inquiry(session: Session, inquiry_id: int) -> list[Shown]:
+    """The replies and acknowledgements sent about an inquiry, oldest first, with their outbox state."""
+    rows = session.execute(
+        select(Reply, Delivery.status, Delivery.attempts, Delivery.last_error, Admin.name)
+        .outerjoin(Delivery, Delivery.id == Reply.delivery_id).outerjoin(Admin, Admin.id == Reply.admin_id)
+        .where(Reply.inquiry_id == inquiry_id).order_by(Reply.created_at, Reply.id)
+    ).all()
+    return [Shown(reply, _state(reply, status, attempts or 0), attempts or 0, error, author)
+            for reply, status, attempts, error, author in rows]
+
+
+def _state(reply: Reply, status: str | None, attempts: int) -> str:
+    if reply.status in (SENT, FAILED) or status is None:
+        return reply.status
+    return RETRYING if attempts else QUEUED
