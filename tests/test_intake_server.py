@@ -11,6 +11,7 @@ test wants them to.
 
 from __future__ import annotations
 
+import errno
 import itertools
 import json
 import re
@@ -81,6 +82,10 @@ class Server:
                 sock.shutdown(socket.SHUT_WR)
             except (BrokenPipeError, ConnectionResetError):
                 pass  # the server answered (413) and closed before taking it all
+            except OSError as error:
+                if error.errno != errno.ENOTCONN:
+                    raise
+                # the server's close arrived between our last send and our shutdown
             chunks = []
             while True:
                 try:
