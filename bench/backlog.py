@@ -18,10 +18,18 @@ cleanup ÷ idle before a delete); the longest any scheduled submission
 waited during a run; failed submissions. Then the shipped defaults
 (10 s budget, 60 s retry): how long the backlog takes to clear, in runs.
 
+At the sizes in ``backlog_forms_sizes`` the alternated trials run again on a
+copy whose inquiries are spread in turn over twenty forms, Contact (the
+site's 180 days) and nineteen with retentions of their own (105 to 195
+days: between the recent rows and the expired ones, so the one DELETE and
+the cleanup's twenty cutoffs remove the same rows), reported under
+``<kind>@<size>/20 forms`` with the same goals.
+
 Controls on SQLite, each one run on ``control_rows`` with ``control_seconds``
 of time budget, which must fail the latency figures: ``one_batch`` (the
 whole backlog in one batch, as a run whose batches were not sized by time
-would do). ``stock_lock`` (live writers on SQLite's stock busy handler) is
+would do), once on the one-form backlog and once over twenty forms
+(``one_batch_forms``). ``stock_lock`` (live writers on SQLite's stock busy handler) is
 served by ``bench.wsgi`` for manual runs but is no control: with 30 ms
 batches it stalled writers 6.6 s on a loaded machine and 66 ms on a quiet
 one, so it cannot be relied on to fail.
@@ -31,6 +39,7 @@ from __future__ import annotations
 
 import json
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -47,6 +56,10 @@ ORDER = ("delete", "cleanup", "cleanup", "delete", "delete", "cleanup")
 WARM = 1.5  # seconds of traffic before the idle window (each worker learns when the claim is due)
 TAIL = 0.5  # seconds of traffic after the delete
 INTERVAL = 3600  # the shipped CLEANUP_INTERVAL
+# The nineteen forms after Contact (the site's 180 days): each its own retention, all of them between the
+# newest expired row (200 days) and the oldest recent one (100), so the benchmark's one DELETE at 180 days
+# removes the very rows the cleanup's twenty cutoffs do.
+FORM_DAYS = tuple(range(105, 200, 5))
 # name: (label, served variant, settings). A batch as big as the backlog is one long write lock.
 CONTROLS = {
     "the whole backlog in one batch (batches not sized by time)": ("one_batch", "shipped",
@@ -92,20 +105,49 @@ def run(ctx) -> None:
             cleanups = sorted((t for t in trials if t.method == "cleanup"), key=lambda t: t.rate)
             pictures[kind] = cleanups[len(cleanups) // 2]
             shipped_defaults(ctx, template, label)
+            if rows in ctx.sizes["backlog_forms_sizes"]:
+                over_forms(ctx, template, label, rows)
     for name, (label, variant, settings) in CONTROLS.items():
-        control = Control(name, label)
         template = ctx.template("sqlite", ctx.sizes["control_rows"])
-        trial = _trial(ctx, template, "cleanup", label, variant=variant, budget=ctx.sizes["control_seconds"],
-                       **settings)
-        control.figures += report_latency(ctx, "sqlite", [trial], [], variant=label)
-        ctx.report.control(control)
+        _control(ctx, Control(name, label), template, variant, settings)
+        with spread_over_forms(template) as database:
+            _control(ctx, Control(f"{name}, over twenty forms", f"{label}_forms"), database, variant, settings)
     if ctx.write_docs:
         ctx.report.picture = write_backlog_picture(pictures, sizes[-1], WARM)
+
+
+def _control(ctx, control: Control, template, variant: str, settings: dict) -> None:
+    """One cleanup run of the broken ``variant`` on a copy of ``template``: must fail the latency figures."""
+    trial = _trial(ctx, template, "cleanup", control.variant, variant=variant, budget=ctx.sizes["control_seconds"],
+                   **settings)
+    control.figures += report_latency(ctx, "sqlite", [trial], [], variant=control.variant)
+    ctx.report.control(control)
 
 
 def sized(kind: str, rows: int) -> str:
     """A figure's database column with the backlog's size: ``sqlite@50k``."""
     return f"{kind}@{rows // 1000}k" if rows % 1000 == 0 else f"{kind}@{rows}"
+
+
+def over_forms(ctx, template, label: str, rows: int) -> None:
+    """The alternated trials again, on the backlog spread over twenty forms with retentions of their own,
+    reported as ``<label>/20 forms``."""
+    with spread_over_forms(template) as database:
+        trials = [_trial(ctx, database, method, f"forms_{method}{i}") for i, method in enumerate(_order(ctx))]
+        report_trials(ctx, f"{label}/{len(FORM_DAYS) + 1} forms", trials, rows)
+
+
+@contextmanager
+def spread_over_forms(template):
+    """A copy of ``template`` whose inquiries are spread in turn over Contact and the ``FORM_DAYS`` forms;
+    dropped afterwards."""
+    database = template.copy(f"backlog_forms_{template.kind}")
+    try:
+        forms = database.add_forms({"contact": None, **{f"form-{days}": days for days in FORM_DAYS}})
+        database.spread_over_forms(sorted(forms.values()))
+        yield database
+    finally:
+        database.drop()
 
 
 def _order(ctx) -> list[str]:

@@ -22,6 +22,7 @@ FULL = {
     "backlog_rows": 50_000,  # expired, plus a tenth as many recent rows: the template the other modules copy
     "backlog_sizes": (50_000, 150_000, 300_000),  # the backlog module's sizes: how its figures grow
     "backlog_trials": 2,  # of each, per size: plain DELETE and cleanup run, alternated
+    "backlog_forms_sizes": (50_000, 150_000),  # those run again over twenty forms (bench/backlog.over_forms)
     "secure_delete_trials": 3,  # of each: on and off, alternated
     "rate": 40.0,  # scheduled submissions per second during backlog trials
     "idle_seconds": 20.0,  # of open-loop traffic before each trial's delete starts
@@ -42,6 +43,7 @@ FULL = {
 QUICK = {  # a smoke run under 5 minutes: figures with few samples, every control still run
     "backlog_rows": 5_000,
     "backlog_sizes": (5_000, 10_000, 20_000),
+    "backlog_forms_sizes": (5_000, 20_000),
     "backlog_trials": 2,
     "secure_delete_trials": 1,  # of each: on and off
     "rate": 40.0,
@@ -79,7 +81,8 @@ class Context:
         sizes = QUICK if self.quick else FULL
         if self.rows is None:
             return sizes
-        return {**sizes, "backlog_rows": self.rows, "backlog_sizes": (self.rows,), "control_rows": self.rows}
+        return {**sizes, "backlog_rows": self.rows, "backlog_sizes": (self.rows,), "backlog_forms_sizes": (self.rows,),
+                "control_rows": self.rows}
 
     def cluster(self) -> Cluster:
         """The run's PostgreSQL cluster, started on first use."""

@@ -19,6 +19,7 @@ import sqlalchemy as sa
 
 from app.db import WRITE_OPTION, make_engine
 from app.migrate import upgrade
+from app.models import Form, Inquiry
 from devtools.realistic import Rows, expired_span
 
 COLUMNS = ("name", "email", "message", "user_agent", "created_at", "legal_hold")
@@ -202,6 +203,30 @@ class Database:
         columns = ", ".join(COLUMNS)
         with self.engine.begin() as conn:
             conn.exec_driver_sql(f"INSERT INTO submissions ({columns}) SELECT {columns} FROM {STASH}")
+        self.settle()
+
+    def add_forms(self, retentions: dict[str, int | None]) -> dict[str, int]:
+        """Forms after Contact (migration 0009's, id 1), each with Contact's fields and its retention in days
+        (``None``: the site's), Contact's own from ``retentions["contact"]`` if given; return {slug: id}."""
+        table = Form.__table__
+        with self.engine.begin() as conn:
+            fields = conn.execute(sa.select(table.c.fields).where(table.c.id == 1)).scalar_one()
+            now = utcnow()
+            conn.execute(table.insert(), [
+                {"slug": slug, "title": {"en": slug.replace("-", " ").title()}, "description": {},
+                 "fields": fields, "email_field": "email", "enabled": True, "retention_days": days,
+                 "created_at": now, "updated_at": now}
+                for slug, days in retentions.items() if slug != "contact"])
+            if "contact" in retentions:
+                conn.execute(table.update().where(table.c.id == 1).values(retention_days=retentions["contact"]))
+            return dict(conn.execute(sa.select(table.c.slug, table.c.id)).all())
+
+    def spread_over_forms(self, forms: list[int]) -> None:
+        """Give the inquiries the ``forms`` in turn by id (``id % len(forms)``), then settle."""
+        table = Inquiry.__table__
+        choice = sa.case({i: form for i, form in enumerate(forms)}, value=table.c.id % len(forms))
+        with self.engine.begin() as conn:
+            conn.execute(table.update().values(form_id=choice))
         self.settle()
 
     # --- reading and setting -------------------------------------------------

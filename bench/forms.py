@@ -130,7 +130,7 @@ def _load(ctx, size: int):
     databases = {kind: ctx.database(kind, f"forms_{size}") for kind in KINDS}
     forms = {}
     for database in databases.values():
-        forms = _add_forms(database)
+        forms = database.add_forms({slug: days for slug, (_, days) in FORMS.items()})
         database.dispose()  # each thread opens its own connections
     data = Loaded(list(_rows(size, forms)), forms)
     started = time.perf_counter()
@@ -139,20 +139,6 @@ def _load(ctx, size: int):
     print(f"# forms: loaded {size} realistic rows in {time.perf_counter() - started:.0f} s (at once: "
           + ", ".join(f"{kind} {s:.0f} s" for kind, s in seconds.items()) + ")", flush=True)
     return databases, data
-
-
-def _add_forms(database) -> dict[str, int]:
-    """Forms 2.. after Contact, each with Contact's fields and its retention; {slug: id}."""
-    table = Form.__table__
-    with database.engine.begin() as conn:
-        fields = conn.execute(table.select().where(table.c.id == 1)).mappings().one()["fields"]
-        now = utcnow()
-        conn.execute(table.insert(), [
-            {"slug": slug, "title": {"en": slug.replace("-", " ").title()}, "description": {}, "fields": fields,
-             "email_field": "email", "enabled": True, "retention_days": days, "created_at": now, "updated_at": now}
-            for slug, (_, days) in FORMS.items() if slug != "contact"])
-        conn.execute(table.update().where(table.c.id == 1).values(retention_days=FORMS["contact"][1]))
-        return dict(conn.execute(table.select().with_only_columns(table.c.slug, table.c.id)).all())
 
 
 def _rows(size: int, forms: dict[str, int], seed: int = 1):
