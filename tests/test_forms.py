@@ -79,12 +79,23 @@ def test_preview_shows_the_form_and_saves_nothing(admin_client, query):
     ({"type": "text", "key": "website", "label-en": "X"}, "field-0-key", "not website"),
     ({"type": "number", "key": "n", "label-en": "N", "min": "5", "max": "1"}, "field-0-max", "not be below"),
     ({"type": "text", "key": "t", "label-en": "T", "max": "999"}, "field-0-max", "At most 200"),
+    ({"type": "text", "key": "t", "label-en": "T" * 501}, "field-0-label-en", "(this has 501)"),
 ])
 def test_bad_definitions_get_a_clear_message_next_to_their_input(admin_client, query, field, input_name, message):
     response = admin_client.post("/admin/forms/new", data=editor_post(admin_client, "/admin/forms/new", [field]))
     page = response.get_data(as_text=True)
     assert response.status_code == 422 and message in page and f'id="{input_name}-error"' in page
     assert f'href="#{input_name}"' in page  # the summary links to the input
+    assert query(select(Form.slug)) == ["contact"]
+
+
+def test_a_text_over_its_length_is_refused_and_kept_as_typed_not_cut_short(admin_client, query):
+    long_text = "Thank you. " * 200  # 2200 characters: the acknowledgement's limit is 2000
+    data = editor_post(admin_client, "/admin/forms/new", [QUOTE_FIELDS[0]], **{"ack_text-en": long_text})
+    response = admin_client.post("/admin/forms/new", data=data)
+    page = response.get_data(as_text=True)
+    assert response.status_code == 422 and "At most 2000 characters (this has 2199)." in page
+    assert long_text.strip() in page  # the whole text is still in the editor
     assert query(select(Form.slug)) == ["contact"]
 
 

@@ -84,10 +84,10 @@ def read(data: Any, locales: tuple[str, ...], default_locale: str) -> tuple[Draf
     if not SLUG.match(draft.slug):
         errors["slug"] = _("Use 1 to 60 lowercase letters, digits and hyphens, starting and ending with a letter "
                            "or digit.")
-    draft.title = _texts(data, "title", locales, TITLE_LENGTH)
+    draft.title = _texts(data, "title", locales, TITLE_LENGTH, errors)
     if not draft.title.get(default_locale):
         errors[f"title-{default_locale}"] = _("Give the form a title.")
-    draft.description = _texts(data, "description", locales, DESCRIPTION_LENGTH)
+    draft.description = _texts(data, "description", locales, DESCRIPTION_LENGTH, errors)
     draft.enabled = data.get("enabled") == "1"
     draft.retention_days = _days(data, "retention_days", errors)
     draft.spam_retention_days = _days(data, "spam_retention_days", errors)
@@ -97,15 +97,23 @@ def read(data: Any, locales: tuple[str, ...], default_locale: str) -> tuple[Draf
     draft.thanks_url = _thanks_url(data, draft.allowed_origins, errors)
     draft.ack_enabled = data.get("ack_enabled") == "1"
     draft.ack_include_message = data.get("ack_include_message") == "1"
-    draft.ack_texts = _texts(data, "ack_text", locales, ACK_TEXT_LENGTH)
+    draft.ack_texts = _texts(data, "ack_text", locales, ACK_TEXT_LENGTH, errors)
     draft.fields, draft.rows = _fields(data, locales, default_locale, errors)
     draft.email_field = _email_field(data, draft.fields, errors)
     return draft, errors
 
 
-def _texts(data: Any, name: str, locales: tuple[str, ...], limit: int) -> Texts:
-    return {locale: data.get(f"{name}-{locale}", "").strip()[:limit] for locale in locales
-            if data.get(f"{name}-{locale}", "").strip()}
+def _texts(data: Any, name: str, locales: tuple[str, ...], limit: int, errors: dict[str, str]) -> Texts:
+    """The non-empty texts of ``name`` per locale; one longer than ``limit`` is an error, never cut short."""
+    texts = {}
+    for locale in locales:
+        text = data.get(f"{name}-{locale}", "").strip()
+        if len(text) > limit:
+            errors[f"{name}-{locale}"] = _("At most %(max)s characters (this has %(count)s).", max=limit,
+                                           count=len(text))
+        if text:
+            texts[locale] = text
+    return texts
 
 
 def _days(data: Any, name: str, errors: dict[str, str]) -> int | None:
@@ -197,7 +205,7 @@ def _fields(data: Any, locales: tuple[str, ...], default_locale: str,
         if data.get(prefix + "remove") == "1":
             continue
         key = data.get(prefix + "key", "").strip()
-        label = _texts(data, prefix + "label", locales, LABEL_LENGTH)
+        label = _texts(data, prefix + "label", locales, LABEL_LENGTH, errors)
         if not key and not label and data.get(prefix + "new") == "1":
             continue  # the blank row for a new field, left blank
         parsed = _field(data, prefix, key, label, locales, default_locale, errors)
@@ -232,7 +240,7 @@ def _field(data: Any, prefix: str, key: str, label: Texts, locales: tuple[str, .
     choices = _choices(data, prefix, locales, default_locale, errors) if kind in CHOICE_TYPES else ()
     if kind in CHOICE_TYPES and not choices and prefix + "choices-" + default_locale not in errors:
         errors[prefix + "choices-" + default_locale] = _("Give at least one choice, one per line.")
-    return Field(key=key, type=kind, label=label, help=_texts(data, prefix + "help", locales, HELP_LENGTH),
+    return Field(key=key, type=kind, label=label, help=_texts(data, prefix + "help", locales, HELP_LENGTH, errors),
                  required=kind == "consent" or data.get(prefix + "required") == "1", minimum=minimum,
                  maximum=maximum, choices=choices, default=data.get(prefix + "default", "").strip()[:200])
 
