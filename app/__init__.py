@@ -13,6 +13,7 @@ from flask import Flask
 
 from app import (
     admin,
+    attachments,
     auth,
     background,
     cleanup,
@@ -54,6 +55,7 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
     db.init_app(app)
     i18n.init_app(app)  # gettext in templates and code, one locale per request
     forms.init_app(app)  # the forms the public fills in, each with its fields
+    attachments.init_app(app)  # files sent with inquiries, stored and deleted with them
     embed.init_app(app)  # forms on the owner's own site: allowed origins, CORS for embed.js
     intake.init_app(app)  # every body received whole and bounded, before anything parses it
     security.init_app(app)

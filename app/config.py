@@ -24,6 +24,7 @@ from sqlalchemy.exc import ArgumentError
 # None of these imports this module (no cycle): ratelimit and retention need only
 # app.clock, app.db, app.dialect and app.models.
 from app import db, i18n
+from app.attachments.rules import DEFAULT_TYPES, parse_types
 from app.parsing import ConfigurationError, parse_address, parse_emails, parse_secret, parse_smtp_url, parse_webhook_url
 from app.ratelimit import parse_limits
 from app.retention import MAX_DAYS, MIN_DAYS
@@ -67,6 +68,8 @@ DEFAULTS: dict[str, Any] = {
     "REPLY_TO": None,
     "ACK_HOURLY_CAP": 50,
     "ACK_PER_ADDRESS_SECONDS": 3600,
+    "ATTACHMENT_MAX_BYTES": 10 * 1024 * 1024,
+    "ATTACHMENT_TYPES": ",".join(DEFAULT_TYPES),
     "NOTIFY_EMAILS": None,
     "WEBHOOK_URL": None,
     "WEBHOOK_SECRET": None,
@@ -199,6 +202,10 @@ SETTINGS: list[tuple[str, Callable[[Any], Any], str]] = [
     ("REPLY_TO", _optional(_rule(_string, parse_address)), "unset or an e-mail address, e.g. team@example.org"),
     ("ACK_HOURLY_CAP", _rule(_integer, lambda n: n >= 1), "a whole number of at least 1"),
     ("ACK_PER_ADDRESS_SECONDS", _rule(_integer, lambda n: n >= 3600), "a whole number of seconds, at least 3600"),
+    ("ATTACHMENT_MAX_BYTES", _rule(_integer, lambda n: 1024 <= n <= 100 * 1024 * 1024),
+     "a whole number of bytes from 1024 to 104857600 (100 MB)"),
+    ("ATTACHMENT_TYPES", parse_types,
+     "MIME types, comma-separated, each one that is detected by content, e.g. image/png,application/pdf,text/plain"),
     ("NOTIFY_EMAILS", _optional(parse_emails),
      "unset or e-mail addresses, comma-separated or a JSON list (at most 20)"),
     ("WEBHOOK_URL", _optional(_rule(_string, parse_webhook_url)), "unset or an http:// or https:// URL"),

@@ -20,6 +20,7 @@ import io
 import itertools
 import json
 import re
+import tempfile
 from typing import IO, Any
 
 from flask import Flask, current_app, request
@@ -31,6 +32,7 @@ from werkzeug.wsgi import get_content_length
 MAX_JSON_DEPTH = 32
 READ_SIZE = 64 * 1024
 RECEIVED = "sundown.intake.received"  # the environ key holding the received body
+SPOOLED = "sundown.intake.spooled"  # the temporary file holding a body with files, closed at teardown
 
 # Messages for API clients, translated when shown; the form words its own (app.public).
 TOO_LARGE = _l("The request body is larger than the limit of {limit} bytes.")
@@ -49,6 +51,7 @@ _DEPTH_CHANGE = {"[": 1, "{": 1, "]": -1, "}": -1}
 def init_app(app: Flask) -> None:
     """Receive every request's body whole before any handler (CSRF included) reads it."""
     app.before_request(_receive_any_body)
+    app.teardown_request(_close_spooled)
 
 
 def receives_itself(view):
@@ -73,25 +76,55 @@ def receive() -> bytes:
     ``request.stream`` or ``request.get_data``; calling it again is free.
     """
     environ = request.environ
+    if RECEIVED not in environ:
+        body = io.BytesIO()
+        _receive_into(body, current_app.config["MAX_CONTENT_LENGTH"])
+        environ[RECEIVED] = body.getvalue()
+    return environ[RECEIVED]
+
+
+def receive_with_files(allowance: int) -> None:
+    """Receive a body that may carry files: ``allowance`` bytes more than ``MAX_CONTENT_LENGTH``, as
+    ``receive()`` does, but spooled to a temporary file once past ``MAX_CONTENT_LENGTH``, so that memory
+    stays bounded whatever the upload's size; Werkzeug then spools each file of it again (``app.attachments``).
+    """
+    environ = request.environ
     if RECEIVED in environ:
-        return environ[RECEIVED]
+        return
+    limit = current_app.config["MAX_CONTENT_LENGTH"] + allowance
+    # Open until the request's teardown (``_close_spooled``): a context manager would close it before
+    # Werkzeug parses it.
+    body = environ[SPOOLED] = tempfile.SpooledTemporaryFile(max_size=current_app.config["MAX_CONTENT_LENGTH"])  # noqa: SIM115
+    _receive_into(body, limit)
+    request.max_content_length = limit  # Werkzeug's own check, for this request only
+    environ[RECEIVED] = b""
+
+
+def _close_spooled(_error: BaseException | None) -> None:
+    spooled = request.environ.pop(SPOOLED, None)
+    if spooled is not None:
+        spooled.close()
+
+
+def _receive_into(sink: IO[bytes], limit: int) -> None:
+    """Copy the body into ``sink`` (at most ``limit`` bytes) and make ``sink`` the request's stream."""
+    environ = request.environ
     if "stream" in request.__dict__ or "form" in request.__dict__:
         raise RuntimeError("intake.receive() must run before the body is read")
-    limit = current_app.config["MAX_CONTENT_LENGTH"]
     declared = get_content_length(environ)  # None when chunked or not given
     if declared is not None and declared > limit:
         raise RequestEntityTooLarge(TOO_LARGE.format(limit=limit))
-    if declared is None and not environ.get("wsgi.input_terminated"):
-        body = b""  # no length and a server that does not end the stream: read nothing
-    else:
-        body = _read(environ["wsgi.input"], limit + 1 if declared is None else declared)
-    if len(body) > limit:
+    size = 0
+    if declared is not None or environ.get("wsgi.input_terminated"):
+        # Without a length and with a server that does not end the stream, read nothing.
+        size = _copy(environ["wsgi.input"], limit + 1 if declared is None else declared, sink)
+    if size > limit:
         raise RequestEntityTooLarge(TOO_LARGE.format(limit=limit))
-    if declared is not None and len(body) < declared:
-        raise BadRequest(CUT_SHORT.format(received=len(body), declared=declared))
-    environ.update({"wsgi.input": io.BytesIO(body), "CONTENT_LENGTH": str(len(body)), RECEIVED: body})
+    if declared is not None and size < declared:
+        raise BadRequest(CUT_SHORT.format(received=size, declared=declared))
+    sink.seek(0)
+    environ.update({"wsgi.input": sink, "CONTENT_LENGTH": str(size)})
     environ.pop("HTTP_TRANSFER_ENCODING", None)
-    return body
 
 
 def json_body() -> Any:
@@ -120,19 +153,19 @@ def nested_deeper_than(text: str, most: int) -> bool:
     return max(itertools.accumulate(map(_DEPTH_CHANGE.__getitem__, brackets)), default=0) > most
 
 
-def _read(stream: IO[bytes], most: int) -> bytes:
-    """Read up to ``most`` bytes, until the server's stream ends; 400 if the server cannot frame it."""
-    chunks: list[bytes] = []
+def _copy(stream: IO[bytes], most: int, sink: IO[bytes]) -> int:
+    """Copy up to ``most`` bytes into ``sink``, until the server's stream ends; 400 if the server cannot frame
+    it. Returns how many were copied."""
     size = 0
     try:
         while size < most:
             chunk = stream.read(min(READ_SIZE, most - size))
             if not chunk:
                 break
-            chunks.append(chunk)
+            sink.write(chunk)
             size += len(chunk)
     except ParseException:  # gunicorn: bad chunk size, terminator, extension or trailer
         raise BadRequest(str(BROKEN)) from None
     except (OSError, ValueError):  # gunicorn's NoMoreData, a reset, Werkzeug's dechunker
         raise BadRequest(str(LOST)) from None
-    return b"".join(chunks)
+    return size

@@ -410,3 +410,39 @@ class Reply(Base):
     delivery_id: Mapped[int | None] = mapped_column(ForeignKey("deliveries.id", ondelete="SET NULL"), index=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     sent_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class Attachment(Base):
+    """A file sent with an inquiry (``app.attachments``): its name for display, its type by content, its size.
+
+    The bytes are in ``attachment_chunks``, in the same database, so every
+    replica reads them and a deletion takes them in its own transaction: an
+    inquiry's deletion cascades here, and on to its chunks.
+    """
+
+    __tablename__ = "attachments"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    inquiry_id: Mapped[int] = mapped_column(ForeignKey("submissions.id", ondelete="CASCADE"), index=True)
+    field_key: Mapped[str] = mapped_column(String(40))
+    name: Mapped[str] = mapped_column(String(200))  # sanitised, for display and downloads only
+    content_type: Mapped[str] = mapped_column(String(100))  # detected from the bytes, never the name
+    size: Mapped[int] = mapped_column(Integer)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class AttachmentChunk(Base):
+    """A piece of an attachment's bytes (``app.attachments.store.CHUNK_SIZE``), ``seq`` from 0.
+
+    Pieces keep every statement small: a file is written, read and deleted
+    a piece at a time, so memory and the cleanup's batches stay bounded by
+    bytes (``app.cleanup.targets``), not by a file's size.
+    """
+
+    __tablename__ = "attachment_chunks"
+    __table_args__ = (Index("ix_attachment_chunks_attachment_id_seq", "attachment_id", "seq", unique=True),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    attachment_id: Mapped[int] = mapped_column(ForeignKey("attachments.id", ondelete="CASCADE"))
+    seq: Mapped[int] = mapped_column(Integer)
+    data: Mapped[bytes] = mapped_column(LargeBinary)

@@ -24,6 +24,8 @@ from sqlalchemy.orm import Session
 from werkzeug.exceptions import Forbidden, HTTPException, NotFound, TooManyRequests, UnsupportedMediaType
 
 from app import cleanup, clock, db, embed, errors, i18n, intake, metrics, notify, ratelimit, retention, spam
+from app.attachments import store as attachment_store
+from app.attachments import uploads
 from app.forms import answers as form_answers
 from app.forms import store as form_store
 from app.models import InquiryStatus
@@ -148,7 +150,7 @@ def _submit_page(slug: str | None):
     stored, the text kept.
     """
     try:
-        intake.receive()
+        _receive(slug)
         token = request.form.get(spam.RENDERED_FIELD)
     except HTTPException as refusal:
         return _form_refused(refusal, {}, _lost_message(refusal))
@@ -176,6 +178,7 @@ def _submit_page(slug: str | None):
 
 @bp.post("/api/inquiries")
 @csrf.exempt
+@intake.receives_itself
 def submit_json():
     """Save a JSON inquiry to the site's own form: 201 ``{"ok": true}``, or 422 with an error per field.
 
@@ -188,20 +191,27 @@ def submit_json():
 
 @bp.post("/api/forms/<slug>/inquiries")
 @csrf.exempt
+@intake.receives_itself
 def submit_named_json(slug: str):
-    """Save a JSON inquiry to form ``slug``, as ``submit_json`` does; 404 for an unknown or disabled form."""
+    """Save a JSON inquiry to form ``slug``, as ``submit_json`` does; 404 for an unknown or disabled form.
+
+    A form with a file field also takes ``multipart/form-data``: its answers as fields, its files as files,
+    answered in JSON the same way (413, 415 or 422 with an error per field for files refused)."""
     return _submit_json(slug)
 
 
 def _submit_json(slug: str | None):
-    if not request.is_json:
+    with_files = request.mimetype == "multipart/form-data" and _takes_files(slug)
+    if not request.is_json and not with_files:
         raise UnsupportedMediaType(str(NOT_JSON_TYPE))
     form = form_store.page_form(slug=slug)
     origin = request.headers.get("Origin")
     embedded = None if embed.is_own(origin) else origin
     if embedded is not None and not embed.allowed(form.form, embedded):
         raise Forbidden(str(embed.NOT_ALLOWED) if slug else str(CROSS_ORIGIN))
-    data = intake.json_body()
+    if with_files:
+        _receive(slug)
+    data = request.form if with_files else intake.json_body()
     if not isinstance(data, dict):
         metrics.count_inquiry("invalid")
         return jsonify(ok=False, errors={"_": str(NOT_AN_OBJECT)}), 422
@@ -210,10 +220,11 @@ def _submit_json(slug: str | None):
         metrics.count_inquiry("honeypot")
         return jsonify(ok=True), 201
     clean, field_errors = form_answers.check(form.fields, data)
-    if field_errors:
+    files = _files_of(form, clean)
+    if field_errors or files.errors:
         metrics.count_inquiry("invalid")
-        return jsonify(ok=False, errors=field_errors), 422
-    _save(form, clean, spam.check_solution(data.get(spam.FIELD)), embedded)
+        return jsonify(ok=False, errors={**field_errors, **files.errors}), files.status or 422
+    _save(form, clean, spam.check_solution(data.get(spam.FIELD)), embedded, files.uploads)
     cleanup.trigger("inquiry_api")
     return jsonify(ok=True), 201
 
@@ -265,12 +276,40 @@ def _accept_form(form: form_store.Shown, values: dict, token: str | None, embedd
         metrics.count_inquiry("honeypot")
         return redirect(_thanks_url(form, embedded), 303)
     clean, field_errors = form_answers.check(form.fields, request.form)
-    if field_errors:
+    files = _files_of(form, clean)
+    if field_errors or files.errors:
         metrics.count_inquiry("invalid")
-        return _form_page(values, field_errors, token=token, back=_back_link(form, embedded)), 422
-    _save(form, clean, spam.judge_form(request.form.get(spam.FIELD), token), embedded)
+        shown = _form_page(values, {**field_errors, **files.errors}, token=token, back=_back_link(form, embedded))
+        return shown, files.status or 422
+    _save(form, clean, spam.judge_form(request.form.get(spam.FIELD), token), embedded, files.uploads)
     cleanup.trigger("inquiry_form")
     return redirect(_thanks_url(form, embedded), 303)
+
+
+def _receive(slug: str | None) -> None:
+    """Receive the body whole: with room for files when it is a form's upload (``app.attachments``)."""
+    if request.mimetype == "multipart/form-data" and _takes_files(slug):
+        intake.receive_with_files(2 * current_app.config["ATTACHMENT_MAX_BYTES"])
+    else:
+        intake.receive()
+
+
+def _takes_files(slug: str | None) -> bool:
+    """Whether form ``slug`` has a file field; False when it is not there or cannot be read (refused later)."""
+    try:
+        return any(each.type == "file" for each in form_store.page_form(slug=slug).fields)
+    except (NotFound, DBAPIError, PoolTimeout):
+        return False
+
+
+def _files_of(form: form_store.Shown, clean: dict) -> uploads.Checked:
+    """The submission's files checked (``app.attachments.uploads``); each file field's answer, their names."""
+    config = current_app.config
+    checked = uploads.check(form.fields, request.files, config["ATTACHMENT_MAX_BYTES"], config["ATTACHMENT_TYPES"])
+    for each in form.fields:
+        if each.type == "file":
+            clean[each.key] = [upload.name for upload in checked.uploads if upload.field_key == each.key]
+    return checked
 
 
 def _thanks_url(form: form_store.Shown, embedded: str | None) -> str:
@@ -339,10 +378,11 @@ def _refuse(wait: int) -> NoReturn:
     raise ratelimit.too_many(wait)
 
 
-def _save(form: form_store.Shown, clean: dict, verdict: spam.Verdict, embedded: str | None = None) -> None:
+def _save(form: form_store.Shown, clean: dict, verdict: spam.Verdict, embedded: str | None = None,
+          files: list[uploads.Upload] | tuple = ()) -> None:
     """Count the submission against the rate limits and save the inquiry in the inbox or the spam
-    folder, with its challenge consumed and, for the inbox, its notifications enqueued: one write
-    transaction, so on SQLite a submission takes the write lock once. Over a limit the hit is
+    folder, with its files, its challenge consumed and, for the inbox, its notifications enqueued: one
+    write transaction, so on SQLite a submission takes the write lock once. Over a limit the hit is
     committed alone (refused attempts count) and the answer is 429."""
     default_locale = current_app.config["DEFAULT_LOCALE"]
     stored = form_answers.stored(form.fields, form.form.email_field, clean, str(get_locale()), default_locale)
@@ -353,6 +393,7 @@ def _save(form: form_store.Shown, clean: dict, verdict: spam.Verdict, embedded: 
         wait = _count_submission(session)
         if wait is None:
             inquiry_id, status = spam.save(session, verdict, values)
+            attachment_store.save(session, inquiry_id, files)
             if status == InquiryStatus.INBOX:  # the proof-of-work passed: never spam, honeypot or refused
                 notify.enqueue_inquiries(session, [inquiry_id], form.form)
                 ack.queue_for(session, inquiry_id, form.form, stored, str(get_locale()))

@@ -7,13 +7,16 @@ server; ``add_inquiries`` stores such values in one statement.
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import insert
+from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
-from app.models import DEFAULT_FORM_ID, Inquiry
+from app.attachments import store
+from app.attachments.uploads import Upload
+from app.models import DEFAULT_FORM_ID, Attachment, Inquiry
 
 Clock = Callable[[], datetime]
 
@@ -55,3 +58,12 @@ def add_inquiries(session: Session, rows: Iterable[dict]) -> list[int]:
     ids = list(result.scalars())
     session.commit()
     return ids
+
+
+def add_file(session: Session, inquiry_id: int, data: bytes, name: str = "note.txt",
+             content_type: str = "text/plain") -> int:
+    """Store ``data`` as a file of inquiry ``inquiry_id``, in pieces as intake stores it, and commit; its id."""
+    store.save(session, inquiry_id, [Upload("files", name, content_type, len(data), io.BytesIO(data))])
+    session.commit()
+    return session.scalar(select(Attachment.id).where(Attachment.inquiry_id == inquiry_id)
+                          .order_by(Attachment.id.desc()).limit(1))

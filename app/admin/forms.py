@@ -27,6 +27,7 @@ TYPE_NAMES = {
     "tel": _l("Phone number"), "url": _l("Web address"), "date": _l("Date"),
     "select": _l("Single choice (menu)"), "radio": _l("Single choice (buttons)"),
     "checkboxes": _l("Multiple choice"), "consent": _l("Consent"), "hidden": _l("Hidden"),
+    "file": _l("Files"),
 }
 
 

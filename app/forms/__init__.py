@@ -24,10 +24,11 @@ def init_app(app: Flask) -> None:
     app.jinja_env.globals.update(words=store.words, field_aria=field_aria, input_aria=input_aria)
 
 
-def field_aria(field: Field, errors: dict[str, str], prefix: str = "") -> Markup:
-    """A form field's ``aria-invalid`` and ``aria-describedby`` (its help, its error), as attributes."""
-    hint = f"{prefix}{field.key}-help" if field.help else None
-    return _aria(bool(errors.get(field.key)), hint, f"{prefix}{field.key}-error")
+def field_aria(field: Field, errors: dict[str, str], prefix: str = "", limits: str | None = None) -> Markup:
+    """A form field's ``aria-invalid`` and ``aria-describedby`` (its help, the id of its ``limits`` hint if
+    any, its error), as attributes."""
+    hint = " ".join(each for each in (f"{prefix}{field.key}-help" if field.help else None, limits) if each)
+    return _aria(bool(errors.get(field.key)), hint or None, f"{prefix}{field.key}-error")
 
 
 def input_aria(name: str, errors: dict[str, str], hint: str | None = None) -> Markup:

@@ -14,6 +14,9 @@ turns clean answers into an inquiry's columns:
   language, a consent's wording as shown, a choice's words), with its value,
   or ``in`` naming the column that holds it, so nothing is stored twice when
   one column does.
+
+A file field's files are checked by ``app.attachments.uploads``; here its
+answer is the list of the files' names, and it stays out of ``message``.
 """
 
 from __future__ import annotations
@@ -70,6 +73,8 @@ def _many(data: Any, key: str) -> list[str]:
 
 
 def _check_one(each: Field, data: Any) -> tuple[Answer, str | None]:
+    if each.type == "file":
+        return [], None  # its files are checked by app.attachments.uploads
     if each.type == "checkboxes":
         return _check_checkboxes(each, _many(data, each.key))
     raw = data.get(each.key)
@@ -170,7 +175,7 @@ def stored(fields: tuple[Field, ...], email_key: str | None, clean: dict[str, An
     named = next((each for each in fields if each.key == "name" and each.type == "text"), None)
     if named is not None and named.key not in held_in:
         columns["name"], held_in[named.key] = str(values[named.key]), "name"
-    others = [each for each in fields if each.key not in held_in]
+    others = [each for each in fields if each.key not in held_in and each.type != "file"]
     if len(others) == 1 and others[0].type in ("text", "textarea"):
         columns["message"], held_in[others[0].key] = str(values[others[0].key]), "message"
     else:

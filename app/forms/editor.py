@@ -24,6 +24,7 @@ from app.forms.fields import (
     MAX_CHOICES,
     MAX_FIELDS,
     MAX_LENGTH,
+    MOST_FILES_PER_FIELD,
     RESERVED_KEYS,
     SLUG,
     TEXT_TYPES,
@@ -237,6 +238,9 @@ def _field(data: Any, prefix: str, key: str, label: Texts, locales: tuple[str, .
         errors[prefix + "max"] = _("The maximum must not be below the minimum.")
     if kind in TEXT_TYPES and maximum is not None and maximum > MAX_LENGTH[kind]:
         errors[prefix + "max"] = _("At most %(max)s characters for this type.", max=MAX_LENGTH[kind])
+    if kind == "file" and maximum is not None and not (1 <= maximum <= MOST_FILES_PER_FIELD
+                                                        and float(maximum).is_integer()):
+        errors[prefix + "max"] = _("A file field takes from 1 to %(max)s files.", max=MOST_FILES_PER_FIELD)
     choices = _choices(data, prefix, locales, default_locale, errors) if kind in CHOICE_TYPES else ()
     if kind in CHOICE_TYPES and not choices and prefix + "choices-" + default_locale not in errors:
         errors[prefix + "choices-" + default_locale] = _("Give at least one choice, one per line.")

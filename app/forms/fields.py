@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 TYPES = ("text", "email", "textarea", "number", "tel", "url", "date", "select", "radio", "checkboxes",
-         "consent", "hidden")
+         "consent", "hidden", "file")
 CHOICE_TYPES = frozenset({"select", "radio", "checkboxes"})
 TEXT_TYPES = frozenset({"text", "email", "textarea", "tel", "url", "hidden"})
 # The longest answer each type takes when the form sets no maximum; no form may set more.
@@ -24,6 +24,7 @@ SLUG = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,58}[a-z0-9])?$")
 # Names the form page itself uses: a field may not take them.
 RESERVED_KEYS = frozenset({"website", "altcha", "rendered", "csrf_token", "form"})
 MAX_FIELDS = 40
+FILES_PER_FIELD, MOST_FILES_PER_FIELD = 3, 10  # a file field's number of files: unless set, and at most
 MAX_CHOICES = 50
 
 Texts = dict[str, str]  # locale -> text
@@ -42,7 +43,8 @@ class Field:
     """One question: a ``key`` (the answer's name), a type, its words and its limits.
 
     ``minimum``/``maximum`` are lengths for text types and values for
-    numbers. A consent field's label is its exact wording, stored with the
+    numbers; a file field's ``maximum`` is how many files it takes
+    (``app.attachments.uploads``). A consent field's label is its exact wording, stored with the
     answer. A hidden field carries ``default`` unless the page sets it (a
     campaign tag, say).
     """

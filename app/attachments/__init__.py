@@ -1,0 +1,42 @@
+"""Files sent with inquiries: what a form takes, how they are stored, and how admins read them.
+
+* ``rules``: the types allowed (detected from the bytes, never the name), the
+  display name kept, the ``Content-Disposition`` of a download;
+* ``uploads``: a submission's files checked against its form's file fields
+  and the limits (413 over the size, 415 a type not allowed, 422 too many);
+* ``store``: the bytes in the database in pieces of ``CHUNK_SIZE``, written
+  in the inquiry's own transaction and read a piece at a time.
+
+The bytes live in the database on purpose: every replica reads them with
+no shared volume, and each way an inquiry goes (the cleanup, an admin's
+delete, the spam folder's, an erasure) takes its files in the same
+transaction, by ``ON DELETE CASCADE``, so no row points at a missing file
+and no file outlives its row after a crash. The cleanup deletes an expired
+inquiry's pieces first, in batches of a few megabytes
+(``app.cleanup.targets``), and on SQLite ``secure_delete`` and the forgetting
+after (``app.gone``) leave no copy of the bytes in the file or its WAL.
+"""
+
+from __future__ import annotations
+
+from flask import Flask
+from flask_babel import format_decimal
+
+from app.attachments.rules import PREVIEWED
+from app.attachments.uploads import type_names
+
+
+def init_app(app: Flask) -> None:
+    """Templates get ``file_size`` (bytes in words), the allowed types' names and the types shown inline."""
+    app.jinja_env.filters["file_size"] = file_size
+    app.jinja_env.globals.update(previewed_types=PREVIEWED,
+                                 attachment_type_names=type_names(app.config["ATTACHMENT_TYPES"]))
+
+
+def file_size(size: int) -> str:
+    """``size`` bytes as a person reads it: bytes, KB or MB, in the page's number format."""
+    if size < 1024:
+        return f"{format_decimal(size)} B"
+    if size < 1024 * 1024:
+        return f"{format_decimal(round(size / 1024, 1))} KB"
+    return f"{format_decimal(round(size / (1024 * 1024), 1))} MB"
