@@ -10,9 +10,10 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, event, func, select
 
 from app import cleanup, create_app, db
+from app.attachments import store
 from app.cleanup import claim, runs, state
 from app.clock import epoch_ms
 from app.config import ConfigurationError
@@ -20,6 +21,8 @@ from app.db import get_session
 from app.models import (
     Admin,
     AdminLogin,
+    Attachment,
+    AttachmentChunk,
     AuditEntry,
     CleanupRun,
     Delivery,
@@ -29,7 +32,7 @@ from app.models import (
     Setting,
     UsedChallenge,
 )
-from tests.factories import add_inquiries, aged_inquiries, inquiry
+from tests.factories import add_file, add_inquiries, aged_inquiries, inquiry
 from tests.helpers import query_plan, submit_inquiry
 
 LEDGER = select(CleanupRun).order_by(CleanupRun.id)
@@ -114,15 +117,21 @@ def add_expiring_rows(session, clock) -> None:
 
 def test_every_target_loses_exactly_its_expired_rows(app, db_session, clock):
     add_expiring_rows(db_session, clock)
-    add_inquiries(db_session, aged_inquiries(clock, [181, 179]))
-    add_inquiries(db_session, aged_inquiries(clock, [400], legal_hold=True))
-    add_inquiries(db_session, aged_inquiries(clock, [31, 29], status="spam"))  # spam: 30 days by default
+    inquiry_ids = add_inquiries(db_session, aged_inquiries(clock, [181, 179]))
+    inquiry_ids += add_inquiries(db_session, aged_inquiries(clock, [400], legal_hold=True))
+    inquiry_ids += add_inquiries(db_session, aged_inquiries(clock, [31, 29], status="spam"))  # spam: 30 days
+    piece = store.CHUNK_SIZE
+    for inquiry_id in inquiry_ids:  # the expired ones' files: 3 pieces, then 3 pieces
+        add_file(db_session, inquiry_id, b"x" * (2 * piece + 1))
     with app.app_context():
         run = cleanup.run("test")
     assert json.loads(run.deleted) == {
-        "inquiries": 1, "spam": 1, "used_challenges": 1, "one_time_secrets": 1, "admin_logins": 1,
-        "rate_limits": 1, "deliveries": 1, "cleanup_runs": 1, "audit_entries": 0,
+        "attachment_chunks": 6, "inquiries": 1, "spam": 1, "used_challenges": 1, "one_time_secrets": 1,
+        "admin_logins": 1, "rate_limits": 1, "deliveries": 1, "cleanup_runs": 1, "audit_entries": 0,
     }
+    db_session.rollback()
+    kept = select(Attachment.inquiry_id).join(AttachmentChunk, AttachmentChunk.attachment_id == Attachment.id)
+    assert sorted(db_session.scalars(kept)) == sorted([inquiry_ids[i] for i in (1, 2, 4) for _piece in range(3)])
     db_session.rollback()
     for model in (UsedChallenge, OneTimeSecret, AdminLogin, RateLimit):
         assert db_session.scalar(select(func.min(model.expires_at))) > clock()
@@ -144,6 +153,29 @@ def test_batches_get_through_rows_sharing_one_timestamp(app, db_session, clock, 
         run = cleanup.run("test")
     assert (run.status, json.loads(run.deleted)["inquiries"]) == ("ok", 10)
     assert len(query(INQUIRY_IDS)) == 1
+
+
+def test_files_are_deleted_a_few_megabytes_a_batch_before_their_inquiries(app, db_session, clock, db_kind):
+    [expired] = add_inquiries(db_session, aged_inquiries(clock, [200]))
+    add_file(db_session, expired, b"y" * (store.CHUNK_SIZE * 101))  # 101 pieces: 25 MB
+    statements: list[tuple[str, int]] = []
+
+    def deleting(_conn, cursor, statement, _parameters, _context, _executemany):
+        if statement.lstrip().upper().startswith("DELETE"):
+            statements.append((statement.split()[2], cursor.rowcount))
+
+    engine = db.engine_of(app)
+    event.listen(engine, "after_cursor_execute", deleting)
+    try:
+        with app.app_context():
+            run = cleanup.run("test")
+    finally:
+        event.remove(engine, "after_cursor_execute", deleting)
+    assert json.loads(run.deleted)["attachment_chunks"] == 101 and json.loads(run.deleted)["inquiries"] == 1
+    pieces = [count for table, count in statements if table == "attachment_chunks"]
+    assert pieces == [32, 32, 32, 5]  # FILE_BATCH_BYTES (8 MB) a batch, whatever the database's batch size
+    db_session.rollback()
+    assert db_session.scalar(select(func.count()).select_from(AttachmentChunk)) == 0
 
 
 def test_dry_run_counts_equal_what_the_run_deletes(app, db_session, clock):

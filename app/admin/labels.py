@@ -19,6 +19,7 @@ LABELS = {
     # cleanup targets (app.cleanup.targets)
     "inquiries": lazy_pgettext("cleanup target", "inquiries"),
     "spam": lazy_pgettext("cleanup target", "spam"),
+    "attachment_chunks": lazy_pgettext("cleanup target", "pieces of files (256 KB each)"),
     "used_challenges": lazy_pgettext("cleanup target", "used passkey challenges"),
     "one_time_secrets": lazy_pgettext("cleanup target", "one-time links"),
     "admin_logins": lazy_pgettext("cleanup target", "admin sign-ins"),

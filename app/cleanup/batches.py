@@ -46,12 +46,23 @@ class Moment:
 
 @dataclass(frozen=True)
 class Target:
-    """A table the cleanup empties of expired rows: rows matching ``where(moment)``, oldest ``age`` first."""
+    """A table the cleanup empties of expired rows: rows matching ``where(moment)``, oldest ``age`` first.
+
+    ``most`` caps a batch's rows where rows are heavy (a file's pieces), so a
+    batch stays bounded by bytes too; ``dated`` is False when ``age`` is an
+    id, not a time, and the dry-run then names no oldest row.
+    """
 
     name: str
     model: type
     where: Callable[[Moment], ColumnElement[bool]]
     age: InstrumentedAttribute
+    most: int | None = None
+    dated: bool = True
+
+    def batch_of(self, size: int) -> int:
+        """``size`` rows, or ``most`` if fewer."""
+        return size if self.most is None else min(size, self.most)
 
 
 def delete_batch(
@@ -83,7 +94,7 @@ def count_and_oldest(session: Session, target: Target, moment: Moment) -> tuple[
     count, oldest = session.execute(
         select(func.count(), func.min(target.age)).where(target.where(moment))
     ).one()
-    return count, oldest
+    return count, oldest if target.dated else None
 
 
 def count(session: Session, target: Target, moment: Moment) -> int:
@@ -135,8 +146,8 @@ def delete_all(
 ) -> Progress:
     """Delete every target's expired rows in batches until done, out of time, told to stop, or failing.
 
-    At least one batch always runs; the budget and ``should_stop`` are checked
-    after each batch (``time.monotonic``: a duration, not a date, so not the
+    At least one batch that deletes always runs; the budget and ``should_stop``
+    are checked after each such batch (``time.monotonic``: a duration, not a date, so not the
     app clock). One connection serves the whole run; each batch is its own
     transaction on it, and ``record`` writes the running counts in that same
     transaction, so a crash loses no committed batch's count.
@@ -158,7 +169,8 @@ def delete_all(
                 progress.error = f"{type(exc).__name__} while deleting from {target.name}"
                 log.exception("cleanup batch failed on %s", target.name)
                 return progress
-            if progress.unfinished and must_stop():
+            # An empty target costs one short query: only a batch that deleted something spends the budget.
+            if progress.deleted[target.name] and progress.unfinished and must_stop():
                 return progress
     return progress
 
@@ -173,14 +185,14 @@ def _delete_target(
     must_stop: Callable[[], bool],
 ) -> None:
     """Batches on one target until it has no expired rows left or the run must stop."""
-    start, size = None, limits.batch_size
+    start, size = None, target.batch_of(limits.batch_size)
     while True:
         batch_started = time.monotonic()
         deleted, more, start = _one_batch(connection, target, moment, size, start, progress, record)
         progress.deleted[target.name] += deleted
         plans.after_batch(connection)
         took = time.monotonic() - batch_started
-        size = limits.next_size(size, deleted, took)
+        size = target.batch_of(limits.next_size(size, deleted, took))
         # Pause in proportion to the batch so waiting writers get the lock.
         time.sleep(took * limits.yield_ratio)
         if not more:

@@ -24,7 +24,18 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from sqlalchemy import ColumnElement, Connection, Engine, String, any_, func, literal_column, select, type_coerce
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    Engine,
+    Integer,
+    String,
+    any_,
+    func,
+    literal_column,
+    select,
+    type_coerce,
+)
 from sqlalchemy.exc import OperationalError
 
 from app import search
@@ -140,9 +151,10 @@ def batch_key(connection: Connection, age):
     SQLite stores timestamps as text and orders the index by that text: the
     resume point is compared as the stored text itself, so a row written in
     another timestamp format (no microseconds, say) is neither skipped nor
-    repeated. PostgreSQL compares the typed column.
+    repeated. PostgreSQL compares the typed column, as both do an id.
     """
-    return type_coerce(age, String) if connection.dialect.name == "sqlite" else age
+    is_time = not isinstance(age.type, Integer)
+    return type_coerce(age, String) if connection.dialect.name == "sqlite" and is_time else age
 
 
 def oldest_rows(connection: Connection, model, condition, age, size: int) -> ColumnElement[bool]:

@@ -1,5 +1,10 @@
 """What the cleanup deletes: one target per kind of row, each with its expiry predicate.
 
+Files go first: the pieces of every expired inquiry's files, at most
+``FILE_BATCH_BYTES`` a batch, so that the inquiries' own batches, which
+cascade to their files, find no bytes left to delete and stay as short as
+rows without files (an inquiry can carry 10 MB). Both use the same cutoffs.
+
 Inquiries and spam are two targets on one table, each with its own cutoffs:
 the site's, and one per form with a period of its own. A run's ``Moment``
 carries the inbox cutoffs, fixed when the run took the claim and recorded
@@ -13,14 +18,27 @@ from __future__ import annotations
 from datetime import timedelta
 
 from flask import current_app
-from sqlalchemy import ColumnElement
+from sqlalchemy import ColumnElement, or_, select
 
 from app import db, retention
+from app.attachments.store import CHUNK_SIZE
 from app.cleanup.batches import Moment, Target
-from app.models import AdminLogin, AuditEntry, CleanupRun, Delivery, Inquiry, OneTimeSecret, RateLimit, UsedChallenge
+from app.models import (
+    AdminLogin,
+    Attachment,
+    AttachmentChunk,
+    AuditEntry,
+    CleanupRun,
+    Delivery,
+    Inquiry,
+    OneTimeSecret,
+    RateLimit,
+    UsedChallenge,
+)
 
 LEDGER_KEEP = timedelta(days=90)
 DELIVERIES_KEEP = timedelta(days=30)  # done and failed notifications: the health figures look back this far
+FILE_BATCH_BYTES = 8 * 1024 * 1024  # a file batch's most bytes: as long a transaction as a batch of long messages
 
 
 def spam_expired(moment: Moment) -> ColumnElement[bool]:
@@ -30,12 +48,21 @@ def spam_expired(moment: Moment) -> ColumnElement[bool]:
     return retention.expired_in(retention.SPAM, cutoffs)
 
 
+def files_expired(moment: Moment) -> ColumnElement[bool]:
+    """The pieces of the files of inquiries expired in the inbox or the spam folder at ``moment``."""
+    expired = or_(retention.expired_in(retention.INBOX, moment.cutoff), spam_expired(moment))
+    of_expired = select(Attachment.id).join(Inquiry, Inquiry.id == Attachment.inquiry_id).where(expired)
+    return AttachmentChunk.attachment_id.in_(of_expired)
+
+
 def audit_expired(moment: Moment) -> ColumnElement[bool]:
     """Audit entries older than ``SUNDOWN_AUDIT_RETENTION_DAYS``."""
     return AuditEntry.created_at < moment.now - timedelta(days=current_app.config["AUDIT_RETENTION_DAYS"])
 
 
 TARGETS: tuple[Target, ...] = (
+    Target("attachment_chunks", AttachmentChunk, files_expired, AttachmentChunk.id,
+           most=FILE_BATCH_BYTES // CHUNK_SIZE, dated=False),
     Target("inquiries", Inquiry, lambda m: retention.expired_in(retention.INBOX, m.cutoff), Inquiry.created_at),
     Target("spam", Inquiry, spam_expired, Inquiry.created_at),
     Target("used_challenges", UsedChallenge, lambda m: UsedChallenge.expires_at < m.now, UsedChallenge.expires_at),
