@@ -184,3 +184,65 @@ def test_pieces_are_read_back_one_query_at_a_time(app, clock, db_session):
     assert [len(piece) for piece in pieces] == [store.CHUNK_SIZE, store.CHUNK_SIZE, len(data) - 2 * store.CHUNK_SIZE]
     assert b"".join(pieces) == data
     assert db_session.scalar(select(func.count()).select_from(AttachmentChunk)) == 3
+
+
+def sent_files(admin_client, client) -> int:
+    """An inquiry sent with an image and a text file; its id."""
+    create_form(admin_client)
+    response = client.post("/f/support", data=page_post(client, [(png(), "shot.png"), (b"<b>hi</b>\n", "a.txt")]),
+                           content_type="multipart/form-data")
+    assert response.status_code == 303
+    return _only_inquiry_id(admin_client)
+
+
+def _only_inquiry_id(admin_client) -> int:
+    with admin_client.application.app_context():
+        return db.get_session().scalar(select(Inquiry.id))
+
+
+def test_an_admin_downloads_a_file_whole_with_headers_that_keep_it_inert(admin_client, client, query):
+    inquiry_id = sent_files(admin_client, client)
+    image, text = query(select(Attachment).order_by(Attachment.id))
+    response = admin_client.get(f"/admin/inquiries/{inquiry_id}/files/{text.id}")
+    assert response.status_code == 200 and response.data == b"<b>hi</b>\n"
+    headers = response.headers
+    assert headers["Content-Type"].startswith("text/plain")
+    assert headers["Content-Disposition"] == "attachment; filename=\"a.txt\"; filename*=UTF-8''a.txt"
+    assert headers["Content-Length"] == "10"
+    assert headers["Content-Security-Policy"] == "default-src 'none'; sandbox"
+    assert headers["X-Content-Type-Options"] == "nosniff"
+    assert headers["Cross-Origin-Resource-Policy"] == "same-origin"
+    assert headers["Cache-Control"] == "no-store"
+    preview = admin_client.get(f"/admin/inquiries/{inquiry_id}/files/{image.id}/preview")
+    assert preview.status_code == 200 and preview.data == png()
+    assert preview.headers["Content-Disposition"].startswith("inline;")
+    assert admin_client.get(f"/admin/inquiries/{inquiry_id}/files/{text.id}/preview").status_code == 404
+
+
+def test_the_page_lists_every_file_and_previews_images_only(admin_client, client, query):
+    inquiry_id = sent_files(admin_client, client)
+    image, text = query(select(Attachment).order_by(Attachment.id))
+    page = admin_client.get(f"/admin/inquiries/{inquiry_id}").get_data(as_text=True)
+    assert f'src="/admin/inquiries/{inquiry_id}/files/{image.id}/preview"' in page
+    assert f'src="/admin/inquiries/{inquiry_id}/files/{text.id}/preview"' not in page
+    assert "Download shot.png" in page and "Download a.txt" in page
+    assert "10 B, text/plain" in page
+
+
+def test_files_are_for_logged_in_admins_and_only_under_their_own_inquiry(admin_client, client, query, app):
+    inquiry_id = sent_files(admin_client, client)
+    file_id = query.scalar(select(Attachment.id).order_by(Attachment.id))
+    anonymous = app.test_client()
+    response = anonymous.get(f"/admin/inquiries/{inquiry_id}/files/{file_id}")
+    assert response.status_code == 302 and "/login" in response.headers["Location"]
+    assert admin_client.get(f"/admin/inquiries/{inquiry_id + 1}/files/{file_id}").status_code == 404
+    assert admin_client.get(f"/admin/inquiries/{inquiry_id}/files/{file_id + 99}").status_code == 404
+
+
+def test_an_admins_delete_takes_the_files_with_the_inquiry(admin_client, client, query):
+    inquiry_id = sent_files(admin_client, client)
+    token = csrf_token(admin_client, f"/admin/inquiries/{inquiry_id}")
+    response = admin_client.post("/admin/inquiries/delete", data={"csrf_token": token, "ids": [str(inquiry_id)],
+                                                                  "confirm": "1"})
+    assert response.status_code == 303
+    assert query.count(Inquiry) == query.count(Attachment) == query.count(AttachmentChunk) == 0

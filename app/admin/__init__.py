@@ -1,5 +1,5 @@
-"""Every page under /admin: inbox, spam, detail, workflow, replies, changes, export, forms, people, retention,
-cleanup, notifications, admins, account.
+"""Every page under /admin: inbox, spam, detail, files, workflow, replies, changes, export, forms, people,
+retention, cleanup, notifications, admins, account.
 
 One blueprint, so one guard and one ``Cache-Control: no-store`` cover them
 all: every page needs a live admin login and none may be cached, since they
@@ -33,6 +33,7 @@ from app.admin import (  # noqa: E402,F401
     account,
     actions,
     admins,
+    attachments,
     cleanup,
     display,
     export,

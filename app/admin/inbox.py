@@ -10,6 +10,7 @@ from werkzeug.exceptions import BadRequest
 from app import cleanup, db, retention, search
 from app.admin import bp, workflow
 from app.admin.inquiries import SHOW, Cursor, count_capped, get_inquiry_or_404, inbox_page, listed, unread_count
+from app.attachments import store as attachment_store
 from app.forms import answers as form_answers
 from app.forms import store as form_store
 from app.models import Form
@@ -51,7 +52,7 @@ def render_detail(inquiry, errors: dict | None = None, reply_draft: compose.Draf
         reply_errors=reply_errors or {}, smtp_configured=email.configured(),
         deletion_due=retention.deletion_due(session, inquiry),
         answered_by=workflow.answered_by_name(inquiry), answers=form_answers.rows_of(inquiry),
-        form=form,
+        form=form, attachments=attachment_store.of_inquiry(session, inquiry.id),
     )
 
 
