@@ -1,4 +1,4 @@
-"""Deleted means gone: on SQLite, a deleted inquiry's text is in neither the database file nor its WAL.
+"""Deleted means gone: on SQLite, a deleted inquiry's text and files are in neither the database file nor its WAL.
 
 Each way an inquiry goes (an admin's delete, an erasure, the cleanup of an
 expired one) is followed by the bytes of both files, read as they are on
@@ -15,7 +15,7 @@ from sqlalchemy import text
 from sqlalchemy.engine import make_url
 
 from app import cleanup, db
-from tests.factories import add_inquiries, inquiry
+from tests.factories import add_file, add_inquiries, inquiry
 from tests.helpers import csrf_token, settle
 
 MARKER = "zqmarker7f3a9c1eforgetme"
@@ -25,6 +25,9 @@ MARKER = "zqmarker7f3a9c1eforgetme"
 # before it) and found there as long as the index keeps any entry of this text.
 INDEX_MARKER = "\U00020001\U00020034\U0002007b\U000200a2\U000200d5\U0002010e"
 INDEX_NEEDLES = [INDEX_MARKER[i + 1:i + 3].encode() for i in range(len(INDEX_MARKER) - 2)]
+# A file sent with the marked inquiry: 600 KB, three pieces, each on overflow pages of its own.
+FILE_MARKER = b"zqfilemarker41c7e0"
+MARKED_FILE = FILE_MARKER * (600_000 // len(FILE_MARKER))
 
 
 @pytest.fixture
@@ -41,7 +44,7 @@ def database_files(app) -> list[Path]:
 def holds_marker(app) -> list[str]:
     """The files (database, WAL) in whose bytes the marker or the index's trace of it is found, read as they
     are on disk."""
-    needles = [MARKER.encode(), *INDEX_NEEDLES]
+    needles = [MARKER.encode(), *INDEX_NEEDLES, FILE_MARKER]
     found = []
     for path in database_files(app):
         if path.exists():
@@ -59,10 +62,13 @@ def arrange(app, clock, days_old: float = 1) -> tuple[int, int]:
     transaction pins the WAL (a server's requests each have their own).
     """
     with app.app_context():
-        ids = add_inquiries(db.get_session(), [
+        session = db.get_session()
+        ids = add_inquiries(session, [
             inquiry(clock, days_old, email="marked@example.com", message=f"Please forget {MARKER} soon {INDEX_MARKER}"),
             inquiry(clock, 1, email="other@example.com", message="stays"),
         ])
+        add_file(session, ids[0], MARKED_FILE, "marked.txt")
+        add_file(session, ids[1], b"a file that stays", "stays.txt")
     return ids[0], ids[1]
 
 
@@ -114,10 +120,26 @@ def test_deleting_all_spam_leaves_no_trace(app, admin_client, clock):
     with app.app_context():
         (spam,) = add_inquiries(db.get_session(),
                                 [inquiry(clock, 1, status="spam", message=f"Buy {MARKER} now {INDEX_MARKER}")])
+        add_file(db.get_session(), spam, MARKED_FILE, "offer.txt")
     assert holds_marker(app)
     assert post(admin_client, "/admin/spam/delete-all", {"confirm": "1", "through": str(spam)}) == 303
     settle(app)
     assert not holds_marker(app)
+
+
+def test_the_check_has_teeth_for_files_a_plain_delete_of_their_pieces_leaves_the_bytes(app, clock):
+    arrange(app, clock)
+    connection = sqlite3.connect(database_files(app)[0], isolation_level=None)
+    try:
+        connection.execute("PRAGMA secure_delete=OFF")
+        connection.execute("DELETE FROM submissions WHERE message LIKE 'Please forget%'")
+        connection.execute("DELETE FROM attachment_chunks")
+        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        assert connection.execute("SELECT count(*) FROM attachment_chunks").fetchone() == (0,)
+        data = database_files(app)[0].read_bytes()
+        assert FILE_MARKER in data and MARKER.encode() in data
+    finally:
+        connection.close()
 
 
 def test_the_check_has_teeth_a_plain_delete_leaves_the_marker(app, clock):
