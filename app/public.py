@@ -119,6 +119,12 @@ def _embedded_field(field) -> dict:
         described.update(min=field.minimum, max=field.maximum)
     if field.type == "hidden":
         described["value"] = field.default
+    if field.type == "file":
+        config = current_app.config
+        most, max_bytes = uploads.files_allowed(field), config["ATTACHMENT_MAX_BYTES"]
+        types = config["ATTACHMENT_TYPES"]
+        described.update(accept=",".join(types), files=most, max_bytes=max_bytes,
+                         limits=uploads.limits_text(most, max_bytes, types))
     return described
 
 

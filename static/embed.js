@@ -101,11 +101,12 @@
       field.choices.forEach(function (choice) { input.appendChild(make("option", { value: choice.value }, choice.label)); });
     } else {
       input = make("input", Object.assign({ type: field.type, maxlength: field.maxlength, min: field.min, max: field.max,
-        step: field.type === "number" ? "any" : null,
+        step: field.type === "number" ? "any" : null, accept: field.accept, multiple: field.files > 1,
         autocomplete: { name: "name", email: "email", tel: "tel", url: "url" }[field.type === "text" ? field.key : field.type] },
         common));
     }
     box.appendChild(input);
+    if (field.limits) { box.appendChild(make("p", { "class": "sundown-help" }, field.limits)); }
     return box;
   }
 
@@ -127,6 +128,7 @@
   function values(form, description) {
     var data = new FormData(form), body = {};
     description.fields.forEach(function (field) {
+      if (field.type === "file") { return; }  // sent as files (multipart)
       if (field.type === "checkboxes") { body[field.key] = data.getAll(field.key); return; }
       if (field.type === "consent") { body[field.key] = data.get(field.key) !== null; return; }
       var value = data.get(field.key);
@@ -134,6 +136,20 @@
     });
     body.website = data.get("website") || "";
     return body;
+  }
+
+  // A form with files is sent as multipart/form-data, the same answers as fields and the files as files.
+  function multipart(form, description, body) {
+    var data = new FormData();
+    Object.keys(body).forEach(function (key) {
+      if (Array.isArray(body[key])) { body[key].forEach(function (value) { data.append(key, value); }); }
+      else if (body[key] !== false) { data.append(key, body[key] === true ? "yes" : body[key]); }
+    });
+    description.fields.forEach(function (field) {
+      if (field.type !== "file") { return; }
+      new FormData(form).getAll(field.key).forEach(function (file) { if (file.name) { data.append(field.key, file); } });
+    });
+    return data;
   }
 
   function clearErrors(form) {
@@ -191,6 +207,10 @@
       Promise.race([solution, waited]).then(function (payload) {
         var body = values(form, description);
         body.altcha = payload;
+        if (description.fields.some(function (field) { return field.type === "file"; })) {
+          return fetch(description.action, { method: "POST", credentials: "omit", mode: "cors",
+            body: multipart(form, description, body) });
+        }
         return fetch(description.action, { method: "POST", credentials: "omit", mode: "cors",
           headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
       }).then(function (response) {

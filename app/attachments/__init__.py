@@ -19,18 +19,22 @@ after (``app.gone``) leave no copy of the bytes in the file or its WAL.
 
 from __future__ import annotations
 
-from flask import Flask
+from flask import Flask, current_app
 from flask_babel import format_decimal
 
 from app.attachments.rules import PREVIEWED
-from app.attachments.uploads import type_names
+from app.attachments.uploads import limits_text
 
 
 def init_app(app: Flask) -> None:
-    """Templates get ``file_size`` (bytes in words), the allowed types' names and the types shown inline."""
+    """Templates get ``file_size`` (bytes in words), a file field's limits in words and the types shown inline."""
     app.jinja_env.filters["file_size"] = file_size
-    app.jinja_env.globals.update(previewed_types=PREVIEWED,
-                                 attachment_type_names=type_names(app.config["ATTACHMENT_TYPES"]))
+    app.jinja_env.globals.update(previewed_types=PREVIEWED, file_limits=_file_limits)
+
+
+def _file_limits(most: int) -> str:
+    config = current_app.config
+    return limits_text(most, config["ATTACHMENT_MAX_BYTES"], config["ATTACHMENT_TYPES"])
 
 
 def file_size(size: int) -> str:

@@ -85,6 +85,13 @@ def check(fields: tuple[Field, ...], files: Mapping, max_bytes: int, types: tupl
     return checked
 
 
+def limits_text(most: int, max_bytes: int, types: tuple[str, ...]) -> str:
+    """A file field's limits in words, as the page and ``embed.js`` show them under the field."""
+    return ngettext("Up to %(num)d file, %(size)s in all: %(types)s.",
+                    "Up to %(num)d files, %(size)s in all: %(types)s.",
+                    most, size=_megabytes(max_bytes), types=type_names(types))
+
+
 def too_large(max_bytes: int) -> str:
     """The refusal of files over the limit, which says the typed text was kept."""
     return _("The files are larger than %(size)s in all, so nothing was saved; your text is kept. "

@@ -23,8 +23,8 @@ from sqlalchemy import delete, select
 
 from app.db import get_session
 from app.forms import store as form_store
-from app.forms.fields import CONTACT_FIELDS, dump
-from app.models import Form, Inquiry
+from app.forms.fields import CONTACT_FIELDS, Field, dump
+from app.models import Attachment, Form, Inquiry
 from tests.e2e.steps import FILL_SECONDS
 
 HOST_PAGE = """<!doctype html>
@@ -73,7 +73,7 @@ class HostSite:
             self.httpd.server_close()
 
 
-def add_form(server, slug: str, origins: list[str], thanks: str | None = None) -> int:
+def add_form(server, slug: str, origins: list[str], thanks: str | None = None, fields=CONTACT_FIELDS) -> int:
     """Form ``slug`` afresh (an earlier test's, with its inquiries, removed), listing ``origins``."""
     with server.app().app_context():
         session = get_session(write=True)  # the server's cleanup may be writing: wait for the lock
@@ -82,7 +82,7 @@ def add_form(server, slug: str, origins: list[str], thanks: str | None = None) -
             session.delete(old)
         session.flush()
         now = datetime.now(UTC)
-        form = Form(slug=slug, title={"en": "Write to the shop"}, description={}, fields=dump(CONTACT_FIELDS),
+        form = Form(slug=slug, title={"en": "Write to the shop"}, description={}, fields=dump(fields),
                     email_field="email", enabled=True, allowed_origins=origins, thanks_url=thanks,
                     created_at=now, updated_at=now)
         session.add(form)
@@ -186,3 +186,51 @@ def test_a_site_the_form_does_not_list_stores_nothing(server, host, new_context,
     plain.get_by_role("button", name="Send").click()
     expect(plain.get_by_text("does not accept inquiries from this site")).to_be_visible()
     assert stored(server, form_id) == []
+
+
+FILE_FIELDS = (*CONTACT_FIELDS, Field("files", "file", {"en": "Photos of the item"}, maximum=2))
+
+
+def files_of(server, form_id: int) -> list[tuple]:
+    with server.engine.connect() as connection:
+        return [tuple(row) for row in connection.execute(
+            select(Attachment.name, Attachment.content_type, Attachment.size)
+            .join(Inquiry, Inquiry.id == Attachment.inquiry_id).where(Inquiry.form_id == form_id)
+            .order_by(Attachment.id))]
+
+
+def test_files_go_with_the_script_and_with_plain_html_without_javascript(server, host, new_context, page_problems,
+                                                                          tmp_path):
+    form_id = add_form(server, "shop", [host.origin], thanks=f"{host.origin}/thanks.html", fields=FILE_FIELDS)
+    photo = tmp_path / "broken lamp.txt"
+    photo.write_text("the lamp's base is cracked\n" * 20_000)  # 540 KB
+    page = new_context().new_page()
+    page.goto(f"{host.origin}/script.html")
+    page.get_by_label("Your name").fill("Sara Shopper")
+    page.get_by_label("Email address").fill("sara@example.com")
+    page.get_by_label("Message").fill("It arrived broken.")
+    page.get_by_label("Photos of the item").set_input_files([str(photo)])
+    expect(page.get_by_text("Up to 2 files, 10 MB in all")).to_be_visible()
+    assert_accessible(page, page_problems)
+    expect(page.locator("form[data-spam-check='solved']")).to_have_count(1)
+    page.get_by_role("button", name="Send inquiry").click()
+    expect(page.get_by_role("status")).to_contain_text("Thank you.")
+    assert files_of(server, form_id) == [("broken lamp.txt", "text/plain", photo.stat().st_size)]
+
+    host.pages["/plain-files.html"] = HOST_PAGE.format(base=server.base_url, body=f'''
+      <form action="{server.base_url}/f/shop" method="post" enctype="multipart/form-data">
+      <label for="n">Your name</label><input id="n" name="name">
+      <label for="e">Email address</label><input id="e" name="email" type="email">
+      <label for="m">Message</label><textarea id="m" name="message"></textarea>
+      <label for="f">Photos</label><input id="f" name="files" type="file" multiple>
+      <button type="submit">Send</button></form>''')
+    plain = new_context(java_script_enabled=False).new_page()
+    plain.goto(f"{host.origin}/plain-files.html")
+    plain.get_by_label("Your name").fill("Paul Plain")
+    plain.get_by_label("Email address").fill("paul@example.com")
+    plain.get_by_label("Message").fill("No scripts here.")
+    plain.get_by_label("Photos").set_input_files([str(photo)])
+    plain.wait_for_timeout(FILL_SECONDS * 1000)
+    plain.get_by_role("button", name="Send").click()
+    plain.wait_for_url(f"{host.origin}/thanks.html")
+    assert [name for name, *_rest in files_of(server, form_id)] == ["broken lamp.txt", "broken lamp.txt"]
