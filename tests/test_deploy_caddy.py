@@ -14,6 +14,7 @@ import json
 import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from http.cookies import SimpleCookie
 from pathlib import Path
 from urllib.parse import urlencode, urlsplit
@@ -24,7 +25,8 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from app import ratelimit
 from app.db import make_engine
-from app.models import RateLimit
+from app.forms.fields import CONTACT_FIELDS, Field, dump
+from app.models import Attachment, Form, RateLimit
 from devtools import caddy
 from devtools.admins import app_for
 from devtools.pgcluster import free_port
@@ -233,3 +235,36 @@ def test_the_health_command_asks_the_running_server(stack):
         assert json.loads(healthy.output) == {"database": True, "migrations": True, "ok": True}
         gone = runner.invoke(args=["health", "--url", f"http://127.0.0.1:{free_port()}", "--timeout", "2"])
         assert gone.exit_code == 1 and json.loads(gone.output)["ok"] is False
+
+
+def multipart(fields: dict[str, str], files: list[tuple[str, str, bytes]]) -> tuple[bytes, str]:
+    """A multipart/form-data body of ``fields`` and ``(field, name, bytes)`` files, and its content type."""
+    boundary = "sundown-test-boundary-7d1f"
+    parts = [f'--{boundary}\r\nContent-Disposition: form-data; name="{key}"\r\n\r\n{value}\r\n'.encode()
+             for key, value in fields.items()]
+    parts += [f'--{boundary}\r\nContent-Disposition: form-data; name="{key}"; filename="{name}"\r\n'
+              f"Content-Type: application/octet-stream\r\n\r\n".encode() + data + b"\r\n" for key, name, data in files]
+    return b"".join(parts) + f"--{boundary}--\r\n".encode(), f"multipart/form-data; boundary={boundary}"
+
+
+def test_files_pass_through_caddy_and_an_upload_over_the_limit_gets_the_apps_answer(stack):
+    engine = make_engine(stack.env["SUNDOWN_DATABASE_URL"])
+    try:
+        with engine.begin() as connection:
+            connection.execute(sa.insert(Form).values(
+                slug="files", title={"en": "Files"}, description={}, email_field="email", enabled=True,
+                fields=dump((*CONTACT_FIELDS, Field("files", "file", {"en": "Files"}))),
+                created_at=datetime.now(UTC), updated_at=datetime.now(UTC)))
+        visitor = Browser(stack.proxy, "127.0.0.5")
+        five_mb = b"log line\n" * (5 * 1024 * 1024 // 9)
+        body, kind = multipart(PERSON, [("files", "server.log", five_mb)])
+        reply = visitor.request("POST", "/api/forms/files/inquiries", body, {"Content-Type": kind})
+        assert reply.status_code == 201, reply.data[:300]
+        body, kind = multipart(PERSON, [("files", "a.log", five_mb), ("files", "b.log", five_mb + five_mb[:1024])])
+        reply = visitor.request("POST", "/api/forms/files/inquiries", body, {"Content-Type": kind})
+        assert reply.status_code == 413 and "The files are larger than 10 MB" in reply.get_json()["errors"]["files"]
+        with engine.connect() as connection:
+            assert list(connection.execute(sa.select(Attachment.name, Attachment.size))) == [("server.log",
+                                                                                              len(five_mb))]
+    finally:
+        engine.dispose()
