@@ -87,7 +87,7 @@ def test_files_over_the_size_limit_are_refused_with_the_text_kept_and_nothing_st
                            content_type="multipart/form-data")
     page = response.get_data(as_text=True)
     assert response.status_code == 413
-    assert "The files are larger than 0.0953674 MB in all" in page
+    assert "The files are larger than 97.7 KB in all" in page
     assert "your text is kept" in page and TEXT["message"] in page
     assert query.count(Inquiry) == query.count(Attachment) == query.count(AttachmentChunk) == 0
 

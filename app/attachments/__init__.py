@@ -20,9 +20,8 @@ after (``app.gone``) leave no copy of the bytes in the file or its WAL.
 from __future__ import annotations
 
 from flask import Flask, current_app
-from flask_babel import format_decimal
 
-from app.attachments.rules import PREVIEWED
+from app.attachments.rules import PREVIEWED, file_size
 from app.attachments.uploads import limits_text
 
 
@@ -35,12 +34,3 @@ def init_app(app: Flask) -> None:
 def _file_limits(most: int) -> str:
     config = current_app.config
     return limits_text(most, config["ATTACHMENT_MAX_BYTES"], config["ATTACHMENT_TYPES"])
-
-
-def file_size(size: int) -> str:
-    """``size`` bytes as a person reads it: bytes, KB or MB, in the page's number format."""
-    if size < 1024:
-        return f"{format_decimal(size)} B"
-    if size < 1024 * 1024:
-        return f"{format_decimal(round(size / 1024, 1))} KB"
-    return f"{format_decimal(round(size / (1024 * 1024), 1))} MB"

@@ -18,6 +18,7 @@ from typing import IO
 from urllib.parse import quote
 
 import filetype
+from flask_babel import format_decimal
 
 TEXT = "text/plain"
 DEFAULT_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp", "application/pdf", TEXT)
@@ -88,3 +89,12 @@ def disposition(kind: str, name: str) -> str:
     """A ``Content-Disposition`` value: ``kind`` (attachment or inline) with ``name`` as ASCII and as UTF-8."""
     fallback = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode().replace('"', "_") or "file"
     return f"{kind}; filename=\"{fallback}\"; filename*=UTF-8''{quote(name, safe='')}"
+
+
+def file_size(size: int) -> str:
+    """``size`` bytes as a person reads it: bytes, KB or MB, in the page's number format."""
+    if size < 1024:
+        return f"{format_decimal(size)} B"
+    if size < 1024 * 1024:
+        return f"{format_decimal(round(size / 1024, 1))} KB"
+    return f"{format_decimal(round(size / (1024 * 1024), 1))} MB"

@@ -89,13 +89,13 @@ def limits_text(most: int, max_bytes: int, types: tuple[str, ...]) -> str:
     """A file field's limits in words, as the page and ``embed.js`` show them under the field."""
     return ngettext("Up to %(num)d file, %(size)s in all: %(types)s.",
                     "Up to %(num)d files, %(size)s in all: %(types)s.",
-                    most, size=_megabytes(max_bytes), types=type_names(types))
+                    most, size=rules.file_size(max_bytes), types=type_names(types))
 
 
 def too_large(max_bytes: int) -> str:
     """The refusal of files over the limit, which says the typed text was kept."""
     return _("The files are larger than %(size)s in all, so nothing was saved; your text is kept. "
-             "Attach smaller files, or fewer.", size=_megabytes(max_bytes))
+             "Attach smaller files, or fewer.", size=rules.file_size(max_bytes))
 
 
 def _one(each: Field, item, size: int, types: tuple[str, ...], checked: Checked) -> Upload | None:
@@ -115,10 +115,6 @@ def type_names(types: tuple[str, ...]) -> str:
     """The allowed types as a person names them: PNG, JPG, PDF, TXT."""
     names = ["TXT" if kind == rules.TEXT else (filetype.get_type(mime=kind).extension.upper()) for kind in types]
     return ", ".join(dict.fromkeys(names))
-
-
-def _megabytes(size: int) -> str:
-    return f"{size / (1024 * 1024):g} MB"
 
 
 def _size(stream: IO[bytes]) -> int:

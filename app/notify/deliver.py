@@ -1,12 +1,13 @@
 """The send loop: claim due deliveries, build their messages from the inquiries, send, record.
 
 A pass claims a batch in one short write transaction, reads the batch's
-inquiries in one read transaction, sends with no transaction open (a slow
-receiver holds no lock) over one SMTP connection and one webhook
-connection, and records every attempt of the batch under its lease in one
-write transaction. So a busy minute costs a few transactions per batch, not
-per delivery. Every attempt is one log line: delivery id, channel, outcome,
-attempt; never an address or content.
+inquiries and their files' names and sizes (never a file's bytes) in one
+read transaction, sends with no transaction open (a slow receiver holds no
+lock) over one SMTP connection and one webhook connection, and records
+every attempt of the batch under its lease in one write transaction. So a
+busy minute costs a few transactions per batch, not per delivery. Every
+attempt is one log line: delivery id, channel, outcome, attempt; never an
+address or content.
 """
 
 from __future__ import annotations
@@ -21,10 +22,11 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app import clock, db, metrics
+from app.attachments import store as attachments
 from app.models import Delivery, DeliveryStatus, Form, Inquiry
 from app.notify import digest, email, outbox, state, webhook
 from app.notify import settings as notify_settings
-from app.notify.message import Notice, webhook_payload
+from app.notify.message import File, Notice, webhook_payload
 from app.notify.outbox import Outcome
 from app.replies import delivery as replies
 
@@ -163,10 +165,11 @@ def _deliver_digest(first: Notice, lease_until, config: notify_settings.Notifica
         kinds = (outbox.INQUIRY, outbox.CAPPED) if digest.batches(config, first.form) else (outbox.CAPPED,)
         leases = {first.delivery.id: lease_until,
                   **digest.claim_companions(session, first.delivery.id, now, lease_until, kinds)}
+    companions = [delivery_id for delivery_id in leases if delivery_id != first.delivery.id]
     with db.transaction() as session:
-        rows = [session.get(Delivery, delivery_id) for delivery_id in leases]
-        notices = [first] + [notice for row in rows[1:] if row is not None
-                             and (notice := _notice(session, row, config.include_content)) is not None]
+        rows = session.scalars(select(Delivery).where(Delivery.id.in_(companions)).order_by(Delivery.id)).all() \
+            if companions else []
+        notices = [first, *_notices(session, rows, config.include_content)]
     if not config.emails or not email.configured():
         outcome = Outcome("e-mail not configured")
     else:
@@ -195,21 +198,32 @@ def _record(attempts: list[tuple[Delivery, Outcome, datetime]], lease_until) -> 
 
 
 def _held_notices(session: Session, delivery_ids: list[int], lease_until, include_content: bool) -> list[Notice]:
-    """The notices of the deliveries still pending under this lease, in ``delivery_ids`` order, with their
-    inquiries (two queries); those whose inquiry is gone are left out."""
+    """The notices of the deliveries still pending under this lease, in ``delivery_ids`` order (``_notices``);
+    those whose inquiry is gone are left out."""
     rows = session.scalars(
         select(Delivery).where(Delivery.id.in_(delivery_ids), Delivery.status == DeliveryStatus.PENDING,
                                Delivery.lease_until == lease_until)
     ).all()
-    wanted = {row.inquiry_id for row in rows if row.inquiry_id is not None}
+    order = {delivery_id: index for index, delivery_id in enumerate(delivery_ids)}
+    return _notices(session, sorted(rows, key=lambda row: order[row.id]), include_content)
+
+
+def _notices(session: Session, rows: list[Delivery], include_content: bool) -> list[Notice]:
+    """The notices of ``rows``, in their order, with their inquiries, forms and files: a query each, however
+    many rows; those whose inquiry is gone are left out."""
+    wanted = sorted({row.inquiry_id for row in rows if row.inquiry_id is not None})
     inquiries = {each.id: each for each in session.scalars(select(Inquiry).where(Inquiry.id.in_(wanted)))} \
         if wanted else {}
+    files = attachments.of_inquiries(session, wanted)
     forms = _forms(session)
-    order = {delivery_id: index for index, delivery_id in enumerate(delivery_ids)}
-    notices = [Notice(delivery=row, inquiry=inquiries.get(row.inquiry_id), include_content=include_content,
-                      form=_form_of(forms, inquiries.get(row.inquiry_id)))
-               for row in sorted(rows, key=lambda row: order[row.id])
-               if row.inquiry_id is None or row.inquiry_id in inquiries]
+    notices = []
+    for row in rows:
+        inquiry = inquiries.get(row.inquiry_id)
+        if row.inquiry_id is not None and inquiry is None:
+            continue
+        notices.append(Notice(delivery=row, inquiry=inquiry, include_content=include_content,
+                              form=_form_of(forms, inquiry),
+                              files=tuple(File.of(each) for each in files.get(row.inquiry_id, ()))))
     return notices
 
 
@@ -223,14 +237,6 @@ def _forms(session: Session) -> dict[int, Form]:
 
 def _form_of(forms: dict[int, Form], inquiry: Inquiry | None) -> Form | None:
     return forms.get(inquiry.form_id) if inquiry is not None and inquiry.form_id is not None else None
-
-
-def _notice(session: Session, row: Delivery, include_content: bool) -> Notice | None:
-    inquiry = session.get(Inquiry, row.inquiry_id) if row.inquiry_id is not None else None
-    if row.inquiry_id is not None and inquiry is None:
-        return None
-    form = session.get(Form, inquiry.form_id) if inquiry is not None and inquiry.form_id is not None else None
-    return Notice(delivery=row, inquiry=inquiry, include_content=include_content, form=form)
 
 
 def _jitter() -> float:

@@ -20,7 +20,7 @@ from sqlalchemy.orm import Session
 
 from app.models import Delivery, DeliveryStatus, Form, Inquiry
 from app.notify import email, outbox
-from app.notify.message import Notice, local_time
+from app.notify.message import Notice, files_line, local_time
 from app.notify.settings import Notifications
 
 MAX_LISTED = 100
@@ -81,12 +81,15 @@ def build(notices: list[Notice], recipients: list[str], now: datetime) -> EmailM
 
 
 def body(notices: list[Notice]) -> str:
-    """The digest's plain text: a paragraph per inquiry, oldest first."""
+    """The digest's plain text: a paragraph per inquiry, oldest first, its files among its lines
+    (``message.files_line``)."""
     paragraphs = []
     for notice in sorted(notices, key=lambda each: each.inquiry.id):
         inquiry = notice.inquiry
-        lines = [_("New inquiry #%(id)s received %(time)s", id=inquiry.id, time=local_time(inquiry.created_at)),
-                 notice.url]
+        lines = [_("New inquiry #%(id)s received %(time)s", id=inquiry.id, time=local_time(inquiry.created_at))]
+        if notice.files:
+            lines.append(files_line(notice))
+        lines.append(notice.url)
         if notice.include_content:
             lines += [_("Name: %(name)s", name=inquiry.name), _("E-mail: %(email)s", email=inquiry.email),
                       inquiry.message]

@@ -1,8 +1,10 @@
 """What a notification says, built at send time from the inquiry (nothing is stored).
 
-By default no personal data: the inquiry's number, when it arrived and the
-link to it. With content included (an admin setting): name, address and
-message too.
+By default no personal data: the inquiry's number, when it arrived, the
+link to it and how many files came with it. With content included (an admin
+setting): name, address and message too, and each file's name and size
+(and type, in the webhook). Never a file's bytes, and never a link to one:
+a file is read on its inquiry's admin page.
 """
 
 from __future__ import annotations
@@ -12,10 +14,26 @@ from datetime import datetime
 
 from flask import current_app
 from flask_babel import gettext as _
+from flask_babel import ngettext
 
 from app import i18n
+from app.attachments.rules import file_size
 from app.forms import answers as form_answers
-from app.models import Delivery, Form, Inquiry
+from app.models import Attachment, Delivery, Form, Inquiry
+
+
+@dataclass(frozen=True)
+class File:
+    """A file that came with an inquiry, as a notification names it: no bytes, no link."""
+
+    name: str
+    content_type: str
+    size: int  # bytes
+
+    @classmethod
+    def of(cls, attachment: Attachment) -> File:
+        """The facts of ``attachment`` a notification may tell."""
+        return cls(attachment.name, attachment.content_type, attachment.size)
 
 
 @dataclass(frozen=True)
@@ -26,6 +44,7 @@ class Notice:
     inquiry: Inquiry | None
     include_content: bool
     form: Form | None = None  # the inquiry's form
+    files: tuple[File, ...] = ()  # the inquiry's, in the order they were sent
 
     @property
     def is_test(self) -> bool:
@@ -57,10 +76,12 @@ def text_body(notice: Notice) -> str:
         lines = [_("This is a test notification: e-mail notifications of new inquiries work."), "", notice.url]
         return "\n".join(lines) + "\n"
     inquiry = notice.inquiry
-    lines = [_("New inquiry #%(id)s received %(time)s", id=inquiry.id, time=local_time(inquiry.created_at)),
-             "", notice.url]
+    lines = [_("New inquiry #%(id)s received %(time)s", id=inquiry.id, time=local_time(inquiry.created_at))]
     if notice.form is not None:
-        lines.insert(1, _("Form: %(form)s", form=notice.form.slug))
+        lines.append(_("Form: %(form)s", form=notice.form.slug))
+    if notice.files:
+        lines.append(files_line(notice))
+    lines += ["", notice.url]
     if notice.include_content:
         rows = form_answers.rows_of(inquiry)
         if rows is None:
@@ -71,23 +92,35 @@ def text_body(notice: Notice) -> str:
     return "\n".join(lines) + "\n"
 
 
-PAYLOAD_VERSION = 2  # docs/notifications.md documents each version's shape
+def files_line(notice: Notice) -> str:
+    """The files that came with the inquiry, in a line: with content included each one's name and size
+    ("Files: shot.png (12 KB), log.txt (3.4 MB)"), otherwise how many ("2 files attached")."""
+    if not notice.include_content:
+        return ngettext("%(num)d file attached", "%(num)d files attached", len(notice.files))
+    listed = ", ".join(_("%(name)s (%(size)s)", name=each.name, size=file_size(each.size)) for each in notice.files)
+    return _("Files: %(files)s", files=listed)
+
+
+PAYLOAD_VERSION = 3  # docs/notifications.md documents each version's shape
 
 
 def webhook_payload(notice: Notice, now: datetime) -> dict:
     """The webhook's JSON: ``version``, ``inquiry.received`` (or ``test``), ``timestamp`` and ``data``.
 
-    ``data`` names the form (``form``: its slug); with content included it
-    also carries ``name``, ``email`` and ``message`` as before, and
-    ``answers``: every answer by field key (a list for several choices, true
-    or false for a consent).
+    ``data`` names the form (``form``: its slug) and counts the inquiry's
+    files (``file_count``); with content included it also carries ``name``,
+    ``email`` and ``message`` as before, ``answers``: every answer by field
+    key (a list for several choices, true or false for a consent), and
+    ``files``: each file's ``name``, ``type`` and ``size`` in bytes (no link:
+    the receiver reads a file on the inquiry's page, ``url``).
     """
     if notice.is_test:
         return {"version": PAYLOAD_VERSION, "type": "test", "timestamp": now.isoformat(), "data": {"url": notice.url}}
     inquiry = notice.inquiry
     data = {"id": inquiry.id, "received_at": inquiry.created_at.isoformat(), "url": notice.url,
-            "form": notice.form.slug if notice.form is not None else None}
+            "form": notice.form.slug if notice.form is not None else None, "file_count": len(notice.files)}
     if notice.include_content:
         data.update(name=inquiry.name, email=inquiry.email, message=inquiry.message,
-                    answers=form_answers.by_key(inquiry))
+                    answers=form_answers.by_key(inquiry),
+                    files=[{"name": each.name, "type": each.content_type, "size": each.size} for each in notice.files])
     return {"version": PAYLOAD_VERSION, "type": "inquiry.received", "timestamp": now.isoformat(), "data": data}
