@@ -146,3 +146,15 @@ def test_the_forms_page_shows_both_snippets_and_the_sites_that_sent_inquiries(ad
     assert "&lt;script src=&#34;http://localhost/embed.js&#34; data-form=&#34;quote&#34; defer" in page \
         or 'data-form="quote" defer' in page.replace("&#34;", '"').replace("&lt;", "<")
     assert "http://localhost/f/quote" in page and f"<code>{SITE}</code>: 1 inquiry" in page
+
+
+def test_the_embed_description_of_a_file_field_names_its_limits(admin_client, client):
+    fields = [{"type": "text", "key": "name", "label-en": "Name"},
+              {"type": "file", "key": "files", "label-en": "Files", "max": "2"}]
+    data = editor_post(admin_client, "/admin/forms/new", fields, slug="upload", **{"title-en": "Upload"})
+    assert admin_client.post("/admin/forms/new", data=data).status_code == 303
+    described = client.get("/api/forms/upload/embed").get_json()["fields"][1]
+    assert described == {"key": "files", "type": "file", "label": "Files", "help": "", "required": False,
+                         "choices": [], "files": 2, "max_bytes": 10 * 1024 * 1024,
+                         "accept": "image/png,image/jpeg,image/gif,image/webp,application/pdf,text/plain",
+                         "limits": "Up to 2 files, 10 MB in all: PNG, JPG, GIF, WEBP, PDF, TXT."}

@@ -54,6 +54,12 @@ def test_an_admin_sees_an_inquirys_image_and_downloads_its_files(server, page, a
     visitor.get_by_label("Email address").fill("dana@example.com")
     visitor.get_by_label("Message").fill("The parcel arrived dented.")
     visitor.get_by_label("Photos").set_input_files([str(image), str(notes)])
+    for size, viewport in SIZES.items():
+        visitor.set_viewport_size(viewport)
+        assert_fits(visitor)
+        results = Axe().run(visitor)
+        assert results.violations_count == 0, results.generate_snapshot()
+        shot(visitor, f"form-with-files-{size}")
     visitor.wait_for_timeout(FILL_SECONDS * 1000)
     visitor.get_by_role("button", name="Send inquiry").click()
     visitor.wait_for_url(f"{server.base_url}/thanks")
