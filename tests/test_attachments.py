@@ -227,6 +227,8 @@ def test_the_page_lists_every_file_and_previews_images_only(admin_client, client
     assert f'src="/admin/inquiries/{inquiry_id}/files/{text.id}/preview"' not in page
     assert "Download shot.png" in page and "Download a.txt" in page
     assert "10 B, text/plain" in page
+    listed = admin_client.get("/admin/").get_data(as_text=True)
+    assert '<span class="badge">2 files</span>' in listed
 
 
 def test_files_are_for_logged_in_admins_and_only_under_their_own_inquiry(admin_client, client, query, app):

@@ -76,6 +76,7 @@ def folder_page(policy: retention.Policy, endpoint: str, trigger: str) -> str:
         "admin/inbox.html", page=page, query=query, show=show, folder=policy.status, endpoint=endpoint,
         forms=forms, form=form.slug if form else "", form_slugs={each.id: each.slug for each in forms},
         matches=count_capped(session, where),
+        file_counts=attachment_store.counts(session, [row.id for row in page.rows]),
         spam_count=count_capped(session, listed(session, retention.SPAM)),
         spam_days=retention.spam_retention_days(session),
     )

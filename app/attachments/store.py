@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from sqlalchemy import Engine, insert, select
+from sqlalchemy import Engine, func, insert, select
 from sqlalchemy.orm import Session
 
 from app import clock
@@ -49,6 +49,15 @@ def of_inquiries(session: Session, inquiry_ids: list[int]) -> dict[int, list[Att
                                           .order_by(Attachment.id)):
             found.setdefault(attachment.inquiry_id, []).append(attachment)
     return found
+
+
+def counts(session: Session, inquiry_ids: list[int]) -> dict[int, int]:
+    """How many files each of ``inquiry_ids`` has (those with none left out), in one query by the index."""
+    if not inquiry_ids:
+        return {}
+    rows = session.execute(select(Attachment.inquiry_id, func.count()).where(Attachment.inquiry_id.in_(inquiry_ids))
+                           .group_by(Attachment.inquiry_id))
+    return {inquiry_id: count for inquiry_id, count in rows}
 
 
 def one(session: Session, inquiry_id: int, attachment_id: int) -> Attachment | None:
