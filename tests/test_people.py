@@ -89,6 +89,7 @@ def test_the_json_export_has_the_documented_shape(admin_client, db_session, cloc
         "audit": [{"at": "2026-06-01T12:00:00Z", "admin": "Grace", "action": "hold_placed",
                    "detail": f"inquiry #{ids['held']}: Claim 42"}],
         "replies": [],
+        "attachments": [],
     }
 
 

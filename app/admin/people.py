@@ -3,7 +3,8 @@
 ``GET /admin/people?email=...`` shows the inquiries of one address in every
 folder (held ones, and those past retention not yet cleaned up) with the
 audit entries about each; ``/admin/people/export.json`` and ``.csv`` stream
-the same; ``POST /admin/people/erase`` asks for confirmation first (how many
+the same, ``.zip`` the JSON with the files sent (``app.people.archive``);
+``POST /admin/people/erase`` asks for confirmation first (how many
 go, which holds keep which inquiries), then erases.
 """
 
@@ -18,7 +19,7 @@ from werkzeug.exceptions import BadRequest
 from app import clock, db, gone, retention
 from app.admin import bp
 from app.csvstream import download
-from app.people import erasure, lookup, records
+from app.people import archive, erasure, lookup, records
 
 MAX_ADDRESS_LENGTH = 320
 
@@ -51,6 +52,13 @@ def person_export_csv():
     """Everything held about ``email`` as CSV, streamed."""
     address = _address_arg(request.args)
     return _download(records.stream_csv, address, "text/csv", "csv")
+
+
+@bp.get("/people/export.zip")
+def person_export_zip():
+    """Everything held about ``email`` with the files sent, as a zip (``app.people.archive``), streamed."""
+    address = _address_arg(request.args)
+    return _download(archive.stream_zip, address, "application/zip", "zip")
 
 
 @bp.post("/people/erase")

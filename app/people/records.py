@@ -8,7 +8,12 @@ The JSON shape is stable (``FORMAT``; docs/people.md documents it)::
                     "legal_hold": false, "hold_reason": null, "hold_by": null, "held_at": null,
                     "audit": [{"at": "...Z", "admin": "...", "action": "...", "detail": "..."}],
                     "replies": [{"kind": "reply" or "ack", "at": "...Z", "admin": "..." or null,
-                                 "status": "queued", "sent_at": "...Z" or null, "subject": "...", "body": "..."}]}]}
+                                 "status": "queued", "sent_at": "...Z" or null, "subject": "...", "body": "..."}],
+                    "attachments": [{"name": "...", "type": "image/png", "size": 1234,
+                                     "path": "files/1/7-photo.png"}]}]}
+
+Each attachment's ``path`` is where the zip export (``app.people.archive``)
+holds its bytes: ``files/<inquiry id>/<attachment id>-<name>`` (``file_path``).
 
 The CSV has one row per inquiry (``HEADER``), its audit entries in one cell,
 one per line, and the e-mails sent to the person (``app.replies``) in the
@@ -32,8 +37,9 @@ from flask import Flask
 from sqlalchemy import select
 
 from app import clock, db
+from app.attachments import rules, store
 from app.csvstream import PAGE_SIZE, Chunks, neutralise
-from app.models import Admin, AuditEntry, Inquiry, Reply
+from app.models import Admin, Attachment, AuditEntry, Inquiry, Reply
 from app.people import lookup
 
 FORMAT = "sundown.person-export.v1"
@@ -45,8 +51,11 @@ class PersonChanged(RuntimeError):
     """The person's inquiries changed while their export streamed; the export stops unfinished."""
 
 
-def pages(app: Flask, address: str) -> Iterator[list[tuple[Inquiry, list[AuditEntry], list[dict]]]]:
-    """The person's inquiries with their audit entries and replies, ``PAGE_SIZE`` at a time, oldest first."""
+Item = tuple[Inquiry, list[AuditEntry], list[dict], list[Attachment]]
+
+
+def pages(app: Flask, address: str) -> Iterator[list[Item]]:
+    """The person's inquiries with their audit entries, replies and files, ``PAGE_SIZE`` at a time, oldest first."""
     with app.app_context(), db.transaction() as session:
         ids = lookup.ids_of(session, address)
     for start in range(0, len(ids), PAGE_SIZE):
@@ -57,7 +66,9 @@ def pages(app: Flask, address: str) -> Iterator[list[tuple[Inquiry, list[AuditEn
                 raise PersonChanged(f"{len(wanted) - len(found)} inquiries went while the export streamed")
             audit = lookup.audit_of(session, wanted)
             replies = _replies_of(session, wanted)
-        yield [(found[inquiry_id], audit[inquiry_id], replies.get(inquiry_id, [])) for inquiry_id in wanted]
+            files = store.of_inquiries(session, wanted)
+        yield [(found[inquiry_id], audit[inquiry_id], replies.get(inquiry_id, []), files.get(inquiry_id, []))
+               for inquiry_id in wanted]
 
 
 def _replies_of(session, ids: list[int]) -> dict[int, list[dict]]:
@@ -76,20 +87,28 @@ def _replies_of(session, ids: list[int]) -> dict[int, list[dict]]:
 
 def stream_json(app: Flask, address: str) -> Iterator[bytes]:
     """The JSON export of ``address`` (see the module docstring), in chunks."""
+    for chunk, _files in json_parts(app, address):
+        yield chunk
+
+
+def json_parts(app: Flask, address: str) -> Iterator[tuple[bytes, list[Attachment]]]:
+    """The JSON export in chunks, each with the files its records list (the zip export adds their bytes)."""
     with app.app_context():
         generated_at = clock.now()
     head = {"format": FORMAT, "email": address, "generated_at": iso(generated_at)}
-    yield (json.dumps(head, ensure_ascii=False)[:-1] + ', "inquiries": [').encode("utf-8")
+    yield (json.dumps(head, ensure_ascii=False)[:-1] + ', "inquiries": [').encode("utf-8"), []
     separator = "\n"
     for page in pages(app, address):
-        for inquiry, audit, replies in page:
-            yield (separator + json.dumps(as_record(inquiry, audit, replies), ensure_ascii=False)).encode("utf-8")
+        for inquiry, audit, replies, files in page:
+            record = as_record(inquiry, audit, replies, files)
+            yield (separator + json.dumps(record, ensure_ascii=False)).encode("utf-8"), files
             separator = ",\n"
-    yield b"\n]}\n"
+    yield b"\n]}\n", []
 
 
-def as_record(inquiry: Inquiry, audit: list[AuditEntry], replies: list[dict] | None = None) -> dict:
-    """One inquiry, its audit entries and its replies in the export's JSON shape."""
+def as_record(inquiry: Inquiry, audit: list[AuditEntry], replies: list[dict] | None = None,
+              files: list[Attachment] | None = None) -> dict:
+    """One inquiry, its audit entries, its replies and its files in the export's JSON shape."""
     return {
         "id": inquiry.id,
         "status": inquiry.status,
@@ -107,7 +126,21 @@ def as_record(inquiry: Inquiry, audit: list[AuditEntry], replies: list[dict] | N
             for entry in audit
         ],
         "replies": replies or [],
+        "attachments": [
+            {"name": each.name, "type": each.content_type, "size": each.size, "path": file_path(each)}
+            for each in files or []
+        ],
     }
+
+
+def file_path(attachment: Attachment) -> str:
+    """Where the zip export holds ``attachment``: ``files/<inquiry id>/<attachment id>-<name>``.
+
+    The stored name is already clean; it is cleaned again (``rules.clean_name``:
+    no folder, no leading dot, never empty), so that no path in the zip can
+    leave its folder, whatever a row holds.
+    """
+    return f"files/{attachment.inquiry_id}/{attachment.id}-{rules.clean_name(attachment.name)}"
 
 
 def stream_csv(app: Flask, address: str) -> Iterator[bytes]:
@@ -115,7 +148,7 @@ def stream_csv(app: Flask, address: str) -> Iterator[bytes]:
     chunks = Chunks(HEADER)
     yield chunks.take()
     for page in pages(app, address):
-        chunks.writer.writerows(as_row(inquiry, audit, replies) for inquiry, audit, replies in page)
+        chunks.writer.writerows(as_row(inquiry, audit, replies) for inquiry, audit, replies, _files in page)
         yield chunks.take()
 
 
