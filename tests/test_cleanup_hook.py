@@ -153,7 +153,8 @@ def batches_of_two(app_config):
 @pytest.mark.usefixtures("batches_of_two")
 def test_an_exception_in_a_batch_is_recorded_and_the_response_unaffected(client, app, db_session, clock, query):
     targets = state.of(app).targets
-    targets[0] = failing_on_second_batch(targets[0])
+    at = next(i for i, target in enumerate(targets) if target.name == "inquiries")
+    targets[at] = failing_on_second_batch(targets[at])
     add_inquiries(db_session, aged_inquiries(clock, [300, 200, 190]))
     assert submit_inquiry(client) == 201
     [run] = query(LEDGER)

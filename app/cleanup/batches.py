@@ -155,11 +155,14 @@ def delete_all(
     progress = Progress({target.name: 0 for target in targets}, list(targets))
     deadline = time.monotonic() + limits.time_budget
 
-    def must_stop() -> bool:
+    def stop_asked() -> bool:
         if should_stop():
             progress.interrupted = True
             return True
-        return time.monotonic() >= deadline
+        return False
+
+    def must_stop() -> bool:
+        return stop_asked() or time.monotonic() >= deadline
 
     with db.get_engine().connect() as connection, plans.index_merged_by_batches(connection):
         for target in targets:
@@ -169,8 +172,9 @@ def delete_all(
                 progress.error = f"{type(exc).__name__} while deleting from {target.name}"
                 log.exception("cleanup batch failed on %s", target.name)
                 return progress
-            # An empty target costs one short query: only a batch that deleted something spends the budget.
-            if progress.deleted[target.name] and progress.unfinished and must_stop():
+            # A stop is heard after any target; the budget is spent only by one
+            # that deleted something (an empty target costs one short query).
+            if progress.unfinished and (must_stop() if progress.deleted[target.name] else stop_asked()):
                 return progress
     return progress
 

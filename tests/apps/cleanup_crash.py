@@ -38,7 +38,8 @@ def main() -> None:
     now = datetime.fromisoformat(os.environ["CLEANUP_TEST_NOW"])
     app = create_app({"CLOCK": lambda: now, "CLEANUP_BATCH_SIZE": BATCH_SIZE, "CLEANUP_YIELD": 0})
     targets = state.of(app).targets
-    targets[0] = stopping_in_batch(targets[0], Path(os.environ["CLEANUP_TEST_DIR"]))
+    at = next(i for i, target in enumerate(targets) if target.name == "inquiries")
+    targets[at] = stopping_in_batch(targets[at], Path(os.environ["CLEANUP_TEST_DIR"]))
     with app.app_context():
         cleanup.run("crash_test")
 
