@@ -14,13 +14,26 @@ import time
 import traceback
 from pathlib import Path
 
-from bench import backlog, claim, claiming, exactly_once, export, forms, notify, search, secure_delete
+from bench import (
+    backlog,
+    backlog_files,
+    claim,
+    claiming,
+    exactly_once,
+    export,
+    forms,
+    notify,
+    search,
+    secure_delete,
+    uploads,
+)
 from bench import pow as proof_of_work
 from bench.context import Context
 from bench.report import Report
 
 ROOT = Path(__file__).resolve().parent.parent
-BENCHMARKS = [claim, claiming, backlog, secure_delete, export, exactly_once, proof_of_work, search, notify, forms]
+BENCHMARKS = [claim, claiming, backlog, backlog_files, secure_delete, export, exactly_once, proof_of_work, search,
+              notify, forms, uploads]
 
 
 def main() -> None:

@@ -23,6 +23,9 @@ FULL = {
     "backlog_sizes": (50_000, 150_000, 300_000),  # the backlog module's sizes: how its figures grow
     "backlog_trials": 2,  # of each, per size: plain DELETE and cleanup run, alternated
     "backlog_forms_sizes": (50_000, 150_000),  # those run again over twenty forms (bench/backlog.over_forms)
+    "upload_rounds": 5,  # of eight 10 MB uploads at once (bench/uploads.py)
+    "backlog_files_sizes": (50_000,),  # those run again with files present (bench/backlog_files.py)
+    "backlog_files_share": 200,  # one inquiry in this many carries files (about 280 MB at 50k)
     "secure_delete_trials": 3,  # of each: on and off, alternated
     "rate": 40.0,  # scheduled submissions per second during backlog trials
     "idle_seconds": 20.0,  # of open-loop traffic before each trial's delete starts
@@ -44,6 +47,9 @@ QUICK = {  # a smoke run under 5 minutes: figures with few samples, every contro
     "backlog_rows": 5_000,
     "backlog_sizes": (5_000, 10_000, 20_000),
     "backlog_forms_sizes": (5_000, 20_000),
+    "upload_rounds": 3,
+    "backlog_files_sizes": (5_000,),
+    "backlog_files_share": 20,
     "backlog_trials": 2,
     "secure_delete_trials": 1,  # of each: on and off
     "rate": 40.0,

@@ -16,7 +16,11 @@
   busy handler, a plain ``BEGIN``, as before they polled for the lock; a
   pause after each batch is no longer the protection: the shipped default
   is none), ``notify_inline`` (notifications sent inside the close
-  callback, so the connection waits for the SMTP server and the receiver).
+  callback, so the connection waits for the SMTP server and the receiver),
+  ``files_by_cascade`` (the cleanup without its ``attachment_chunks``
+  target: each batch of expired inquiries deletes their files by cascade,
+  however many bytes they hold), ``uploads_in_memory`` (a submission's
+  body and each of its files kept in memory, never spooled to disk).
 
 Every variant counts, in memory shared by all workers (gunicorn ``--preload``
 imports this module once, before forking): requests, statements, statements
@@ -27,16 +31,18 @@ runner's claims and batches included). ``GET /_bench/counters`` returns them.
 
 from __future__ import annotations
 
+import io
 import multiprocessing
 import os
 import re
+import tempfile
 from types import SimpleNamespace
 
 from flask import Flask, jsonify, request
 from sqlalchemy import event
 
-from app import background, create_app, db
-from app.cleanup import hook, runs
+from app import background, create_app, db, intake
+from app.cleanup import hook, runs, state
 from app.notify import hook as notify_hook
 
 COUNTERS = ("requests", "statements", "settings_statements", "settings_writes")
@@ -105,6 +111,17 @@ def _secure_delete_off(dbapi_connection, _record) -> None:
 _NO_WAIT = SimpleNamespace(wait_for_quiet=lambda *_args: None)
 
 
+def _uploads_in_memory(app: Flask) -> None:
+    # A SpooledTemporaryFile of max_size 0 never rolls over to disk.
+    intake.tempfile = SimpleNamespace(SpooledTemporaryFile=lambda max_size: tempfile.SpooledTemporaryFile(max_size=0))  # noqa: SIM115
+
+    class InMemory(app.request_class):
+        def _get_file_stream(self, *_args, **_kwargs):
+            return io.BytesIO()
+
+    app.request_class = InMemory
+
+
 def build(variant: str) -> Flask:
     """The app of ``variant`` (see the module docstring)."""
     if variant == "stock_lock":
@@ -121,6 +138,11 @@ def build(variant: str) -> Flask:
         event.listen(db.engine_of(app), "connect", _secure_delete_off)
     elif variant == "notify_inline":
         _run_inline(app, notify_hook.JOB, notify_hook)
+    elif variant == "files_by_cascade":
+        cleanup_state = state.of(app)
+        cleanup_state.targets = [t for t in cleanup_state.targets if t.name != "attachment_chunks"]
+    elif variant == "uploads_in_memory":
+        _uploads_in_memory(app)
     elif variant not in ("shipped", "stock_lock"):
         raise ValueError(f"unknown BENCH_VARIANT {variant!r}")
     return app
