@@ -25,10 +25,10 @@ FULL = {
     "backlog_forms_sizes": (50_000, 150_000),  # those run again over twenty forms (bench/backlog.over_forms)
     "upload_rounds": 5,  # of eight 10 MB uploads at once (bench/uploads.py)
     "backlog_files_sizes": (50_000,),  # those run again with files present (bench/backlog_files.py)
-    "backlog_files_share": 200,  # one inquiry in this many carries files (about 280 MB at 50k)
+    "backlog_files_share": 200,  # one inquiry in this many carries files (about 530 MB at 50k with the 24 of 10 MB)
     "secure_delete_trials": 3,  # of each: on and off, alternated
     "rate": 40.0,  # scheduled submissions per second during backlog trials
-    "idle_seconds": 20.0,  # of open-loop traffic before each trial's delete starts
+    "idle_seconds": 12.0,  # of open-loop traffic before each trial's delete starts (480 requests at 40/s)
     "defaults_limit_seconds": 300.0,  # how long the shipped-defaults variant may run (then: a projection)
     "claiming_rows": 20_000,
     "claiming_rounds": 7,  # direct, and as many again through Caddy
