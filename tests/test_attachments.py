@@ -163,7 +163,9 @@ def test_the_api_takes_files_as_multipart_and_answers_in_json(admin_client, clie
     ("C:\\Users\\ada\\Desktop\\report.pdf", "report.pdf"),
     ("../../etc/passwd", "passwd"),
     ('a"b<c>|d?.txt', "a_b_c_d_.txt"),
-    ("\u202eexe.txt", "\u202eexe.txt"),
+    ("\u202eexe.txt", "exe.txt"),
+    ("invoice\u202efdp.txt", "invoicefdp.txt"),
+    ("zero\u200bwidth\ufeff.png", "zerowidth.png"),
     ("...", "file"),
     ("x" * 300 + ".pdf", "x" * 196 + ".pdf"),
 ])

@@ -74,9 +74,11 @@ def _is_text(stream: IO[bytes]) -> bool:
 
 
 def clean_name(name: str | None) -> str:
-    """A file's name safe to show and to offer as a download's: no folders, control or reserved characters,
+    """A file's name safe to show and to offer as a download's: no folders, control, format or reserved characters,
     at most ``NAME_LENGTH`` characters with its extension kept; "file" when nothing is left."""
     base = unicodedata.normalize("NFC", (name or "").replace("\\", "/").rsplit("/", 1)[-1])
+    # Format characters (bidi overrides, zero-width ones) could show "invoice\u202efdp.exe" as "invoiceexe.pdf".
+    base = "".join(char for char in base if unicodedata.category(char) != "Cf")
     base = _SPACES.sub(" ", _UNSAFE.sub("_", base)).strip(" .")
     if len(base) > NAME_LENGTH:
         stem, dot, extension = base.rpartition(".")
