@@ -28,7 +28,7 @@ FULL = {
     "backlog_files_share": 200,  # one inquiry in this many carries files (about 530 MB at 50k with the 24 of 10 MB)
     "secure_delete_trials": 3,  # of each: on and off, alternated
     "rate": 40.0,  # scheduled submissions per second during backlog trials
-    "idle_seconds": 12.0,  # of open-loop traffic before each trial's delete starts (480 requests at 40/s)
+    "idle_seconds": 20.0,  # of open-loop traffic before each trial's delete starts
     "defaults_limit_seconds": 300.0,  # how long the shipped-defaults variant may run (then: a projection)
     "claiming_rows": 20_000,
     "claiming_rounds": 7,  # direct, and as many again through Caddy
