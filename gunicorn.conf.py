@@ -9,7 +9,7 @@ unset, removed at exit) and tells the library when a worker has exited.
 Command-line options still set everything else (workers, threads, bind).
 
 With ``SUNDOWN_LOG_FORMAT=json``, gunicorn's own lines (start, workers,
-errors) are JSON objects with the same fields as the app's (app/logs.py), so
+errors) are JSON objects with the same fields as the app's (app/core/logs.py), so
 every line the server writes parses.
 """
 

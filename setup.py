@@ -3,7 +3,7 @@
 While building, the gettext catalogs are compiled (.po to .mo, with Babel) and
 the files that live beside ``app/`` in the source tree (templates, static
 files, migrations, alembic.ini, gunicorn.conf.py) are copied into the package
-as ``app/_files/``, where ``app.paths`` finds them once installed. Everything
+as ``app/_files/``, where ``app.core.paths`` finds them once installed. Everything
 else about the package is in pyproject.toml.
 """
 

@@ -11,30 +11,11 @@ from typing import Any
 
 from flask import Flask
 
-from app import (
-    admin,
-    attachments,
-    auth,
-    background,
-    cleanup,
-    cli,
-    config,
-    db,
-    embed,
-    errors,
-    forms,
-    gone,
-    health,
-    i18n,
-    intake,
-    internal,
-    logs,
-    metrics,
-    notify,
-    paths,
-    public,
-    security,
-)
+from app import admin, attachments, auth, cleanup, cli, config, forms, notify
+from app.core import background, db, i18n, logs, metrics, paths
+from app.forms import embed
+from app.inquiries import gone
+from app.web import errors, health, intake, internal, public, security
 
 
 def create_app(overrides: dict[str, Any] | None = None) -> Flask:

@@ -21,13 +21,21 @@ from flask import Flask
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
-# None of these imports this module (no cycle): ratelimit and retention need only
-# app.clock, app.db, app.dialect and app.models.
-from app import db, i18n
 from app.attachments.rules import DEFAULT_TYPES, parse_types
-from app.parsing import ConfigurationError, parse_address, parse_emails, parse_secret, parse_smtp_url, parse_webhook_url
-from app.ratelimit import parse_limits
-from app.retention import MAX_DAYS, MIN_DAYS
+
+# None of these imports this module (no cycle): ratelimit and retention need only
+# app.core.clock, app.core.db, app.core.dialect and app.models.
+from app.core import db, i18n
+from app.core.parsing import (
+    ConfigurationError,
+    parse_address,
+    parse_emails,
+    parse_secret,
+    parse_smtp_url,
+    parse_webhook_url,
+)
+from app.core.ratelimit import parse_limits
+from app.inquiries.retention import MAX_DAYS, MIN_DAYS
 
 DEFAULTS: dict[str, Any] = {
     "ENV": "production",
@@ -147,7 +155,7 @@ MIN_SECRET_LENGTH = 32  # it signs sessions, render times and challenges: one ch
 SECRET_TEXT = "a random string of at least 32 characters (python -c 'import secrets; print(secrets.token_hex(32))')"
 TEXT = "a non-empty string (quote one that reads as JSON, e.g. '\"2024\"')"
 LIMITS_TEXT = "comma-separated count/seconds pairs of positive whole numbers, e.g. 5/60,50/86400"
-SQL_BACKENDS = ("sqlite", "postgresql", "postgres")  # app.db maps postgres:// too
+SQL_BACKENDS = ("sqlite", "postgresql", "postgres")  # app.core.db maps postgres:// too
 # These may hold secrets: never logged.
 UNSHOWN = {"SECRET_KEY", "CLEANUP_TOKEN", "METRICS_TOKEN", "DATABASE_URL", "SMTP_URL", "WEBHOOK_SECRET"}
 

@@ -32,7 +32,7 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 
 def utcnow() -> datetime:
-    """The wall clock in UTC; the app's injectable clock is ``app.clock.now``."""
+    """The wall clock in UTC; the app's injectable clock is ``app.core.clock.now``."""
     return datetime.now(UTC)
 
 
@@ -74,7 +74,7 @@ class Base(DeclarativeBase):
 
 
 class InquiryStatus(StrEnum):
-    """Where an inquiry is filed: the inbox, or the spam folder (``app.spam`` decides)."""
+    """Where an inquiry is filed: the inbox, or the spam folder (``app.inquiries.spam`` decides)."""
 
     INBOX = "inbox"
     SPAM = "spam"
@@ -104,7 +104,7 @@ class Form(Base):
     spam_retention_days: Mapped[int | None] = mapped_column(Integer)
     notify_emails: Mapped[list | None] = mapped_column(JSON(none_as_null=True))  # None: SQL NULL, the site's
     webhook_url: Mapped[str | None] = mapped_column(String(500))
-    # The owner's sites that may embed it (``app.embed``), and where a plain HTML submission goes after.
+    # The owner's sites that may embed it (``app.forms.embed``), and where a plain HTML submission goes after.
     allowed_origins: Mapped[list | None] = mapped_column(JSON(none_as_null=True))
     thanks_url: Mapped[str | None] = mapped_column(String(500))
     # The acknowledgement e-mail to the person who wrote (``app.replies.ack``): off by default; its text by
@@ -160,7 +160,7 @@ class Inquiry(Base):
     form_id: Mapped[int | None] = mapped_column(Integer)
     # Each field as asked, with its value or the column holding it (``app.forms.answers``); None before 0009.
     answers: Mapped[list | None] = mapped_column(JSON(none_as_null=True))
-    # The site it was sent from when embedded there (``app.embed``); None from Sundown's own pages.
+    # The site it was sent from when embedded there (``app.forms.embed``); None from Sundown's own pages.
     origin: Mapped[str | None] = mapped_column(String(200))
 
 
@@ -192,7 +192,7 @@ class Admin(UserMixin, Base):
     name: Mapped[str] = mapped_column(String(100), unique=True)
     user_handle: Mapped[bytes] = mapped_column(LargeBinary(64), unique=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
-    # The admin's language for the admin pages (app.i18n); None: the browser's.
+    # The admin's language for the admin pages (app.core.i18n); None: the browser's.
     locale: Mapped[str | None] = mapped_column(String(16), nullable=True)
     # Where people's answers to this admin's replies go (``Reply-To``, ``app.replies``); None: the team's.
     email: Mapped[str | None] = mapped_column(String(254), nullable=True)
@@ -236,7 +236,7 @@ class OneTimeSecret(Base):
 
 
 class UsedChallenge(Base):
-    """A proof-of-work challenge already solved once (``app.spam``), kept until it expires.
+    """A proof-of-work challenge already solved once (``app.inquiries.spam``), kept until it expires.
 
     The primary key is the challenge's expiry and signature: inserting it is
     the one atomic step that lets a solution count once, however many

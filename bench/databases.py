@@ -17,8 +17,8 @@ from pathlib import Path
 
 import sqlalchemy as sa
 
-from app.db import WRITE_OPTION, make_engine
-from app.migrate import upgrade
+from app.core.db import WRITE_OPTION, make_engine
+from app.core.migrate import upgrade
 from app.models import Form, Inquiry
 from devtools.realistic import Rows, expired_span
 

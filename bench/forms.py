@@ -44,7 +44,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from app import cleanup, create_app, db
+from app import cleanup, create_app
+from app.core import db
 from app.models import Form
 from bench.backlog import deleted_inquiries
 from bench.databases import COLUMNS, epoch_of, utcnow

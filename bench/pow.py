@@ -46,9 +46,10 @@ from pathlib import Path
 import altcha
 import sqlalchemy as sa
 
-from app import config, create_app, spam
-from app.db import engine_of, make_engine
-from app.migrate import upgrade
+from app import config, create_app
+from app.core.db import engine_of, make_engine
+from app.core.migrate import upgrade
+from app.inquiries import spam
 from bench.report import Control
 from bench.stats import Ratio, cyclic_ratios, ratios
 from devtools.pgcluster import Cluster, find_bindir, free_port

@@ -3,10 +3,10 @@
 ``python -m bench.pow`` runs it as its control: the throughput ratio must
 fall below its goal against this server, or the measurement could not see a
 verification gone slow. The extra work is ten verifications by the altcha
-package's ``verify_solution`` (what ``app.spam`` used before it verified with
+package's ``verify_solution`` (what ``app.inquiries.spam`` used before it verified with
 its own two HMACs), so the control adds what it added before, not ten times
 the now smaller cost. Production code is unchanged: the extra work is
-wrapped around ``app.spam.check_solution`` here, for this app only.
+wrapped around ``app.inquiries.spam.check_solution`` here, for this app only.
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ import contextlib
 import altcha
 from flask import current_app
 
-from app import create_app, spam
+from app import create_app
+from app.inquiries import spam
 
 EXTRA_CHECKS = 10
 _check = spam.check_solution

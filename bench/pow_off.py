@@ -9,7 +9,8 @@ code is unchanged: the two steps are replaced here, for this app only.
 
 from __future__ import annotations
 
-from app import create_app, spam
+from app import create_app
+from app.inquiries import spam
 from app.models import InquiryStatus
 
 

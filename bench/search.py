@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import time
 
-from app import create_app, db, search
+from app import create_app
+from app.core import db
+from app.inquiries import search
 from bench.report import Control
 from bench.servers import server_env
 from bench.stats import median

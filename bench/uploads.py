@@ -9,7 +9,7 @@ that fill the shipped per-inquiry limit (10 MB, random incompressible bytes
 behind a PDF or PNG header, so they pass the check by content), and reads
 each worker's peak afterwards. ``upload_rss_growth_ratio`` is the workers'
 peak growth summed ÷ the bytes in flight (80 MB): the bodies are spooled to
-disk by ``app.intake`` and each file again by Werkzeug, and pieces of 256 KB
+disk by ``app.web.intake`` and each file again by Werkzeug, and pieces of 256 KB
 go to the database, so memory must stay well under what is uploaded: at
 most half of it. What remains is per request, not per byte: the pieces in
 flight, each thread's buffers and, on SQLite, each connection's page cache

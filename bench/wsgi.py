@@ -41,9 +41,11 @@ from types import SimpleNamespace
 from flask import Flask, jsonify, request
 from sqlalchemy import event
 
-from app import background, create_app, db, intake
+from app import create_app
 from app.cleanup import hook, runs, state
+from app.core import background, db
 from app.notify import hook as notify_hook
+from app.web import intake
 
 COUNTERS = ("requests", "statements", "settings_statements", "settings_writes")
 _SETTINGS = re.compile(r"\bsettings\b", re.IGNORECASE)

@@ -3,7 +3,7 @@
 The row is made by the app's own ``logins.start_login`` (its clock, its
 lifetime, its token), in the app under test or, for a real server, in an app
 built in this process on the server's database. The passkey ceremonies
-themselves are tested in ``tests/test_auth*``.
+themselves are tested in ``tests/auth/``.
 """
 
 from __future__ import annotations
@@ -15,8 +15,9 @@ from dataclasses import dataclass
 
 from flask import Flask
 
-from app import create_app, db
+from app import create_app
 from app.auth import logins
+from app.core import db
 from app.models import Admin
 
 SITE_SETTINGS = ("ENV", "DATABASE_URL", "SECRET_KEY", "ORIGIN", "RP_ID")

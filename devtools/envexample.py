@@ -1,7 +1,7 @@
 """Write .env.example from the settings app/config.py reads: ``python -m devtools.envexample > .env.example``.
 
 Every SUNDOWN_* setting appears once with its default (commented out when it
-has none); tests/test_envexample.py fails when a setting is missing.
+has none); tests/project/test_envexample.py fails when a setting is missing.
 """
 
 from __future__ import annotations

@@ -11,9 +11,9 @@ from pathlib import Path
 
 from alembic import context
 
-from app.db import make_engine
+from app.core.db import make_engine
 from app.models import Base
-from app.search import is_search_index
+from app.inquiries.search import is_search_index
 
 # Between 0006 and 0011 an index on lower(email) exists that SQLite's reflection cannot read; 0007's and
 # 0008's batch rebuilds reflect the tables beside it and need nothing from it, so the warning says nothing

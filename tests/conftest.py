@@ -19,9 +19,10 @@ from datetime import UTC, datetime, timedelta
 import pytest
 import sqlalchemy as sa
 
-from app import background, create_app, db
-from app.db import get_session, make_engine
-from app.migrate import upgrade
+from app import create_app
+from app.core import background, db
+from app.core.db import get_session, make_engine
+from app.core.migrate import upgrade
 from devtools import admins
 from devtools.pgcluster import Cluster, find_bindir, memory_folder
 
@@ -172,7 +173,7 @@ def app_config(database_url, clock, tmp_path) -> dict:
         "NOTIFY_HOURLY_CAP": 100000,
         "AUTH_RATE_LIMIT_PER_CLIENT": "100000/600",
         "AUTH_RATE_LIMIT_GLOBAL": "100000/600",
-        # An easy proof-of-work, so tests solve it in milliseconds; tests/test_spam.py checks the default.
+        # An easy proof-of-work, so tests solve it in milliseconds; tests/inquiries/test_spam.py checks the default.
         "POW_MAX_NUMBER": 100,
     }
 

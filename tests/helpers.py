@@ -7,7 +7,8 @@ from datetime import timedelta
 
 import altcha
 
-from app import background, clock, spam
+from app.core import background, clock
+from app.inquiries import spam
 
 CSRF_INPUT = re.compile(r'name="csrf_token" value="([^"]+)"')
 

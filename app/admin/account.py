@@ -10,11 +10,11 @@ from flask_babel import gettext as _
 from flask_login import current_user
 from sqlalchemy import delete, select
 
-from app import clock, db, i18n
 from app.admin import audit, bp
 from app.auth import invites, logins, passkeys
+from app.core import clock, db, i18n
+from app.core.parsing import parse_address
 from app.models import Admin, AdminLogin
-from app.parsing import parse_address
 
 INVITE_PROOF = timedelta(minutes=5)
 

@@ -13,12 +13,14 @@ from flask_login import current_user
 from sqlalchemy import delete, func, select, update
 from werkzeug.exceptions import BadRequest
 
-from app import auditlog, clock, db, gone
+from app import auditlog
 from app.admin import audit, bp
 from app.admin.inbox import render_detail
 from app.admin.inquiries import get_inquiry_or_404
+from app.core import clock, db
+from app.inquiries import gone
+from app.inquiries.retention import visible_now
 from app.models import Inquiry, InquiryStatus
-from app.retention import visible_now
 
 MAX_SELECTION = 500
 MAX_REASON_LENGTH = 200

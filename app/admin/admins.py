@@ -17,9 +17,9 @@ from flask_babel import gettext as _
 from flask_login import current_user
 from sqlalchemy import delete, func, select
 
-from app import clock, db
 from app.admin import audit, bp
 from app.auth import logins
+from app.core import clock, db
 from app.models import Admin, AdminLogin, Passkey
 
 

@@ -14,10 +14,10 @@ from __future__ import annotations
 from flask import Response, abort
 from flask_babel import gettext as _
 
-from app import db
 from app.admin import bp
 from app.admin.inquiries import get_inquiry_or_404
 from app.attachments import rules, store
+from app.core import db
 from app.models import Attachment
 
 FILE_POLICY = "default-src 'none'; sandbox"

@@ -6,7 +6,7 @@ from flask_login import current_user
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app import clock
+from app.core import clock
 from app.models import AuditEntry
 
 

@@ -6,10 +6,11 @@ from flask import flash, redirect, render_template, url_for
 from flask_babel import gettext as _
 from flask_babel import ngettext
 
-from app import cleanup, db
+from app import cleanup
 from app.admin import audit, bp
 from app.admin.labels import label
 from app.cleanup import ledger
+from app.core import db
 from app.models import CleanupStatus
 from app.notify import health as delivery_health
 

@@ -1,4 +1,4 @@
-"""How the admin pages show messages (Jinja filters); times, dates, numbers and days are app.i18n's."""
+"""How the admin pages show messages (Jinja filters); times, dates, numbers and days are app.core.i18n's."""
 
 from __future__ import annotations
 

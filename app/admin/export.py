@@ -28,11 +28,12 @@ from flask_babel import gettext as _
 from sqlalchemy import ColumnElement, Integer, Select, String, and_, bindparam, func, select, tuple_, type_coerce
 from werkzeug.exceptions import BadRequest
 
-from app import clock, csvstream, db, retention
 from app.admin import bp
 from app.admin.display import local_zone
+from app.core import clock, csvstream, db
 from app.forms import fields as form_fields
 from app.forms import store as form_store
+from app.inquiries import retention
 from app.models import Form, Inquiry, InquiryStatus, Reply
 from app.replies import REPLY
 

@@ -15,8 +15,8 @@ from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 from sqlalchemy.exc import IntegrityError
 
-from app import clock, db, i18n
 from app.admin import audit, bp
+from app.core import clock, db, i18n
 from app.forms import editor, store
 from app.forms.fields import TYPES, dump
 from app.models import DEFAULT_FORM_ID, Form

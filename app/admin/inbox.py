@@ -7,12 +7,14 @@ from flask_babel import gettext as _
 from flask_login import current_user
 from werkzeug.exceptions import BadRequest
 
-from app import cleanup, db, retention, search
+from app import cleanup
 from app.admin import bp, workflow
 from app.admin.inquiries import SHOW, Cursor, count_capped, get_inquiry_or_404, inbox_page, listed, unread_count
 from app.attachments import store as attachment_store
+from app.core import db
 from app.forms import answers as form_answers
 from app.forms import store as form_store
+from app.inquiries import retention, search
 from app.models import Form
 from app.notify import email
 from app.replies import compose, sending

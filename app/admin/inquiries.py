@@ -2,7 +2,7 @@
 
 A list reads one folder (the inbox unless asked: ``retention.INBOX`` or
 ``retention.SPAM``), optionally only its unread or unanswered inquiries and
-those a search finds (``app.search``); one inquiry (the detail page, its
+those a search finds (``app.inquiries.search``); one inquiry (the detail page, its
 actions) is found in either. Counts stop at ``COUNT_LIMIT``: past it the
 page says "more than", so that no count reads a million rows.
 """
@@ -18,9 +18,10 @@ from sqlalchemy import ColumnElement, Select, false, func, select, true, tuple_
 from sqlalchemy.orm import Session
 from werkzeug.exceptions import BadRequest
 
-from app import db, search
+from app.core import db
+from app.inquiries import search
+from app.inquiries.retention import INBOX, Policy, visible_now
 from app.models import Inquiry
-from app.retention import INBOX, Policy, visible_now
 
 PAGE_SIZE = 50
 COUNT_LIMIT = 1000

@@ -14,8 +14,8 @@ import json
 from flask import flash, redirect, render_template, request, url_for
 from flask_babel import gettext as _
 
-from app import db, parsing
 from app.admin import audit, bp
+from app.core import db, parsing
 from app.models import Delivery
 from app.notify import deliver, email, health, outbox
 from app.notify import settings as notify_settings

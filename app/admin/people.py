@@ -16,9 +16,10 @@ from flask_babel import ngettext
 from flask_login import current_user
 from werkzeug.exceptions import BadRequest
 
-from app import clock, db, gone, retention
 from app.admin import bp
-from app.csvstream import download
+from app.core import clock, db
+from app.core.csvstream import download
+from app.inquiries import gone, retention
 from app.people import archive, erasure, lookup, records
 
 MAX_ADDRESS_LENGTH = 320

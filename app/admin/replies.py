@@ -11,14 +11,14 @@ from flask_login import current_user
 from sqlalchemy import update
 from werkzeug.exceptions import BadRequest
 
-from app import clock, db
 from app.admin import audit, bp
 from app.admin.inbox import render_detail
 from app.admin.inquiries import get_inquiry_or_404
+from app.core import clock, db
+from app.inquiries.retention import visible_now
 from app.models import Inquiry
 from app.notify.hook import wake
 from app.replies import REPLY, compose, sending
-from app.retention import visible_now
 
 
 @bp.post("/inquiries/<int:inquiry_id>/reply")

@@ -8,9 +8,10 @@ from flask import flash, redirect, render_template, request, url_for
 from flask_babel import gettext as _
 from flask_babel import ngettext
 
-from app import db, retention
 from app.admin import audit, bp
+from app.core import db
 from app.forms import store as form_store
+from app.inquiries import retention
 
 
 @dataclass(frozen=True)

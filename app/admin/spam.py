@@ -1,4 +1,4 @@
-"""The Spam page, /admin/spam: what ``app.spam`` filed as spam, "Not spam", "Delete all spam".
+"""The Spam page, /admin/spam: what ``app.inquiries.spam`` filed as spam, "Not spam", "Delete all spam".
 
 Both actions are in the audit log (who, when, how many; never content).
 Moving an inquiry to the inbox enqueues its notifications (``app.notify``),
@@ -12,10 +12,12 @@ from flask_babel import lazy_gettext as _l
 from flask_babel import ngettext
 from sqlalchemy import delete, func, select, update
 
-from app import auditlog, db, gone, notify, retention
+from app import auditlog, notify
 from app.admin import audit, bp
 from app.admin.actions import selected_ids
 from app.admin.inbox import folder_page
+from app.core import db
+from app.inquiries import gone, retention
 from app.models import Inquiry, InquiryStatus
 
 NOTHING_SELECTED = _l("Select at least one inquiry to move to the inbox.")

@@ -16,12 +16,12 @@ from flask_babel import gettext as _
 from flask_login import current_user
 from sqlalchemy import ColumnElement, select, update
 
-from app import clock, db
 from app.admin import audit, bp
 from app.admin.inquiries import get_inquiry_or_404
-from app.i18n import local_time
+from app.core import clock, db
+from app.core.i18n import local_time
+from app.inquiries.retention import visible_now
 from app.models import Admin, Inquiry
-from app.retention import visible_now
 
 SUBJECT_MAX = 60
 QUOTE_MAX = 1500  # mail clients refuse very long mailto: links; the quote is cut, never the address

@@ -14,7 +14,7 @@ transaction, by ``ON DELETE CASCADE``, so no row points at a missing file
 and no file outlives its row after a crash. The cleanup deletes an expired
 inquiry's pieces first, in batches of a few megabytes
 (``app.cleanup.targets``), and on SQLite ``secure_delete`` and the forgetting
-after (``app.gone``) leave no copy of the bytes in the file or its WAL.
+after (``app.inquiries.gone``) leave no copy of the bytes in the file or its WAL.
 """
 
 from __future__ import annotations

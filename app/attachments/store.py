@@ -1,7 +1,7 @@
 """Attachments' bytes in the database, in pieces: written with their inquiry, read a piece at a time.
 
 A file is written in ``CHUNK_SIZE`` pieces inside the inquiry's own write
-transaction (``app.public``), so an inquiry is saved with all its files or
+transaction (``app.web.public``), so an inquiry is saved with all its files or
 with none. Reading never loads a file whole: a download, the People
 export's zip and the backup each take one piece per query.
 """
@@ -13,8 +13,8 @@ from collections.abc import Iterable, Iterator
 from sqlalchemy import Engine, func, insert, select
 from sqlalchemy.orm import Session
 
-from app import clock
 from app.attachments.uploads import Upload
+from app.core import clock
 from app.models import Attachment, AttachmentChunk
 
 CHUNK_SIZE = 256 * 1024

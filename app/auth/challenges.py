@@ -19,7 +19,7 @@ from flask import session as browser_session
 from sqlalchemy import delete
 from webauthn.helpers import base64url_to_bytes, bytes_to_base64url
 
-from app import clock, db
+from app.core import clock, db
 from app.models import OneTimeSecret
 
 CHALLENGE_BYTES = 32

@@ -9,10 +9,10 @@ from sqlalchemy.exc import IntegrityError
 from webauthn.helpers import base64url_to_bytes, bytes_to_base64url
 from werkzeug.exceptions import BadRequest, Conflict, Gone
 
-from app import clock, db
 from app.auth import bp, ceremonies, challenges, invites, logins, origins, passkeys, throttle, web
 from app.auth.browser import browser_name
 from app.auth.ceremonies import CeremonyFailed
+from app.core import clock, db
 from app.models import Admin, AuditEntry
 
 USER_HANDLE_BYTES = 64

@@ -19,7 +19,7 @@ from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 from webauthn.helpers import bytes_to_base64url
 
-from app import clock
+from app.core import clock
 from app.models import Admin, OneTimeSecret
 
 TOKEN_BYTES = 32

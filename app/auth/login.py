@@ -10,12 +10,13 @@ from flask_babel import gettext as _
 from flask_login import current_user
 from werkzeug.exceptions import BadRequest, TooManyRequests
 
-from app import cleanup, clock, db, metrics
+from app import cleanup
 from app.auth import bp, ceremonies, challenges, logins, origins, passkeys, throttle, web
 from app.auth.browser import browser_name
 from app.auth.ceremonies import CeremonyFailed
+from app.core import clock, db, metrics
+from app.core.urls import safe_next
 from app.models import Admin
-from app.urls import safe_next
 
 
 @bp.get("/login")

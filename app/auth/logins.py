@@ -9,7 +9,7 @@ from flask import current_app, g, request
 from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session
 
-from app import clock, db
+from app.core import clock, db
 from app.models import Admin, AdminLogin
 
 TOKEN_BYTES = 32

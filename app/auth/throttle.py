@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from flask import current_app
 
-from app import db, ratelimit
+from app.core import db, ratelimit
 
 GLOBAL_SUBJECT = "all"
 FAILED = "auth-failed"

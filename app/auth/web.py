@@ -7,9 +7,9 @@ from flask import session as browser_session
 from flask_babel import gettext as _
 from werkzeug.exceptions import BadRequest
 
-from app import intake
 from app.auth import logins
-from app.urls import safe_next
+from app.core.urls import safe_next
+from app.web import intake
 
 DEFAULT_AFTER_LOGIN = "/admin/"
 

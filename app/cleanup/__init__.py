@@ -12,20 +12,20 @@ Each module does one thing:
 
 Callers outside use the names exported here: ``trigger``, ``run``,
 ``run_if_due``, ``dry_run``, ``next_due_at``, ``as_dict``. What counts as
-expired is the retention rule's (``app.retention``).
+expired is the retention rule's (``app.inquiries.retention``).
 """
 
 from __future__ import annotations
 
 from flask import Flask
 
-from app import metrics
 from app.cleanup import hook, state
 from app.cleanup.hook import trigger
 from app.cleanup.ledger import as_dict
 from app.cleanup.runs import dry_run, next_due_at, run, run_if_due
 from app.cleanup.targets import TARGETS
-from app.parsing import ConfigurationError
+from app.core import metrics
+from app.core.parsing import ConfigurationError
 
 __all__ = ["as_dict", "dry_run", "init_app", "next_due_at", "run", "run_if_due", "trigger"]
 

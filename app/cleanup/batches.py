@@ -25,8 +25,9 @@ from sqlalchemy import ColumnElement, Connection, and_, delete, func, select
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import InstrumentedAttribute, Session
 
-from app import db, retention
 from app.cleanup import plans
+from app.core import db
+from app.inquiries import retention
 
 LOCKED_PATIENCE = 5.0  # seconds a batch refused SQLite's write lock keeps trying
 LOCKED_PAUSE = 0.05  # seconds between those tries

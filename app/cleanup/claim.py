@@ -20,7 +20,7 @@ from __future__ import annotations
 from sqlalchemy import BigInteger, and_, cast, func, or_, select, update
 from sqlalchemy.orm import Session
 
-from app import dialect
+from app.core import dialect
 from app.models import Setting
 
 KEY = "last_cleanup_at"

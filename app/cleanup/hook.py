@@ -21,8 +21,8 @@ from collections.abc import Callable
 
 from flask import Flask, current_app, g
 
-from app import background
 from app.cleanup import runs
+from app.core import background
 
 JOB = "cleanup"
 START_WAIT = 1.0  # seconds a run waits, at most, for a quiet moment before it starts

@@ -1,7 +1,7 @@
 """How each database deletes a batch best: the cleanup's dialect differences.
 
 SQLite has one write lock. Live writers take it up front, polling every
-millisecond (``app.db``), while the cleanup's batches wait with SQLite's
+millisecond (``app.core.db``), while the cleanup's batches wait with SQLite's
 stock busy handler, so a visitor's insert gets in as soon as a batch
 commits, with no pause needed after it; batches are sized to hold the lock
 about 30 ms, and after each one the cleanup copies the WAL back into the
@@ -38,7 +38,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.exc import OperationalError
 
-from app import search
+from app.inquiries import search
 
 log = logging.getLogger(__name__)
 

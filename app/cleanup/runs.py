@@ -4,7 +4,7 @@
 ``POST /internal/cleanup``, the admin's "Run cleanup now"). The claim and the
 opening ledger row commit together; the batches follow, with a cutoff fixed
 once per run; the closing ledger row and the claim's release commit together.
-A run that deleted rows ends with a truncating WAL checkpoint (``app.gone``).
+A run that deleted rows ends with a truncating WAL checkpoint (``app.inquiries.gone``).
 """
 
 from __future__ import annotations
@@ -17,9 +17,11 @@ from datetime import UTC, datetime
 from flask import current_app
 from sqlalchemy import update
 
-from app import auditlog, clock, db, gone, metrics, retention
+from app import auditlog
 from app.cleanup import claim, ledger, plans, state
 from app.cleanup.batches import Limits, Moment, Progress, Target, count, count_and_oldest, delete_all
+from app.core import clock, db, metrics
+from app.inquiries import gone, retention
 from app.models import CleanupRun, CleanupStatus
 
 log = logging.getLogger(__name__)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from app.background import Memory
 from app.cleanup.batches import Target
 from app.cleanup.targets import TARGETS
+from app.core.background import Memory
 
 
 @dataclass

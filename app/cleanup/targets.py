@@ -20,9 +20,10 @@ from datetime import timedelta
 from flask import current_app
 from sqlalchemy import ColumnElement, or_, select
 
-from app import db, retention
 from app.attachments.store import CHUNK_SIZE
 from app.cleanup.batches import Moment, Target
+from app.core import db
+from app.inquiries import retention
 from app.models import (
     AdminLogin,
     Attachment,

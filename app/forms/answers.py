@@ -30,7 +30,7 @@ from urllib.parse import urlsplit
 from flask_babel import gettext as _
 
 from app.forms.fields import CHOICE_TYPES, Field, text_in
-from app.validation import clean_email, clean_text
+from app.inquiries.validation import clean_email, clean_text
 
 TEL_CHARACTERS = frozenset("0123456789 +-().")
 CHECKED = frozenset({"on", "yes", "true", "1"})

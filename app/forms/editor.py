@@ -16,8 +16,8 @@ from urllib.parse import urlsplit
 
 from flask_babel import gettext as _
 
-from app import embed as embed_rules
-from app import parsing, retention
+from app.core import parsing
+from app.forms import embed as embed_rules
 from app.forms.fields import (
     CHOICE_TYPES,
     KEY,
@@ -33,6 +33,7 @@ from app.forms.fields import (
     Field,
     Texts,
 )
+from app.inquiries import retention
 
 TITLE_LENGTH, DESCRIPTION_LENGTH, LABEL_LENGTH, HELP_LENGTH = 120, 1000, 500, 300
 ACK_TEXT_LENGTH = 2000

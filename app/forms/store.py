@@ -19,7 +19,7 @@ from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.orm import Session
 from werkzeug.exceptions import NotFound
 
-from app import clock, db
+from app.core import clock, db
 from app.forms import fields as form_fields
 from app.forms.fields import Field, text_in
 from app.models import DEFAULT_FORM_ID, Form, Inquiry

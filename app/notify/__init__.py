@@ -7,7 +7,7 @@ Each module does one thing:
 * ``deliver``: the send loop; ``message``: what a notification says; ``digest``: the e-mail digest.
 * ``email`` and ``webhook``: the two channels.
 * ``hook`` and ``state``: a pass after the response when something may be due.
-* ``health``: what the admin pages show (``POST /internal/deliver`` is in ``app.internal``).
+* ``health``: what the admin pages show (``POST /internal/deliver`` is in ``app.web.internal``).
 
 Views call ``enqueue_inquiry(session, inquiry)`` inside the transaction that
 saves (or un-spams) an inquiry.
@@ -19,7 +19,7 @@ from flask import Flask, current_app
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app import clock, metrics, ratelimit
+from app.core import clock, metrics, ratelimit
 from app.models import Form, Inquiry
 from app.notify import digest, hook, outbox, settings, state
 

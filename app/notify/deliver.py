@@ -21,8 +21,8 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app import clock, db, metrics
 from app.attachments import store as attachments
+from app.core import clock, db, metrics
 from app.models import Delivery, DeliveryStatus, Form, Inquiry
 from app.notify import digest, email, outbox, state, webhook
 from app.notify import settings as notify_settings

@@ -20,9 +20,9 @@ from urllib.parse import urlsplit
 
 from flask import current_app
 
+from app.core.parsing import SmtpServer, parse_smtp_url
 from app.notify.message import Notice, subject, text_body
 from app.notify.outbox import Outcome
-from app.parsing import SmtpServer, parse_smtp_url
 
 TIMEOUT = 10.0  # seconds per SMTP operation
 

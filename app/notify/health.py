@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import case, func, or_, select
 from sqlalchemy.orm import Session
 
-from app import clock
+from app.core import clock
 from app.models import Delivery, DeliveryStatus
 
 CHANNELS = ("email", "webhook")

@@ -22,7 +22,7 @@ from functools import partial
 
 from flask import Flask, current_app, g
 
-from app import background, clock
+from app.core import background, clock
 from app.notify import deliver, state
 
 log = logging.getLogger(__name__)

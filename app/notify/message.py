@@ -16,8 +16,8 @@ from flask import current_app
 from flask_babel import gettext as _
 from flask_babel import ngettext
 
-from app import i18n
 from app.attachments.rules import file_size
+from app.core import i18n
 from app.forms import answers as form_answers
 from app.models import Attachment, Delivery, Form, Inquiry
 

@@ -28,7 +28,7 @@ from sqlalchemy import and_, bindparam, insert, or_, select, update
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import Session
 
-from app import clock, driver
+from app.core import clock, driver
 from app.models import Delivery, DeliveryStatus
 
 LEASE = timedelta(seconds=90)  # a batch's sends: each starts only while SEND_MARGIN of it is left
@@ -52,7 +52,7 @@ def enqueue(session: Session, inquiry_ids: list[int], channels: list[str], due: 
             kind: str = INQUIRY) -> None:
     """Add one pending delivery per inquiry and channel in the caller's transaction.
 
-    One multi-row ``INSERT`` on the DBAPI cursor (``app.driver``), no ORM
+    One multi-row ``INSERT`` on the DBAPI cursor (``app.core.driver``), no ORM
     objects and no ``RETURNING``: it runs inside every submission's write
     transaction, where the ORM's unit of work cost several times as long as
     Core on SQLite and Core's executemany clearly longer than one statement

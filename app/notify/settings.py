@@ -2,7 +2,7 @@
 
 ``SUNDOWN_NOTIFY_EMAILS``, ``SUNDOWN_WEBHOOK_URL`` and ``SUNDOWN_WEBHOOK_SECRET``,
 when set, take precedence over what admins saved on the Notifications page
-(which then shows them read-only). The parsers live in ``app.parsing``, which
+(which then shows them read-only). The parsers live in ``app.core.parsing``, which
 ``app.config`` also checks the environment with: what starts is what is used.
 """
 
@@ -18,10 +18,10 @@ from flask import current_app
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from app import clock
+from app.core import clock
+from app.core.parsing import SECRET_PREFIX
 from app.models import Setting
 from app.notify import state
-from app.parsing import SECRET_PREFIX
 
 SECRET_BYTES = 32
 # How long a process enqueues new inquiries under the settings it read: every

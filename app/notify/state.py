@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from app.background import Memory
+from app.core.background import Memory
 
 
 @dataclass

@@ -33,8 +33,8 @@ from datetime import UTC, datetime
 from flask import Flask
 from sqlalchemy import Engine
 
-from app import clock, db
 from app.attachments import store
+from app.core import clock, db
 from app.models import Attachment
 from app.people import records
 

@@ -14,7 +14,8 @@ import click
 from flask import current_app
 from flask.cli import with_appcontext
 
-from app import db, gone
+from app.core import db
+from app.inquiries import gone
 from app.people import erasure, lookup, reapply, records
 
 

@@ -15,7 +15,8 @@ from datetime import datetime
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
-from app import auditlog, clock, db
+from app import auditlog
+from app.core import clock, db
 from app.models import AuditEntry, Erasure, Inquiry
 from app.people import lookup
 
@@ -35,7 +36,7 @@ def erase(address: str, actor: str) -> Outcome:
 
     Records the erasure (hash, count, actor, time) and an audit entry with the
     hash only; nothing is recorded when there was nothing to delete. The
-    caller then clears the SQLite WAL (``app.gone``).
+    caller then clears the SQLite WAL (``app.inquiries.gone``).
     """
     digest = lookup.email_hash(address)
     with db.transaction(write=True) as session:

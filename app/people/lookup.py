@@ -17,8 +17,8 @@ from flask import current_app
 from sqlalchemy import ColumnElement, bindparam, or_, select
 from sqlalchemy.orm import Session
 
+from app.inquiries.validation import normalize_email
 from app.models import AuditEntry, Erasure, Inquiry
-from app.validation import normalize_email
 
 HASH_CONTEXT = b"sundown erasures: e-mail address hash v1"
 AUDIT_CHUNK = 100  # inquiries per audit query: two conditions each

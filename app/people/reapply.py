@@ -19,7 +19,8 @@ from datetime import UTC, datetime
 from sqlalchemy import and_, func, select
 from sqlalchemy.orm import Session
 
-from app import auditlog, clock, db
+from app import auditlog
+from app.core import clock, db
 from app.models import AuditEntry, Erasure, Inquiry
 from app.people import erasure, lookup
 from app.people.erasure import Outcome

@@ -19,7 +19,7 @@ The CSV has one row per inquiry (``HEADER``), its audit entries in one cell,
 one per line, and the e-mails sent to the person (``app.replies``) in the
 last, every free-text cell neutralised as in the main export.
 
-Paging follows the inbox's export (``app.admin.export``, with ``app.csvstream``): the ids are read
+Paging follows the inbox's export (``app.admin.export``, with ``app.core.csvstream``): the ids are read
 first, in one short transaction; then each page of ``PAGE_SIZE`` is read in
 its own short transaction that ends before the page is sent. If a page no
 longer finds every id (an erasure or a delete ran meanwhile), the stream
@@ -36,9 +36,9 @@ from datetime import UTC, datetime
 from flask import Flask
 from sqlalchemy import select
 
-from app import clock, db
 from app.attachments import rules, store
-from app.csvstream import PAGE_SIZE, Chunks, neutralise
+from app.core import clock, db
+from app.core.csvstream import PAGE_SIZE, Chunks, neutralise
 from app.models import Admin, Attachment, AuditEntry, Inquiry, Reply
 from app.people import lookup
 

@@ -26,7 +26,7 @@ from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 from sqlalchemy.orm import Session
 
-from app import clock, dialect, i18n, metrics, ratelimit
+from app.core import clock, dialect, i18n, metrics, ratelimit
 from app.forms import store as form_store
 from app.models import Form, RateLimit
 from app.people import lookup

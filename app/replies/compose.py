@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from flask import current_app
 from flask_babel import gettext as _
 
+from app.core.i18n import local_time
 from app.forms import store as form_store
-from app.i18n import local_time
 from app.models import Form, Inquiry, InquiryStatus
 from app.notify.email import configured
 from app.replies.message import header_text

@@ -16,7 +16,7 @@ from typing import Any
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
-from app import clock, db
+from app.core import clock, db
 from app.models import Delivery, DeliveryStatus, Inquiry, Reply
 from app.replies import KINDS, message
 

@@ -27,7 +27,7 @@ from urllib.parse import urlsplit
 
 from flask import current_app
 
-from app import clock
+from app.core import clock
 from app.models import Inquiry, Reply
 
 HEADER_MAX = 200  # characters of one visitor-given value in a header

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
-from app import clock
+from app.core import clock
 from app.models import Admin, Delivery, DeliveryStatus, Reply
 from app.notify.outbox import new_key
 from app.replies import message

@@ -15,9 +15,10 @@ from pathlib import Path
 
 from sqlalchemy import false
 
-from app import background, create_app
+from app import create_app
 from app.cleanup import state
 from app.cleanup.batches import Target
+from app.core import background
 from app.models import Inquiry
 
 MODE = os.environ["CLEANUP_TEST_MODE"]

@@ -26,9 +26,10 @@ import pytest
 import sqlalchemy as sa
 from flask import Flask
 
-from app import create_app, db
+from app import create_app
 from app.auth import invites
-from app.db import get_session, make_engine
+from app.core import db
+from app.core.db import get_session, make_engine
 from devtools.admins import site_settings
 from devtools.pgcluster import free_port
 from devtools.server import ROOT, running_server

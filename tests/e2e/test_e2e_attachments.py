@@ -17,12 +17,12 @@ from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import expect
 from sqlalchemy import delete, select
 
-from app.db import get_session
+from app.core.db import get_session
 from app.forms import store as form_store
 from app.forms.fields import CONTACT_FIELDS, Field, dump
 from app.models import Form, Inquiry
+from tests.attachments.test_attachments import png
 from tests.e2e.steps import FILL_SECONDS, assert_fits, enroll
-from tests.test_attachments import png
 
 SIZES = {"desktop": {"width": 1280, "height": 800}, "phone": {"width": 390, "height": 844}}
 WORDS = {"en": "Files", "ja": "ファイル", "zh-Hans": "文件"}

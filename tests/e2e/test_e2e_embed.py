@@ -21,7 +21,7 @@ from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import expect
 from sqlalchemy import delete, select
 
-from app.db import get_session
+from app.core.db import get_session
 from app.forms import store as form_store
 from app.forms.fields import CONTACT_FIELDS, Field, dump
 from app.models import Attachment, Form, Inquiry

@@ -16,7 +16,7 @@ from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import expect
 from sqlalchemy import select
 
-from app.db import get_session
+from app.core.db import get_session
 from app.models import Inquiry
 from tests.e2e.steps import assert_fits, enroll, row_with
 from tests.factories import add_inquiries, inquiry, wall_clock

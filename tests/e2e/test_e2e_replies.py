@@ -16,7 +16,7 @@ import pytest
 from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import expect
 
-from app.db import get_session
+from app.core.db import get_session
 from devtools.pgcluster import free_port
 from devtools.receivers import MailServer
 from tests.e2e.steps import assert_fits, enroll

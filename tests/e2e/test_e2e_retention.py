@@ -13,7 +13,7 @@ from playwright.sync_api import expect
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.db import WRITE_OPTION
+from app.core.db import WRITE_OPTION
 from app.models import Inquiry
 from tests.e2e.steps import enroll, row_with, submit_inquiry
 from tests.factories import add_inquiries, inquiry, wall_clock

@@ -1,0 +1,215 @@
+"""Operator commands: ``flask --app wsgi COMMAND``."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import click
+from flask import Flask, current_app
+from flask.cli import with_appcontext
+from flask_babel import force_locale
+from sqlalchemy import func, select
+
+from app import cleanup
+from app.auth import invites, logins
+from app.cli import devserver
+from app.core import backup, clock, db, migrate
+from app.forms import store as form_store
+from app.models import Admin, AdminLogin, AuditEntry, CleanupStatus, Passkey
+from app.notify import deliver
+from app.people import cli as people_cli
+from app.people.erasure import OPERATOR
+from app.web import health
+
+
+def init_app(app: Flask) -> None:
+    """Register the operator commands."""
+    app.cli.add_command(db_upgrade)
+    app.cli.add_command(cleanup_command)
+    app.cli.add_command(prune_alias)
+    app.cli.add_command(deliver_command)
+    app.cli.add_command(admin_group)
+    app.cli.add_command(health_command)
+    app.cli.add_command(dev_server)
+    app.cli.add_command(backup_command)
+    people_cli.init_app(app)  # people find/export/erase, erasures export/apply
+
+
+@click.command("db-upgrade")
+@with_appcontext
+def db_upgrade() -> None:
+    """Migrate the database to the newest schema."""
+    migrate.upgrade(db.get_engine())
+    click.echo(f"Database at revision {migrate.head_revision()}.")
+
+
+@click.command("cleanup")
+@click.option("--force", is_flag=True, help="Ignore the interval (never overlaps a running cleanup).")
+@click.option("--dry-run", is_flag=True, help="Only print what would be deleted per target.")
+@with_appcontext
+def cleanup_command(force: bool, dry_run: bool) -> None:
+    """Delete data past retention now, through the same claim as every request."""
+    if dry_run:
+        for name, (count, oldest) in cleanup.dry_run().items():
+            click.echo(f"{name}: {count} (oldest {oldest.isoformat() if oldest else '-'})")
+        session = db.get_session()
+        for form in form_store.all_forms(session):
+            if form.retention_days or form.spam_retention_days:
+                click.echo(f"form {form.slug}: keeps inquiries {form.retention_days or 'the site default'} days, "
+                           f"spam {form.spam_retention_days or 'the site default'} days")
+        return
+    row = cleanup.run("cli", force=force)
+    if row is None:
+        due = cleanup.next_due_at(db.get_session())
+        click.echo(f"Not run: another run holds the claim or none is due (next due {due}); try --force.")
+        return
+    for name, count in cleanup.as_dict(row)["deleted"].items():
+        click.echo(f"{name}: {count} deleted")
+    click.echo(f"run {row.id}: {row.status}, {row.remaining} remaining")
+    if row.status == CleanupStatus.ERROR:
+        raise click.ClickException(f"run {row.id} failed: {row.error}")
+
+
+@click.command("prune", hidden=True, params=cleanup_command.params)
+@click.pass_context
+def prune_alias(context: click.Context, **options) -> None:
+    """The old name of ``flask cleanup``: says so, then runs it."""
+    click.echo("`flask prune` is now `flask cleanup`; running that.", err=True)
+    context.invoke(cleanup_command, **options)
+
+
+@click.command("deliver")
+@with_appcontext
+def deliver_command() -> None:
+    """Send the notifications that are due now (for idle sites; requests do it otherwise)."""
+    summary = deliver.deliver_due()
+    click.echo(f"{summary.attempts} attempted: {summary.counts['done']} delivered, "
+               f"{summary.counts['pending']} to retry, {summary.counts['failed']} failed")
+
+
+@click.group("admin")
+def admin_group() -> None:
+    """Admin accounts: one-time enrollment links."""
+
+
+@admin_group.command("invite")
+@click.argument("name")
+@click.option("--recover", is_flag=True, help="Add a passkey to an existing admin instead.")
+@with_appcontext
+def admin_invite(name: str, recover: bool) -> None:
+    """Print a one-time link that lets NAME register a passkey."""
+    session = db.get_session()
+    try:
+        with force_locale("en"):  # operator output stays English
+            url = invites.create(session, name, recover=recover)
+    except invites.InviteError as error:
+        raise click.ClickException(str(error)) from error
+    session.add(AuditEntry(admin_name=OPERATOR, action="invite_created", count=1, detail=f"for {name}"[:300],
+                           created_at=clock.now()))
+    session.commit()
+    click.echo(url)
+
+
+@admin_group.command("list")
+@with_appcontext
+def admin_list() -> None:
+    """Print every admin: name, passkeys, live sessions."""
+    session = db.get_session()
+    now = clock.now()
+    for admin in session.scalars(select(Admin).order_by(Admin.name)):
+        keys = session.scalar(select(func.count()).select_from(Passkey).where(Passkey.admin_id == admin.id))
+        live = session.scalar(select(func.count()).select_from(AdminLogin).where(
+            AdminLogin.admin_id == admin.id, logins.live_login_clause(now)))
+        click.echo(f"{admin.name}: {keys} passkeys, {live} sessions")
+
+
+@admin_group.command("remove")
+@click.argument("name")
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@with_appcontext
+def admin_remove(name: str, yes: bool) -> None:
+    """Remove admin NAME with their passkeys and sessions (audited); never the last admin."""
+    session = db.get_session(write=True)
+    admin = session.scalar(select(Admin).where(Admin.name == name))
+    if admin is None:
+        raise click.ClickException(f"no admin named {name!r}")
+    if session.scalar(select(func.count()).select_from(Admin)) == 1:
+        raise click.ClickException("this is the last admin; invite another one first")
+    if not yes:
+        click.confirm(f"Remove {name}, their passkeys and sessions?", abort=True)
+    session.delete(admin)
+    session.add(AuditEntry(admin_name=OPERATOR, action="admin_removed", count=1, detail=f"admin {name}",
+                           created_at=clock.now()))
+    session.commit()
+    click.echo(f"{name} was removed, with their passkeys and sessions.")
+
+
+@admin_group.command("first-link")
+@with_appcontext
+def admin_first_link() -> None:
+    """Print an enrollment link for the first admin, only while there is no admin."""
+    session = db.get_session()
+    url = invites.first_admin_link(session)
+    if url is None:
+        click.echo("An admin exists; no first-admin link is needed.")
+        return
+    session.commit()
+    click.echo(f"No admin yet. Open this one-time link to create the first passkey:\n{url}")
+
+
+@click.command("health")
+@click.option("--url", help="Ask the server at this base URL instead, e.g. http://127.0.0.1:8000.")
+@click.option("--timeout", default=5.0, show_default=True, help="Seconds to wait for the server.")
+@with_appcontext
+def health_command(url: str | None, timeout: float) -> None:
+    """Check the database and its schema, as GET /healthz does; exit 0 when healthy, else 1.
+
+    With --url, ask a running server's /healthz (a container's health check, no curl needed).
+    """
+    if url:
+        healthy, report = _ask_server(url, timeout)
+    else:
+        report = health.checks()
+        healthy = all(report.values())
+        report["ok"] = healthy
+    click.echo(json.dumps(report, sort_keys=True))
+    if not healthy:
+        click.get_current_context().exit(1)
+
+
+def _ask_server(url: str, timeout: float) -> tuple[bool, dict]:
+    if not url.startswith(("http://", "https://")):
+        raise click.BadParameter("an http:// or https:// URL", param_hint="--url")
+    try:
+        with urllib.request.urlopen(f"{url.rstrip('/')}/healthz", timeout=timeout) as response:
+            return response.status == 200, json.load(response)
+    except urllib.error.HTTPError as error:  # 503: the body still says which check failed
+        with error:
+            return False, json.load(error)
+    except (OSError, ValueError) as error:
+        return False, {"ok": False, "error": f"no answer from {url}: {type(error).__name__}"}
+
+
+@click.command("dev-server")
+@click.option("--port", type=click.IntRange(1, 65535), help="Port on 127.0.0.1; by default SUNDOWN_ORIGIN's.")
+@with_appcontext
+def dev_server(port: int | None) -> None:
+    """Serve on 127.0.0.1 for development (make run): last, a box with the address to open."""
+    devserver.serve(current_app._get_current_object(), port)
+
+
+@click.command("backup")
+@click.argument("path", type=click.Path(dir_okay=False, path_type=Path))
+@with_appcontext
+def backup_command(path: Path) -> None:
+    """Copy the SQLite database to PATH, consistently, while the app serves (PostgreSQL: use pg_dump)."""
+    try:
+        size = backup.backup(db.get_engine(), path)
+    except backup.NotSQLite as error:
+        raise click.ClickException(f"{error}: pg_dump --format=custom --file=PATH DATABASE_URL") from None
+    except FileExistsError as error:
+        raise click.ClickException(str(error)) from None
+    click.echo(f"backup written to {path} ({size} bytes); keep 'flask erasures export' beside it")

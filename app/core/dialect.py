@@ -1,0 +1,39 @@
+"""Where SQLite and PostgreSQL differ, and where each difference lives.
+
+* Here: the upsert. Both dialects speak ``INSERT ... ON CONFLICT ... DO
+  UPDATE ... WHERE`` and ``RETURNING``, but SQLAlchemy builds them from
+  dialect-specific ``insert`` functions, and PostgreSQL reports
+  ``rowcount == -1`` for an upsert unless the statement asks SQLAlchemy to
+  preserve it.
+* ``app.core.db.make_engine``: the driver (psycopg 3), and SQLite's connection
+  set-up (WAL, busy timeout, an explicit ``BEGIN``).
+* ``app.models.UTCDateTime``: SQLite stores naive UTC text, PostgreSQL
+  ``timestamptz``.
+* ``app.cleanup.plans``: the batch-delete plan and the batch defaults.
+* ``app.notify.outbox``: the outbox claim picks its rows ``FOR UPDATE SKIP
+  LOCKED`` on PostgreSQL (SQLite has one writer at a time anyway).
+* ``app.admin.export``: reads ``created_at`` as each driver returns it.
+* ``app.inquiries.search``: the search index (SQLite FTS5 with trigrams, PostgreSQL
+  ``pg_trgm``), made by migration 0004, and how a search uses it.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import Dialect
+from sqlalchemy.orm import Session
+
+_INSERTS = {"sqlite": sqlite.insert, "postgresql": postgresql.insert}
+
+
+def upsert(session: Session, table):
+    """An ``INSERT`` for ``table`` that supports ``on_conflict_do_update`` on this database.
+
+    The statement keeps its true rowcount on every dialect.
+    """
+    return upsert_for(session.get_bind().dialect, table)
+
+
+def upsert_for(database: Dialect, table):
+    """``upsert`` for a dialect rather than a session (statements compiled ahead, ``app.inquiries.spam``)."""
+    return _INSERTS[database.name](table).execution_options(preserve_rowcount=True)

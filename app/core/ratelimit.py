@@ -1,0 +1,161 @@
+"""Fixed-window rate limits stored in the database, so they hold across processes.
+
+Each hit is one upsert that increments a counter row per window (one
+statement for all of them) and returns the new counts; rows expire with
+their window and the cleanup removes them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import ipaddress
+import math
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from flask import current_app, request
+from flask_babel import gettext as _
+from flask_babel import ngettext
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+from werkzeug.exceptions import TooManyRequests
+
+from app.core import clock, db, dialect
+from app.models import RateLimit
+
+
+@dataclass(frozen=True)
+class Limit:
+    """At most ``count`` hits per ``seconds``."""
+
+    count: int
+    seconds: int
+
+
+def parse_limits(spec: str) -> list[Limit]:
+    """Parse ``"5/60,50/86400"`` into limits (count per seconds)."""
+    limits = []
+    for part in spec.split(","):
+        count, _, seconds = part.strip().partition("/")
+        limits.append(Limit(int(count), int(seconds)))
+    return limits
+
+
+def client_id() -> str:
+    """A keyed hash of the client's address, so no address is stored in clear.
+
+    An IPv6 client is its /64: one end site is usually given a whole /64, so
+    keying the full address would let one visitor rotate through endless
+    buckets. An IPv4-mapped IPv6 address counts as its IPv4 address.
+    """
+    secret = current_app.config["SECRET_KEY"].encode()
+    return hmac.new(secret, network_of(request.remote_addr).encode(), hashlib.sha256).hexdigest()[:32]
+
+
+def network_of(address: str | None) -> str:
+    """What one client is: an IPv4 address, an IPv6 /64, or the raw text of anything else."""
+    try:
+        parsed = ipaddress.ip_address(address or "")
+    except ValueError:
+        return address or "unknown"
+    if isinstance(parsed, ipaddress.IPv6Address) and parsed.ipv4_mapped is not None:
+        parsed = parsed.ipv4_mapped
+    if isinstance(parsed, ipaddress.IPv6Address):
+        return str(ipaddress.IPv6Network(f"{parsed}/64", strict=False))
+    return str(parsed)
+
+
+def hit(bucket: str, subject: str, limits: list[Limit], session: Session | None = None) -> int | None:
+    """Count one hit; return seconds to wait if any limit is exceeded, else None.
+
+    In ``session``'s transaction when given (a submission counts its hit in
+    the transaction that saves it, so it takes SQLite's write lock once),
+    else in a write transaction of its own.
+    """
+    return hit_all([(bucket, subject, limits)], session)
+
+
+def hit_all(counters: list[tuple[str, str, list[Limit]]], session: Session | None = None) -> int | None:
+    """Count one hit on each ``(bucket, subject, limits)`` in one statement; the longest wait, or None."""
+    if session is None:
+        with db.transaction(write=True) as own:
+            return hit_all(counters, own)
+    moment = clock.now()
+    windows: dict[str, tuple[datetime, list[Limit]]] = {}  # limits of the same length share their window's row
+    for bucket, subject, limits in counters:
+        for limit in limits:
+            window = int(moment.timestamp()) // limit.seconds
+            window_end = datetime.fromtimestamp((window + 1) * limit.seconds, UTC)
+            windows.setdefault(f"{bucket}:{limit.seconds}:{subject}:{window}", (window_end, []))[1].append(limit)
+    counts = _count_hits(session, {key: window_end for key, (window_end, _limits) in windows.items()})
+    waits = [math.ceil((window_end - moment).total_seconds()) for key, (window_end, each) in windows.items()
+             if any(counts[key] > limit.count for limit in each)]
+    return max(waits) if waits else None
+
+
+def over(bucket: str, subject: str, limits: list[Limit], session: Session | None = None) -> int | None:
+    """Seconds ``subject`` must wait in ``bucket`` if it is already over a limit (nothing counted); else None."""
+    if session is None:
+        with db.transaction() as own:
+            return over(bucket, subject, limits, own)
+    counts = _counts(session, bucket, subject, limits)
+    waits = [math.ceil((window_end - clock.now()).total_seconds()) for window_end, count, limit in counts
+             if count > limit.count]
+    return max(waits) if waits else None
+
+
+def counted(bucket: str, subject: str, limits: list[Limit], session: Session | None = None) -> bool:
+    """Whether ``subject`` has any hit in ``bucket`` in the current window of one of ``limits``."""
+    if session is None:
+        with db.transaction() as own:
+            return counted(bucket, subject, limits, own)
+    return any(count for _end, count, _limit in _counts(session, bucket, subject, limits))
+
+
+def _counts(session: Session, bucket: str, subject: str, limits: list[Limit]) -> list[tuple[datetime, int, Limit]]:
+    moment = clock.now()
+    keyed = []
+    for limit in limits:
+        window = int(moment.timestamp()) // limit.seconds
+        keyed.append((f"{bucket}:{limit.seconds}:{subject}:{window}",
+                      datetime.fromtimestamp((window + 1) * limit.seconds, UTC), limit))
+    keys = [key for key, _end, _limit in keyed]
+    stored = dict(session.execute(select(RateLimit.key, RateLimit.count).where(RateLimit.key.in_(keys))).all())
+    return [(window_end, stored.get(key, 0), limit) for key, window_end, limit in keyed]
+
+
+def _count_hits(session: Session, windows: dict[str, datetime]) -> dict[str, int]:
+    """Add one hit to each window's row (``key``: the window's end), in one multi-row upsert; the new counts.
+
+    One statement for all of a hit's windows: a submission checks two
+    limits, and on PostgreSQL each statement is a round trip.
+    """
+    statement = dialect.upsert(session, RateLimit).values(
+        [{"key": key, "count": 1, "expires_at": window_end} for key, window_end in windows.items()]
+    )
+    statement = statement.on_conflict_do_update(
+        index_elements=[RateLimit.key], set_={"count": RateLimit.count + 1}
+    ).returning(RateLimit.key, RateLimit.count)
+    return {key: count for key, count in session.execute(statement).all()}
+
+
+def enforce(bucket: str, subject: str, limits: list[Limit]) -> None:
+    """Raise 429 with ``Retry-After`` when ``subject`` is over a limit in ``bucket``."""
+    wait = hit(bucket, subject, limits)
+    if wait is not None:
+        raise too_many(wait)
+
+
+def too_many(wait: int) -> TooManyRequests:
+    """The 429 for a wait of ``wait`` seconds: in words, and in ``Retry-After``."""
+    return TooManyRequests(_("Too many requests. Please try again in %(wait)s.", wait=_human(wait)),
+                           retry_after=wait)
+
+
+def _human(seconds: int) -> str:
+    if seconds < 120:
+        return ngettext("%(num)s second", "%(num)s seconds", seconds)
+    if seconds < 7200:
+        return ngettext("%(num)s minute", "%(num)s minutes", math.ceil(seconds / 60))
+    return ngettext("%(num)s hour", "%(num)s hours", math.ceil(seconds / 3600))

@@ -1,0 +1,1 @@
+"""Inquiries: retention, the spam defence, search, and deletion that leaves nothing behind."""

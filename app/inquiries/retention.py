@@ -1,0 +1,239 @@
+"""The retention rule: how long inquiries are kept, and which ones that hides and deletes.
+
+One rule, used by the cleanup, the admin pages, the export and the privacy
+page, with two policies: ``INBOX`` for ordinary inquiries and ``SPAM`` for the
+spam folder, each with its own stored period and so its own cutoff.
+
+* the stored value: the policy's setting (``retention_days``,
+  ``spam_retention_days``), ``MIN_DAYS`` to ``MAX_DAYS``; its default when
+  missing or invalid (``SUNDOWN_DEFAULT_RETENTION_DAYS`` for the inbox,
+  ``DEFAULT_SPAM_DAYS`` for spam);
+* a form may set its own period for each policy (``Form.retention_days``,
+  ``Form.spam_retention_days``); None means the site's;
+* the cutoff: ``now - retention``, one per form with its own period and one
+  for the rest (``Cutoffs``);
+* ``visible(cutoffs)``, the read predicate: an inquiry past its form's
+  retention is hidden at once, even before a cleanup deletes it, unless it
+  is on legal hold;
+* ``expired(cutoffs)``, the delete predicate: its exact complement.
+
+``visible_in`` and ``expired_in`` apply them to one policy's inquiries (its
+status); ``visible_now`` is what the admin pages read through.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+from flask import current_app
+from sqlalchemy import ColumnElement, and_, func, or_, select
+from sqlalchemy.orm import Session
+
+from app.core import clock, dialect
+from app.models import Form, Inquiry, InquiryStatus, Setting
+
+log = logging.getLogger(__name__)
+
+DEFAULT_DAYS = 180
+DEFAULT_SPAM_DAYS = 30
+MIN_DAYS = 1
+MAX_DAYS = 3650
+KEY = "retention_days"
+SPAM_KEY = "spam_retention_days"
+
+
+def default_days() -> int:
+    """The retention used before an admin sets one (``SUNDOWN_DEFAULT_RETENTION_DAYS``)."""
+    return current_app.config["DEFAULT_RETENTION_DAYS"]
+
+
+@dataclass(frozen=True)
+class Policy:
+    """A retention policy: the inquiries it covers (``status``), its setting and its default."""
+
+    status: InquiryStatus
+    key: str
+    default: Callable[[], int]
+
+
+INBOX = Policy(InquiryStatus.INBOX, KEY, default_days)
+SPAM = Policy(InquiryStatus.SPAM, SPAM_KEY, lambda: DEFAULT_SPAM_DAYS)
+POLICIES = (INBOX, SPAM)
+
+
+def in_bounds(days: int) -> bool:
+    """Whether ``days`` is a retention an admin may choose."""
+    return MIN_DAYS <= days <= MAX_DAYS
+
+
+def retention_days(session: Session, policy: Policy = INBOX) -> int:
+    """The stored retention in days; the default when missing or invalid (a warning for invalid)."""
+    raw = session.scalar(select(Setting.value).where(Setting.key == policy.key))
+    if raw is None:
+        return policy.default()
+    try:
+        days = int(raw)
+    except ValueError:
+        days = 0
+    if not in_bounds(days):
+        log.warning("invalid stored %s; using %d", policy.key, policy.default())
+        return policy.default()
+    return days
+
+
+def spam_retention_days(session: Session) -> int:
+    """How long the spam folder keeps an inquiry, in days."""
+    return retention_days(session, SPAM)
+
+
+def parse(raw: str) -> int | None:
+    """The whole number of days in ``raw`` if it is a retention in bounds, else None."""
+    raw = raw.strip()
+    if not raw.isascii() or not raw.isdigit() or len(raw) > 6:
+        return None
+    days = int(raw)
+    return days if in_bounds(days) else None
+
+
+def save(session: Session, days: int, policy: Policy = INBOX) -> None:
+    """Store ``days`` as the policy's retention (the caller commits)."""
+    statement = dialect.upsert(session, Setting.__table__).values(key=policy.key, value=str(days))
+    session.execute(
+        statement.on_conflict_do_update(index_elements=["key"], set_={"value": statement.excluded.value})
+    )
+
+
+def cutoff_for(moment: datetime, days: int) -> datetime:
+    """The oldest ``created_at`` kept at ``moment`` with a retention of ``days``."""
+    return moment - timedelta(days=days)
+
+
+@dataclass(frozen=True)
+class Cutoffs:
+    """A policy's cutoffs at one moment: ``forms`` for the forms with a period of their own (by id),
+    ``default`` for every other form."""
+
+    default: datetime
+    forms: dict[int, datetime] = field(default_factory=dict)
+
+    def for_form(self, form_id: int | None) -> datetime:
+        """The cutoff of form ``form_id``."""
+        return self.forms.get(form_id, self.default) if form_id is not None else self.default
+
+    def newest(self) -> datetime:
+        """The latest cutoff of all: nothing newer is past retention."""
+        return max([self.default, *self.forms.values()])
+
+
+def form_retentions(session: Session, policy: Policy = INBOX) -> dict[int, int]:
+    """The forms with a period of their own for ``policy``: {form id: days} (out-of-bounds ones ignored)."""
+    column = Form.retention_days if policy is INBOX else Form.spam_retention_days
+    rows = session.execute(select(Form.id, column).where(column.is_not(None)))
+    return {form_id: days for form_id, days in rows if in_bounds(days)}
+
+
+def cutoffs_at(session: Session, moment: datetime, policy: Policy = INBOX, days: int | None = None) -> Cutoffs:
+    """The policy's cutoffs at ``moment``: each form's own, and the site's (``days``, else the stored one)."""
+    site_days = retention_days(session, policy) if days is None else days
+    own = form_retentions(session, policy)
+    return Cutoffs(cutoff_for(moment, site_days), {form_id: cutoff_for(moment, each) for form_id, each in own.items()})
+
+
+def current_cutoff(session: Session, policy: Policy = INBOX) -> Cutoffs:
+    """The policy's cutoffs in force now, from the stored retentions."""
+    return cutoffs_at(session, clock.now(), policy)
+
+
+def _as_cutoffs(cutoff: datetime | Cutoffs) -> Cutoffs:
+    return cutoff if isinstance(cutoff, Cutoffs) else Cutoffs(cutoff)
+
+
+def _by_form(cutoffs: Cutoffs, older: bool) -> ColumnElement[bool]:
+    """``created_at`` against each inquiry's form's cutoff: older than it, or not."""
+    def side(cutoff: datetime) -> ColumnElement[bool]:
+        return Inquiry.created_at < cutoff if older else Inquiry.created_at >= cutoff
+
+    if not cutoffs.forms:
+        return side(cutoffs.default)
+    others = or_(Inquiry.form_id.is_(None), Inquiry.form_id.not_in(list(cutoffs.forms)))
+    return or_(and_(others, side(cutoffs.default)),
+               *(and_(Inquiry.form_id == form_id, side(cutoff)) for form_id, cutoff in cutoffs.forms.items()))
+
+
+def visible(cutoff: datetime | Cutoffs) -> ColumnElement[bool]:
+    """The read predicate: inquiries admins may see at ``cutoff`` (held ones always)."""
+    return or_(Inquiry.legal_hold.is_(True), _by_form(_as_cutoffs(cutoff), older=False))
+
+
+def expired(cutoff: datetime | Cutoffs) -> ColumnElement[bool]:
+    """The delete predicate: older than its form's cutoff and not on hold.
+
+    With forms of their own period, the newest cutoff bounds ``created_at``
+    too (implied, so the same rows): the index range then ends there.
+    """
+    cutoffs = _as_cutoffs(cutoff)
+    if not cutoffs.forms:
+        return and_(Inquiry.legal_hold.is_(False), Inquiry.created_at < cutoffs.default)
+    return and_(Inquiry.legal_hold.is_(False), Inquiry.created_at < cutoffs.newest(),
+                _by_form(cutoffs, older=True))
+
+
+def visible_in(policy: Policy, cutoff: datetime | Cutoffs, by_id: bool = False) -> ColumnElement[bool]:
+    """The policy's inquiries that are visible at ``cutoff``.
+
+    ``by_id``: for a query that names its inquiries by id, the status test is
+    written so that no index can serve it (``status || ''``), and the ids lead.
+    """
+    status = Inquiry.status.concat("") if by_id else Inquiry.status
+    return and_(status == policy.status, visible(cutoff))
+
+
+def expired_in(policy: Policy, cutoff: datetime | Cutoffs) -> ColumnElement[bool]:
+    """The policy's inquiries that a cleanup at ``cutoff`` deletes."""
+    return and_(Inquiry.status == policy.status, expired(cutoff))
+
+
+def visible_now(session: Session, policy: Policy | None = INBOX, by_id: bool = False) -> ColumnElement[bool]:
+    """The read predicate now: the inbox by default, one folder, or every folder (``None``); ``by_id`` as in
+    ``visible_in``."""
+    if policy is not None:
+        return visible_in(policy, current_cutoff(session, policy), by_id)
+    return or_(*(visible_in(each, current_cutoff(session, each), by_id) for each in POLICIES))
+
+
+def policy_of(inquiry: Inquiry) -> Policy:
+    """The policy that covers ``inquiry`` (its folder's)."""
+    return SPAM if inquiry.status == InquiryStatus.SPAM else INBOX
+
+
+def deletion_due(session: Session, inquiry: Inquiry) -> datetime | None:
+    """When ``inquiry`` passes its form's retention (hidden then, deleted by the next cleanup); None while held."""
+    if inquiry.legal_hold:
+        return None
+    policy = policy_of(inquiry)
+    days = form_retentions(session, policy).get(inquiry.form_id) or retention_days(session, policy)
+    return inquiry.created_at + timedelta(days=days)
+
+
+@dataclass(frozen=True)
+class Preview:
+    """What a retention of ``retention_days`` would delete at the next cleanup."""
+
+    retention_days: int
+    count: int
+    oldest: datetime | None
+
+
+def preview(session: Session, days: int, policy: Policy = INBOX) -> Preview:
+    """Count (and date the oldest of) the policy's inquiries a site retention of ``days`` would delete now
+    (forms with a period of their own keep theirs)."""
+    condition = expired_in(policy, cutoffs_at(session, clock.now(), policy, days))
+    count, oldest = session.execute(
+        select(func.count(), func.min(Inquiry.created_at)).where(condition)
+    ).one()
+    if oldest is not None and oldest.tzinfo is None:
+        oldest = oldest.replace(tzinfo=UTC)
+    return Preview(days, count, oldest)

@@ -1,0 +1,201 @@
+"""The search over inquiries: name, email and message, a case-insensitive substring match.
+
+An index serves it on each database (migration 0004 makes both); this is
+where the dialect difference lives (see ``app.core.dialect``):
+
+* SQLite: the FTS5 table ``submissions_fts`` (trigram tokenizer, external
+  content: the index only, no copy of the text), kept in step with
+  ``submissions`` by triggers, so every delete (a cleanup batch, an admin's
+  delete, "Delete all spam") removes the inquiry from the index in the same
+  transaction. A search asks the index first, with a limit: when at most
+  ``CANDIDATE_LIMIT`` inquiries contain the text, the page reads only those,
+  by id (none at all when none does); when more do, the text is common and walking the
+  folder newest first (its ``(status, created_at, id)`` index) with ``LIKE``
+  fills a page within a few thousand rows.
+* PostgreSQL: ``ILIKE`` on each column, each with a GIN trigram index
+  (``pg_trgm``); the planner chooses between the indexes (rare text) and the
+  newest-first walk (common text).
+
+The text of the admins' replies (``app.replies``; not the acknowledgements, whose text is the form's)
+is searched too, as a plain substring test on ``replies.body``: on SQLite a scan of that table, kept
+out of FTS5 (a second index to keep in step and to forget deleted text from) since it holds far fewer
+rows than the inquiries; on PostgreSQL with its own trigram index (migration 0012).
+
+Trigrams cannot serve one or two characters, which would read every
+message: the inbox asks for at least three. Both keep the inbox's keyset
+pagination: the search only narrows the rows.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from sqlalchemy import ColumnElement, Connection, Engine, column, func, literal_column, or_, select, table
+from sqlalchemy.orm import Session
+
+from app.core.db import UNICODE_LOWER, WRITE_OPTION
+from app.models import Inquiry, Reply
+
+REPLY_KIND = "reply"  # app.replies.REPLY (imported there from app.admin, which imports this)
+
+CANDIDATE_LIMIT = 20_000
+TRIGRAM = 3
+LIKE_ESCAPE = "\\"
+FTS_TABLE = "submissions_fts"
+TRIGRAM_INDEXES = frozenset(f"ix_submissions_{name}_trgm" for name in ("name", "email", "message"))
+REPLY_TRIGRAM_INDEX = "ix_replies_body_trgm"  # PostgreSQL: the replies' text (migration 0012)
+
+# Index pages one step of forgetting writes: a step short enough on SQLite's write lock for live writers
+# (docs/cleanup.md; figures: docs/benchmarks.md, "Figures behind the code").
+FORGET_PAGES = 200
+FORGET_PAUSE = 0.01  # seconds between steps, for live writers
+MERGE = f"INSERT INTO {FTS_TABLE}({FTS_TABLE}, rank) VALUES ('merge', ?)"
+AUTOMERGE = f"INSERT INTO {FTS_TABLE}({FTS_TABLE}, rank) VALUES ('automerge', ?)"
+FTS5_AUTOMERGE = 4  # FTS5's default
+
+_fts = table(FTS_TABLE, column("rowid"))
+
+
+def found_ids(session: Session, query: str) -> list[int] | None:
+    """SQLite: the ids of the inquiries (any folder, any age) containing ``query``, when the index finds at most
+    ``CANDIDATE_LIMIT``; None when the search is a ``LIKE`` walk instead (common text, PostgreSQL)."""
+    if session.get_bind().dialect.name == "sqlite" and len(query) >= TRIGRAM:
+        candidates = _candidates(session, fts_phrase(query))
+        if len(candidates) <= CANDIDATE_LIMIT:
+            candidates = sorted(set(candidates) | set(session.scalars(_answered_with(session, query))))
+            if len(candidates) <= CANDIDATE_LIMIT:
+                return candidates
+    return None
+
+
+def _answered_with(session: Session, query: str):
+    """The ids of the inquiries an admin's reply containing ``query`` answered."""
+    field = Reply.body
+    if session.get_bind().dialect.name == "sqlite" and any(map(_cased_beyond_ascii, query)):
+        matches = _lowered_contains(field, query)
+    else:
+        matches = _ilike(field, query)
+    return select(Reply.inquiry_id).where(matches, Reply.kind == REPLY_KIND).distinct()
+
+
+def contains(session: Session, query: str) -> ColumnElement[bool]:
+    """The plain substring test on the three columns, case-insensitive: ``ILIKE``.
+
+    SQLite's ``LIKE`` folds ASCII letters only, while its FTS5 index folds
+    every letter, so whether "münchen" found "MÜNCHEN" would depend on how
+    common the text is. There a query with letters beyond ASCII that have a
+    case is matched on the columns lowered in Python (``db.UNICODE_LOWER``),
+    after a ``LIKE`` on the query's longest stretch without such letters, so
+    that only rows that can match are lowered (docs/inbox.md). PostgreSQL
+    folds case as the database's ``LC_CTYPE`` does.
+    """
+    fields = (Inquiry.name, Inquiry.email, Inquiry.message)  # and the admins' replies
+    if session.get_bind().dialect.name == "sqlite" and any(map(_cased_beyond_ascii, query)):
+        return or_(*(_lowered_contains(field, query) for field in fields), *_answered(session, query))
+    return or_(*(_ilike(field, query) for field in fields), *_answered(session, query))
+
+
+def _answered(session: Session, query: str) -> list[ColumnElement[bool]]:
+    """The test for inquiries answered with ``query``: their ids, read first (usually none, and then no test
+    at all, so the plan of the inquiry's own columns is unchanged; as a list of ids, PostgreSQL still
+    combines its trigram indexes with the primary key), or a subquery past ``CANDIDATE_LIMIT``."""
+    ids = list(session.scalars(_answered_with(session, query).limit(CANDIDATE_LIMIT + 1)))
+    if not ids:
+        return []
+    return [Inquiry.id.in_(ids if len(ids) <= CANDIDATE_LIMIT else _answered_with(session, query))]
+
+
+def _ilike(field, text: str) -> ColumnElement[bool]:
+    return field.ilike(f"%{escape_like(text)}%", escape=LIKE_ESCAPE)
+
+
+def _lowered_contains(field, query: str) -> ColumnElement[bool]:
+    lowered = func.instr(getattr(func, UNICODE_LOWER)(field), query.lower()) > 0
+    stretch = max(_stretches_without_case_beyond_ascii(query), key=len)
+    return _ilike(field, stretch) & lowered if stretch.strip() else lowered
+
+
+def _cased_beyond_ascii(char: str) -> bool:
+    return not char.isascii() and char.lower() != char.upper()
+
+
+def _stretches_without_case_beyond_ascii(text: str) -> list[str]:
+    return "".join("\0" if _cased_beyond_ascii(char) else char for char in text).split("\0")
+
+
+def escape_like(query: str) -> str:
+    """``query`` with LIKE wildcards escaped, for a literal substring match."""
+    for char in (LIKE_ESCAPE, "%", "_"):
+        query = query.replace(char, LIKE_ESCAPE + char)
+    return query
+
+
+def fts_phrase(query: str) -> str:
+    """``query`` as one FTS5 phrase: with trigrams, a phrase matches any substring."""
+    return '"' + query.replace('"', '""') + '"'
+
+
+def index_rowids(session: Session, query: str) -> list[int]:
+    """SQLite only: the rowids the search index holds for ``query`` (for checks after deletions)."""
+    return list(session.scalars(select(_fts.c.rowid).where(_fts_match(fts_phrase(query)))))
+
+
+def is_search_index(name: str | None) -> bool:
+    """Whether a table or index ``name`` belongs to the search index (migrations 0004 and 0012, not the models)."""
+    return bool(name) and (name.startswith(FTS_TABLE) or name in TRIGRAM_INDEXES or name == REPLY_TRIGRAM_INDEX)
+
+
+def _fts_match(phrase: str) -> ColumnElement[bool]:
+    return literal_column(FTS_TABLE).op("MATCH")(phrase)
+
+
+def _candidates(session: Session, phrase: str) -> list[int]:
+    """The ids of up to ``CANDIDATE_LIMIT + 1`` inquiries (any folder, any age) the index finds for the phrase."""
+    return list(session.scalars(select(_fts.c.rowid).where(_fts_match(phrase)).limit(CANDIDATE_LIMIT + 1)))
+
+
+def set_automerge(connection: Connection, value: int) -> None:
+    """SQLite: store FTS5's ``automerge`` for the search index (0: off), in a transaction of its own."""
+    with connection.begin():
+        connection.exec_driver_sql(AUTOMERGE, (value,))
+
+
+def merge_step(driver_connection, pages: int) -> None:
+    """SQLite: up to ``pages`` pages of the search index's pending merges, on the driver's connection."""
+    driver_connection.execute(MERGE, (pages,)).close()
+
+
+def forget_deleted(engine: Engine, should_stop: Callable[[], bool] = lambda: False) -> bool:
+    """SQLite: rewrite the search index so deleted inquiries leave no entries in it; True when done.
+
+    The triggers remove a deleted inquiry from the index at once, but FTS5
+    (before SQLite 3.44's ``secure-delete`` option) only adds a tombstone: the
+    trigrams of the deleted text, with their positions, stay in older
+    segments until those are merged with it. So after deletions the segments
+    are merged into one, which drops both (FTS5's ``optimize``), in steps of
+    ``FORGET_PAGES`` pages, each its own short write transaction, so live
+    writers get in between: the first ``'merge'`` with a negative size puts
+    every segment on one level, the next ones carry that merge on until a
+    step changes nothing (the procedure FTS5's documentation gives for an
+    incremental ``optimize``). The freed pages are zeroed by
+    ``secure_delete``; the WAL is truncated after (``app.inquiries.gone``). Its cost
+    grows with the whole index, not with what was deleted (docs/cleanup.md).
+    Stopped by ``should_stop``, it returns False and the next one starts
+    over. A no-op on PostgreSQL, whose trigram indexes lose dead entries to
+    vacuum (docs/cleanup.md).
+    """
+    if engine.dialect.name != "sqlite":
+        return True
+    pages = -FORGET_PAGES
+    while not should_stop():
+        with engine.connect().execution_options(**{WRITE_OPTION: True}) as connection, connection.begin():
+            driver = connection.connection.driver_connection
+            before = driver.total_changes
+            merge_step(driver, pages)
+            changed = driver.total_changes - before
+        if changed < 2:
+            return True
+        pages = FORGET_PAGES
+        time.sleep(FORGET_PAUSE)
+    return False

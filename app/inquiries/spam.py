@@ -1,0 +1,393 @@
+"""Spam defence with no third party: proof-of-work in the ALTCHA format, a time trap, the spam folder.
+
+Nothing a person typed is refused for looking suspicious: a submission
+without a valid, unused solution, or sent sooner than ``MIN_FILL_SECONDS``
+after the form was shown (or from a form older than ``FORM_MAX_AGE``), is
+saved with ``status = 'spam'`` and answered like any other. The honeypot
+(``app.web.public``) still discards outright.
+
+* **Proof-of-work.** ``issue()`` makes an ALTCHA v2 challenge with the
+  ``altcha`` package (``create_challenge``, its current default format):
+  PBKDF2/SHA-256 at ``COST`` iterations per try, in its deterministic mode,
+  so the browser must find a counter drawn from ``app.core.clock.random_bytes``
+  in ``0..POW_MAX_NUMBER``, and with a key signature, so a solution is
+  checked with an HMAC instead of re-deriving the key. The HMAC keys are
+  derived from ``SECRET_KEY``. The browser solves it in a Web Worker with
+  SubtleCrypto (``static/pow-worker.js``) and sends it in the field
+  ``altcha``.
+* **Verification.** ``check_solution()`` does what the package's
+  ``verify_solution`` does with a key signature, without the package: one
+  JSON decode, the canonical JSON of the parameters from a format string
+  (``issue()`` signs one shape; anything that could not be that shape is
+  refused before any HMAC, see ``_signed_form``), the challenge's signature
+  and then the derived key's, both HMAC-SHA256 compared in constant time.
+  The package parses into classes and serialises the canonical JSON in pure
+  Python, which made it most of the proof-of-work's cost per submission.
+  ``tests/inquiries/test_spam_verify.py`` holds it to the package: before the expiry
+  (which the package does not see), a payload verifies here exactly when
+  ``verify_solution`` accepts it.
+* **Expiry.** The package checks ``parameters.expiresAt`` against the wall
+  clock (``time.time()``), which the app's injected clock cannot reach, so
+  the expiry (``POW_TTL`` seconds from ``app.core.clock.now()``) is signed into
+  ``parameters.data.expires`` instead and checked here, after the signature.
+* **Once only.** A verified solution counts once: ``save()`` inserts the
+  challenge's expiry and signature into ``used_challenges`` (its primary key) with
+  ``ON CONFLICT DO NOTHING``, with the inquiry (in the same statement on
+  PostgreSQL); of any number of racing requests exactly one inserts it.
+  The row is kept until the challenge expires (a cleanup target).
+* **Time trap.** The form carries its render time, signed (``form_token()``).
+"""
+
+from __future__ import annotations
+
+import binascii
+import hashlib
+import hmac
+import json
+import logging
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from enum import StrEnum
+from functools import lru_cache
+from typing import Any
+
+import altcha
+from flask import current_app
+from itsdangerous import BadSignature, Signer
+from sqlalchemy import bindparam, case, exists, false, insert
+from sqlalchemy.dialects import postgresql
+from sqlalchemy.engine import Connection, Dialect
+from sqlalchemy.orm import Session
+
+from app.core import clock, dialect, driver
+from app.models import Inquiry, InquiryStatus, UsedChallenge
+
+log = logging.getLogger(__name__)
+
+ALGORITHM = "PBKDF2/SHA-256"
+COST = 100  # PBKDF2 iterations per try: the browser's cost per try is mostly fixed overhead below ~100
+FIELD = "altcha"  # the form field and JSON key holding the solution
+RENDERED_FIELD = "rendered"  # the form field holding the signed render time
+FORM_MAX_AGE = timedelta(days=1)
+_PAYLOAD_ERRORS = (ValueError, KeyError, TypeError, AttributeError, RecursionError)
+# The canonical JSON of the parameters ``issue()`` signs, keys in the package's (sorted) order.
+_CANONICAL = ('{{"algorithm":"{}","cost":{},"data":{{"expires":{}}},"keyLength":{},"keyPrefix":"{}",'
+              '"keySignature":"{}","nonce":"{}","salt":"{}"}}')
+_UNSIGNED = frozenset({"expiresAt", "memoryCost", "parallelism"})  # parameters ``issue()`` never signs
+_CANONICAL_QUOTES = _CANONICAL.count('"')
+_ESCAPED = re.compile(r"[\x00-\x1f\\\ud800-\udfff]")  # what JSON.stringify escapes in a string, but quotes
+_MAX_SAFE = 2**53  # larger integers are floats in JSON.stringify
+_INQUIRY_COLUMNS = ("name", "email", "message", "user_agent", "created_at")  # what ``save`` is given
+
+
+class Reason(StrEnum):
+    """Why a submission went to the spam folder (logged; no personal data)."""
+
+    NO_SOLUTION = "no_solution"
+    MALFORMED = "malformed_solution"
+    INVALID = "invalid_solution"
+    EXPIRED = "expired_challenge"
+    REPLAYED = "replayed_solution"
+    NO_RENDER_TIME = "no_render_time"
+    TOO_FAST = "too_fast"
+    FORM_TOO_OLD = "form_too_old"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The checks that need no database: a reason for spam, or the verified challenge to consume."""
+
+    reason: Reason | None
+    signature: str | None = None
+    expires_at: datetime | None = None
+
+
+@lru_cache(maxsize=4)
+def _keys(secret_key: str) -> tuple[str, str]:
+    """The challenge-signing and key-signing HMAC secrets, derived from ``SECRET_KEY``."""
+    def derive(purpose: str) -> str:
+        return hmac.new(secret_key.encode(), f"sundown.pow.{purpose}".encode(), hashlib.sha256).hexdigest()
+
+    return derive("challenge"), derive("key")
+
+
+@lru_cache(maxsize=4)
+def _macs(secret_key: str) -> tuple[Any, Any]:
+    """HMAC-SHA256 states keyed with ``_keys``, to copy for each solution (keying one costs as much as using it)."""
+    challenge_key, key_key = _keys(secret_key)
+    return (hmac.new(challenge_key.encode(), digestmod=hashlib.sha256),
+            hmac.new(key_key.encode(), digestmod=hashlib.sha256))
+
+
+def issue() -> dict[str, Any]:
+    """A fresh challenge as JSON-ready data (``{"parameters": ..., "signature": ...}``)."""
+    config = current_app.config
+    counter = int.from_bytes(clock.random_bytes(8), "big") % (config["POW_MAX_NUMBER"] + 1)
+    expires = clock.now() + timedelta(seconds=config["POW_TTL"])
+    challenge_key, key_key = _keys(config["SECRET_KEY"])
+    challenge = altcha.create_challenge(
+        ALGORITHM, COST, counter=counter, data={"expires": int(expires.timestamp())},
+        hmac_secret=challenge_key, hmac_key_secret=key_key,
+    )
+    return challenge.to_dict()
+
+
+def check_solution(raw: Any) -> Verdict:
+    """Verify a solution (base64 JSON of challenge and solution) without touching the database.
+
+    The ALTCHA v2 check of ``altcha.verify_solution`` with a key signature,
+    done here with one JSON decode and two HMACs (see ``_signed_form``): the
+    challenge's signature over the canonical JSON of its parameters, then the
+    derived key's signature. A payload the package cannot parse, or with a
+    member of the wrong type, is malformed; one it would refuse is invalid.
+    """
+    if not raw:
+        return Verdict(Reason.NO_SOLUTION)
+    if not isinstance(raw, str):
+        return Verdict(Reason.MALFORMED)
+    try:
+        challenge, parameters, derived_key = _decode(raw)
+        signed = _signed_form(parameters)
+    except _PAYLOAD_ERRORS:
+        return Verdict(Reason.MALFORMED)
+    challenge_mac, key_mac = _macs(current_app.config["SECRET_KEY"])
+    signature = challenge.get("signature")
+    if signed is None or not _signature_matches(signature, challenge_mac, signed):
+        return Verdict(Reason.INVALID)
+    if not _key_matches(derived_key, parameters["keySignature"], key_mac):
+        return Verdict(Reason.INVALID)
+    try:  # signed by us, so ``data`` is what ``issue()`` made
+        expires_at = datetime.fromtimestamp(int(parameters["data"]["expires"]), UTC)
+    except (*_PAYLOAD_ERRORS, OverflowError, OSError):
+        return Verdict(Reason.INVALID)
+    if clock.now() >= expires_at:
+        return Verdict(Reason.EXPIRED)
+    return Verdict(None, signature, expires_at)
+
+
+def _decode(raw: str) -> tuple[dict, dict, str]:
+    """The challenge, its parameters and the derived key from a payload; raises on a malformed one.
+
+    As the package reads it (``base64.b64decode``, UTF-8, JSON); the members
+    it requires must be there (``counter`` too, which a key signature makes
+    irrelevant, as in the package) and be objects and strings where it reads
+    them so.
+    """
+    payload = json.loads(binascii.a2b_base64(raw).decode())
+    challenge, solution = _object(payload["challenge"]), _object(payload["solution"])
+    parameters = _object(challenge["parameters"])
+    if "counter" not in solution:
+        raise KeyError("counter")
+    derived_key = solution["derivedKey"]
+    if type(derived_key) is not str:
+        raise TypeError("derivedKey")
+    return challenge, parameters, derived_key
+
+
+def _object(value: Any) -> dict:
+    if type(value) is not dict:
+        raise TypeError("not an object")
+    return value
+
+
+def _signed_form(parameters: dict) -> bytes | None:
+    """The canonical JSON the package signs for ``parameters``, or None if we never sign such parameters.
+
+    ``issue()`` signs one shape: the package's canonical JSON (keys sorted,
+    no spaces, JSON.stringify's numbers and strings) of exactly these eight
+    members, so it is a format string here. Members the package ignores are
+    ignored; ``keyLength`` and ``keyPrefix`` take its defaults. Parameters
+    with a member ``issue()`` never signs (``expiresAt``, ``memoryCost``,
+    ``parallelism``, more in ``data``), or a value whose canonical text
+    cannot be one we signed (a string JSON.stringify would escape, a number
+    that is not a safe integer), cannot carry our signature: None, before any
+    HMAC. Wrong types raise ``TypeError``.
+    """
+    data = _object(parameters["data"])
+    if not _UNSIGNED.isdisjoint(parameters) or data.keys() != {"expires"}:
+        return None
+    strings = (parameters["algorithm"], parameters.get("keyPrefix", "00"), parameters["keySignature"],
+               parameters["nonce"], parameters["salt"])
+    if set(map(type, strings)) != {str}:
+        raise TypeError("not a string")
+    numbers = (_integer(parameters["cost"]), _integer(data["expires"]), _integer(parameters.get("keyLength", 32)))
+    if None in numbers:
+        return None
+    algorithm, key_prefix, key_signature, nonce, salt = strings
+    cost, expires, key_length = numbers
+    canonical = _CANONICAL.format(algorithm, cost, expires, key_length, key_prefix, key_signature, nonce, salt)
+    # The strings go in unescaped: one with a character JSON.stringify escapes would read differently
+    # there, and one with a quote would add quotes (and could move text from one member to another).
+    if canonical.count('"') != _CANONICAL_QUOTES or _ESCAPED.search(canonical):
+        return None
+    return canonical.encode()
+
+
+def _integer(value: Any) -> str | None:
+    """A JSON number's canonical text when it is a safe integer (as ``issue()`` signs), else None."""
+    if type(value) is int:
+        return str(value) if -_MAX_SAFE <= value <= _MAX_SAFE else None
+    if type(value) is float:  # 100.0 is "100" in JSON.stringify
+        return str(int(value)) if value.is_integer() and -_MAX_SAFE <= value <= _MAX_SAFE else None
+    raise TypeError("not a number")
+
+
+def _signature_matches(signature: Any, challenge_mac: Any, signed: bytes) -> bool:
+    if type(signature) is not str:
+        return False
+    mac = challenge_mac.copy()
+    mac.update(signed)
+    return hmac.compare_digest(signature.encode("utf-8", "surrogatepass"), mac.hexdigest().encode())
+
+
+def _key_matches(derived_key: str, key_signature: str, key_mac: Any) -> bool:
+    """Whether the derived key (hex, either case, as in the package) is the one ``issue()`` signed."""
+    try:
+        key = bytes.fromhex(derived_key)
+    except ValueError:
+        return False
+    if len(derived_key) != 2 * len(key):  # fromhex skips whitespace; the package does not
+        return False
+    mac = key_mac.copy()
+    mac.update(key)
+    return hmac.compare_digest(key_signature.encode(), mac.hexdigest().encode())
+
+
+def form_token(moment: datetime | None = None) -> str:
+    """The signed render time (epoch ms) the form carries; ``moment`` defaults to now."""
+    rendered = clock.epoch_ms(moment or clock.now())
+    return _signer().sign(str(rendered)).decode()
+
+
+def carried_over(token: str | None) -> str:
+    """The submitted render time if it is ours, so a re-shown form keeps counting from the first render."""
+    return token if token and _rendered_at(token) is not None else form_token()
+
+
+def check_form_time(token: str | None) -> Reason | None:
+    """The time trap: None when the form was shown at least ``MIN_FILL_SECONDS`` and at most a day ago."""
+    rendered = _rendered_at(token) if token else None
+    if rendered is None:
+        return Reason.NO_RENDER_TIME
+    age = clock.now() - rendered
+    if age < timedelta(seconds=current_app.config["MIN_FILL_SECONDS"]):
+        return Reason.TOO_FAST
+    if age > FORM_MAX_AGE:
+        return Reason.FORM_TOO_OLD
+    return None
+
+
+def judge_form(solution: Any, token: str | None) -> Verdict:
+    """The form's verdict: the time trap first, then the proof-of-work."""
+    reason = check_form_time(token)
+    return Verdict(reason) if reason else check_solution(solution)
+
+
+def save(session: Session, verdict: Verdict, values: dict[str, Any]) -> tuple[int, InquiryStatus]:
+    """Insert the inquiry (``values``: its columns) in the inbox or the spam folder; its id and status.
+
+    A verified solution is consumed in the same transaction, so the used
+    challenge and the inquiry are stored together or not at all, and of any
+    number of requests racing with one solution exactly one files in the
+    inbox. On PostgreSQL both rows go in one statement (``_consuming_insert``):
+    in a threaded worker every extra round trip also waits to take the GIL
+    back, and with a separate insert the throughput of solved submissions
+    fell clearly below the same app's with the proof-of-work switched off
+    (figures: docs/benchmarks.md, "Figures behind the code").
+    SQLite has no data-modifying CTE and no round trips: two statements.
+    """
+    connection = session.connection()
+    reason = verdict.reason
+    if reason is None and connection.dialect.name == "postgresql":
+        inquiry_id, status = _insert_consuming(connection, values, verdict)
+        reason = None if status == InquiryStatus.INBOX else Reason.REPLAYED
+    else:
+        if reason is None and not _consume(connection, verdict.signature, verdict.expires_at):
+            reason = Reason.REPLAYED
+        status = InquiryStatus.INBOX if reason is None else InquiryStatus.SPAM
+        inquiry_id = insert_inquiry(connection, values, status)
+    if reason is not None:
+        log.info("inquiry filed as spam: %s", reason)
+    return inquiry_id, InquiryStatus(status)
+
+
+def insert_inquiry(connection: Connection, values: dict[str, Any], status: InquiryStatus) -> int:
+    """Insert one inquiry with ``status``; its id.
+
+    A Core insert: the ORM's unit of work cost more on this hot path
+    (figures: docs/benchmarks.md, "Figures behind the code").
+    """
+    inquiries = Inquiry.__table__
+    return connection.execute(insert(inquiries).values(**values, status=status).returning(inquiries.c.id)).scalar_one()
+
+
+def _insert_consuming(connection: Connection, values: dict[str, Any], verdict: Verdict) -> tuple[int, str]:
+    """PostgreSQL: the used-challenge insert and the inquiry's in one statement; the inquiry's id and status."""
+    row = connection.execute(_consuming_insert(), {
+        **values, "signature": verdict.signature, "expires_at": verdict.expires_at,
+    }).one()
+    return row.id, row.status
+
+
+@lru_cache(maxsize=1)
+def _consuming_insert() -> Any:
+    """PostgreSQL's one statement for a solved submission (a data-modifying CTE, which SQLite lacks)::
+
+        WITH used AS (INSERT INTO used_challenges ...
+                      ON CONFLICT (expires_at, signature) DO NOTHING RETURNING signature)
+        INSERT INTO submissions (..., status)
+        VALUES (..., CASE WHEN EXISTS (SELECT FROM used) THEN 'inbox' ELSE 'spam' END) RETURNING id, status
+
+    A replayed signature inserts nothing into ``used`` (a racing transaction's
+    insert is waited for, as with the unique key alone), so the inquiry goes
+    to the spam folder.
+    """
+    used_table, inquiries = UsedChallenge.__table__, Inquiry.__table__
+    used = (
+        postgresql.insert(used_table)
+        .values(signature=bindparam("signature"), expires_at=bindparam("expires_at"))
+        .on_conflict_do_nothing(index_elements=[used_table.c.expires_at, used_table.c.signature])
+        .returning(used_table.c.signature)
+        .cte("used")
+    )
+    status = case((exists(used.select()), InquiryStatus.INBOX.value), else_=InquiryStatus.SPAM.value)
+    columns = {name: bindparam(name) for name in _INQUIRY_COLUMNS}
+    # Executed with this CTE, SQLAlchemy sent legal_hold's Python-side default as NULL: it is given here.
+    statement = insert(inquiries).values(**columns, legal_hold=false(), status=status).add_cte(used)
+    return statement.returning(inquiries.c.id, inquiries.c.status)
+
+
+def _consume(connection: Connection, signature: str, expires_at: datetime) -> bool:
+    """Record the challenge as used; False when it already was (one atomic insert, unique key).
+
+    Run on the DBAPI cursor (``app.core.driver``): it is in every submission with
+    a solution.
+    """
+    values = {"signature": signature, "expires_at": expires_at}
+    return driver.rowcount(connection, _consume_statement(connection.dialect), values) == 1
+
+
+@lru_cache(maxsize=4)
+def _consume_statement(database: Dialect) -> driver.Compiled:
+    """The used-challenge insert, compiled for ``database``."""
+    table = UsedChallenge.__table__
+    statement = (
+        dialect.upsert_for(database, table)
+        .values(signature=bindparam("signature", type_=table.c.signature.type),
+                expires_at=bindparam("expires_at", type_=table.c.expires_at.type))
+        .on_conflict_do_nothing(index_elements=[table.c.expires_at, table.c.signature])
+    )
+    return driver.compile_for(statement, database)
+
+
+def _signer() -> Signer:
+    return Signer(current_app.config["SECRET_KEY"], salt="sundown.form-rendered")
+
+
+def _rendered_at(token: str) -> datetime | None:
+    try:
+        milliseconds = int(_signer().unsign(token))
+        return datetime.fromtimestamp(milliseconds / 1000, UTC)
+    except (BadSignature, ValueError, OverflowError, OSError):
+        return None

@@ -1,0 +1,35 @@
+"""``GET /healthz`` and ``flask health``: does the database answer, and is its schema at head?"""
+
+from __future__ import annotations
+
+from flask import Blueprint, current_app, jsonify
+from sqlalchemy import select
+
+from app.core import db, migrate
+
+bp = Blueprint("health", __name__)
+
+
+def checks() -> dict[str, bool]:
+    """``database``: a new connection answers; ``migrations``: the schema is at Alembic's head.
+
+    A database that does not answer a new connection is reported within
+    ``DB_CONNECT_TIMEOUT`` seconds.
+    """
+    results = {"database": False, "migrations": False}
+    try:
+        with db.get_engine().connect() as connection:
+            connection.execute(select(1))
+        results["database"] = True
+        results["migrations"] = migrate.current_revision(db.get_engine()) == migrate.head_revision()
+    except Exception:  # noqa: BLE001 - any failure means "not healthy"
+        current_app.logger.warning("health check failed", exc_info=True)
+    return results
+
+
+@bp.get("/healthz")
+def healthz():
+    """200 when every check passes; 503 otherwise."""
+    results = checks()
+    healthy = all(results.values())
+    return jsonify(ok=healthy, **results), 200 if healthy else 503

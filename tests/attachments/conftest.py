@@ -1,0 +1,4 @@
+"""Fixtures for files sent with inquiries.
+
+The shared ones (databases, app, client, login) are in tests/conftest.py.
+"""

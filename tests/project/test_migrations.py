@@ -1,0 +1,192 @@
+"""Alembic makes the schema, and the models agree with it on both databases."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import sqlalchemy as sa
+from alembic import command
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+
+from app.core import db
+from app.core.db import make_engine
+from app.core.migrate import alembic_config, current_revision, head_revision, upgrade
+from app.inquiries.search import is_search_index
+from app.models import AuditEntry, Base, CleanupRun, Inquiry
+
+NOW = datetime(2026, 6, 1, tzinfo=UTC)
+
+
+def _made_by_models(object_, name, type_, reflected, compare_to) -> bool:
+    """The search index is made by migration 0004 alone (``app.inquiries.search``): the models do not describe it."""
+    return not is_search_index(name)
+
+
+COMPARE = {"compare_type": True, "include_object": _made_by_models}
+
+
+def test_models_and_migrations_agree(database_url):
+    engine = make_engine(database_url)
+    with engine.connect() as connection:
+        context = MigrationContext.configure(connection, opts=COMPARE)
+        assert compare_metadata(context, Base.metadata) == []
+    assert current_revision(engine) == head_revision()
+    engine.dispose()
+
+
+def test_cli_db_upgrade_migrates_an_empty_database(app_config, make_app, tmp_path):
+    config = dict(app_config, DATABASE_URL=f"sqlite:///{tmp_path / 'fresh.db'}")
+    app = make_app(config)
+    result = app.test_cli_runner().invoke(args=["db-upgrade"])
+    assert result.exit_code == 0, result.output
+    assert current_revision(db.engine_of(app)) == head_revision()
+
+
+def test_the_spam_migration_downgrades_and_upgrades_keeping_every_inquiry(database_url):
+    engine = make_engine(database_url)
+    rows = sa.select(Inquiry.__table__.c.name).order_by(Inquiry.__table__.c.id)
+    with engine.begin() as connection:
+        connection.execute(sa.insert(Inquiry.__table__), [
+            {"name": "Ina", "email": "i@example.com", "message": "m", "created_at": NOW, "status": "inbox"},
+            {"name": "Sam", "email": "s@example.com", "message": "m", "created_at": NOW, "status": "spam"},
+        ])
+    _downgrade(engine, "0001")
+    assert current_revision(engine) == "0001"
+    columns = {column["name"] for column in sa.inspect(engine).get_columns("submissions")}
+    assert "status" not in columns and "used_challenges" not in sa.inspect(engine).get_table_names()
+    with engine.connect() as connection:
+        assert [name for (name,) in connection.execute(sa.text("SELECT name FROM submissions ORDER BY id"))] == [
+            "Ina", "Sam"]  # spam is kept, and shows in the inbox again (documented in 0002)
+    upgrade(engine)
+    with engine.connect() as connection:
+        assert list(connection.execute(sa.select(Inquiry.__table__.c.status).order_by(Inquiry.__table__.c.id))) == [
+            ("inbox",), ("inbox",)]
+        assert [name for (name,) in connection.execute(rows)] == ["Ina", "Sam"]
+        context = MigrationContext.configure(connection, opts=COMPARE)
+        assert compare_metadata(context, Base.metadata) == []
+    engine.dispose()
+
+
+def _downgrade(engine, revision: str) -> None:
+    cfg = alembic_config()
+    with engine.begin() as connection:
+        cfg.attributes["connection"] = connection
+        command.downgrade(cfg, revision)
+
+
+def test_the_lean_writes_migration_keeps_every_delivery_and_used_challenge_both_ways(database_url):
+    from app.models import Delivery, UsedChallenge
+
+    engine = make_engine(database_url)
+    used = [{"signature": f"{index:064x}", "expires_at": NOW} for index in range(3)]
+    used_rows = sa.select(UsedChallenge.__table__.c.signature).order_by(UsedChallenge.__table__.c.signature)
+    with engine.begin() as connection:
+        connection.execute(sa.insert(UsedChallenge.__table__), used)
+        [inquiry_id] = connection.execute(sa.insert(Inquiry.__table__).returning(Inquiry.__table__.c.id), [
+            {"name": "Ina", "email": "i@example.com", "message": "m", "created_at": NOW, "status": "inbox"}]).scalars()
+        connection.execute(sa.insert(Delivery.__table__), [
+            {"inquiry_id": inquiry_id, "channel": channel, "kind": "inquiry", "status": status, "attempts": 1,
+             "next_attempt_at": NOW, "idempotency_key": f"msg_{channel}", "created_at": NOW,
+             "finished_at": NOW if status == "done" else None}
+            for channel, status in (("email", "done"), ("webhook", "pending"))])
+    outbox = Delivery.__table__.to_metadata(sa.MetaData(), name="outbox")  # its name before 0008
+    _downgrade(engine, "0006")
+    assert "uq_outbox_idempotency_key" in {each["name"] for each in sa.inspect(engine).get_unique_constraints("outbox")}
+    assert sa.inspect(engine).get_pk_constraint("used_challenges")["constrained_columns"] == ["signature"]
+    with engine.connect() as connection:
+        assert list(connection.execute(_keys(outbox))) == [("msg_email", "done"), ("msg_webhook", "pending")]
+        assert [row.signature for row in connection.execute(used_rows)] == [row["signature"] for row in used]
+    upgrade(engine)
+    assert sa.inspect(engine).get_unique_constraints("deliveries") == []
+    assert sa.inspect(engine).get_pk_constraint("used_challenges")["constrained_columns"] == ["expires_at", "signature"]
+    with engine.connect() as connection:
+        assert list(connection.execute(_keys(Delivery.__table__))) == [
+            ("msg_email", "done"), ("msg_webhook", "pending")]
+        assert [row.signature for row in connection.execute(used_rows)] == [row["signature"] for row in used]
+        if engine.dialect.name == "sqlite":
+            assert "WITHOUT ROWID" in connection.scalar(sa.text(
+                "SELECT sql FROM sqlite_master WHERE name = 'used_challenges'"))
+        context = MigrationContext.configure(connection, opts=COMPARE)
+        assert compare_metadata(context, Base.metadata) == []
+    with engine.begin() as connection:
+        connection.execute(sa.delete(Inquiry.__table__))  # the foreign key still cascades
+        assert connection.scalar(sa.select(sa.func.count()).select_from(Delivery.__table__)) == 0
+    engine.dispose()
+
+
+def _keys(deliveries: sa.Table) -> sa.Select:
+    return sa.select(deliveries.c.idempotency_key, deliveries.c.status).order_by(deliveries.c.id)
+
+
+RENAMED = {"prune_runs": "cleanup_runs", "verification": "one_time_secrets", "session": "admin_logins",
+           "audit_log": "audit_entries", "outbox": "deliveries"}
+
+
+def test_the_table_names_migration_renames_both_ways_keeping_rows_and_ids(database_url):
+    engine = make_engine(database_url)
+    with engine.begin() as connection:
+        connection.execute(sa.insert(AuditEntry.__table__), [
+            {"admin_name": "ada", "action": "deleted", "count": 1, "detail": "", "created_at": NOW}])
+        connection.execute(sa.insert(CleanupRun.__table__), [
+            {"trigger": "cli", "started_at": NOW, "cutoff": NOW, "retention_days": 180, "status": "done",
+             "deleted": "{}", "remaining": 0}])
+    _downgrade(engine, "0007")
+    tables = set(sa.inspect(engine).get_table_names())
+    assert set(RENAMED) <= tables and not set(RENAMED.values()) & tables
+    with engine.connect() as connection:
+        assert connection.scalar(sa.text("SELECT admin_name FROM audit_log")) == "ada"
+        assert connection.scalar(sa.text("SELECT trigger FROM prune_runs")) == "cli"
+    upgrade(engine)
+    tables = set(sa.inspect(engine).get_table_names())
+    assert set(RENAMED.values()) <= tables and not set(RENAMED) & tables
+    with engine.begin() as connection:
+        context = MigrationContext.configure(connection, opts=COMPARE)
+        assert compare_metadata(context, Base.metadata) == []
+        [new_id] = connection.execute(sa.insert(AuditEntry.__table__).returning(AuditEntry.__table__.c.id), [
+            {"admin_name": "bo", "action": "deleted", "count": 1, "detail": "", "created_at": NOW}]).scalars()
+        assert connection.scalar(sa.select(sa.func.count()).select_from(AuditEntry.__table__)) == 2
+        # PostgreSQL's renamed sequence goes on where it was.
+        assert new_id == 1 + connection.scalar(sa.select(sa.func.min(AuditEntry.__table__.c.id)))
+        connection.execute(sa.delete(AuditEntry.__table__))
+        connection.execute(sa.delete(CleanupRun.__table__))
+    engine.dispose()
+
+
+def test_the_forms_migration_attaches_every_inquiry_to_contact_and_downgrades_keeping_them(database_url):
+    engine = make_engine(database_url)
+    _downgrade(engine, "0008")
+    assert "forms" not in sa.inspect(engine).get_table_names()
+    with engine.begin() as connection:
+        connection.execute(sa.text(
+            "INSERT INTO submissions (name, email, message, created_at, status, legal_hold) "
+            "VALUES ('Olga', 'o@example.com', 'Before forms', :now, 'inbox', false)"), {"now": NOW})
+    upgrade(engine)
+    with engine.connect() as connection:
+        assert connection.execute(sa.select(Inquiry.__table__.c.form_id, Inquiry.__table__.c.answers)).all() == [
+            (1, None)]
+        assert connection.scalar(sa.text("SELECT slug FROM forms WHERE id = 1")) == "contact"
+    _downgrade(engine, "0008")
+    with engine.connect() as connection:
+        assert connection.scalar(sa.text("SELECT message FROM submissions")) == "Before forms"
+    upgrade(engine)
+    with engine.begin() as connection:
+        connection.execute(sa.delete(Inquiry.__table__))
+    engine.dispose()
+
+
+def test_the_email_key_migration_fills_every_stored_address_folded_in_python(database_url):
+    engine = make_engine(database_url)
+    _downgrade(engine, "0010")
+    with engine.begin() as connection:
+        connection.execute(sa.text(
+            "INSERT INTO submissions (name, email, message, created_at, status, legal_hold, form_id) "
+            "VALUES ('Ärger', 'ÄRGER@example.com', 'm', :now, 'inbox', false, 1), "
+            "('Nobody', '', 'm', :now, 'inbox', false, 1)"), {"now": NOW})
+    upgrade(engine)
+    with engine.connect() as connection:
+        keys = connection.execute(sa.text("SELECT email_key FROM submissions ORDER BY id")).scalars().all()
+    assert keys == ["ärger@example.com", None]
+    with engine.begin() as connection:
+        connection.execute(sa.delete(Inquiry.__table__))
+    engine.dispose()

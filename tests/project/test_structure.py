@@ -1,0 +1,110 @@
+"""The code's shape, checked: ruff is clean, and ``app/`` imports at module top with no cycle."""
+
+from __future__ import annotations
+
+import ast
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+APP = ROOT / "app"
+LINTED = ("app", "tests", "bench", "devtools")
+
+
+def modules() -> dict[str, Path]:
+    """Every module of ``app`` by dotted name (a package by its own name)."""
+    found = {}
+    for path in APP.rglob("*.py"):
+        parts = list(path.relative_to(ROOT).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        found[".".join(parts)] = path
+    return found
+
+
+def imported(name: str, path: Path, node: ast.Import | ast.ImportFrom, known: set[str]) -> set[str]:
+    """The app modules that ``node`` runs: each target and the packages above it, but never ``app`` itself."""
+    if isinstance(node, ast.Import):
+        targets = [alias.name for alias in node.names]
+    else:
+        base = node.module or ""
+        if node.level:
+            package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+            base = ".".join(package[:len(package) - node.level + 1] + ([base] if base else []))
+        targets = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base for alias in node.names]
+    runs = set()
+    for target in targets:
+        parts = target.split(".")
+        runs.update(".".join(parts[:end]) for end in range(2, len(parts) + 1))
+    return {module for module in runs & known if module != name and not name.startswith(module + ".")}
+
+
+def graph() -> tuple[dict[str, set[str]], list[str]]:
+    """The module-level import graph of ``app``, and every import found inside a function."""
+    known = modules()
+    edges: dict[str, set[str]] = {name: set() for name in known}
+    inside = []
+    for name, path in known.items():
+        tree = ast.parse(path.read_text())
+        functions = [node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)]
+        nested = {id(node) for function in functions
+                  for node in ast.walk(function) if isinstance(node, ast.Import | ast.ImportFrom)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                if id(node) in nested:
+                    inside.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+                else:
+                    edges[name] |= imported(name, path, node, set(known))
+    return edges, inside
+
+
+def cycle(edges: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle as a path of module names, or None (a depth-first search)."""
+    state: dict[str, str] = {}
+    stack: list[str] = []
+
+    def visit(name: str) -> list[str] | None:
+        state[name] = "open"
+        stack.append(name)
+        for target in sorted(edges[name]):
+            if state.get(target) == "open":
+                return stack[stack.index(target):] + [target]
+            if target not in state and (found := visit(target)):
+                return found
+        state[name] = "done"
+        stack.pop()
+        return None
+
+    for name in sorted(edges):
+        if name not in state and (found := visit(name)):
+            return found
+    return None
+
+
+def test_ruff_is_clean():
+    ruff = shutil.which("ruff", path=str(Path(sys.executable).parent)) or shutil.which("ruff")
+    assert ruff, "ruff is a test dependency (pyproject.toml)"
+    result = subprocess.run([ruff, "check", "--no-cache", *LINTED], cwd=ROOT, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_every_import_in_app_is_at_module_top():
+    _edges, inside = graph()
+    assert inside == []
+
+
+def test_the_import_graph_of_app_has_no_cycle():
+    edges, _inside = graph()
+    assert cycle(edges) is None, " -> ".join(cycle(edges))
+
+
+def test_the_cycle_check_finds_a_cycle_and_passes_a_tree():
+    assert cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert cycle({"a": {"b", "c"}, "b": {"c"}, "c": set()}) is None
+
+
+def test_the_graph_sees_a_package_init_run_by_a_submodule_import():
+    edges, _inside = graph()
+    assert {"app.notify", "app.notify.settings"} <= edges["app.admin.notifications"]

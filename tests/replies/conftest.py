@@ -1,0 +1,4 @@
+"""Fixtures for replies and acknowledgements.
+
+The shared ones (databases, app, client, login) are in tests/conftest.py.
+"""
