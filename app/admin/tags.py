@@ -27,7 +27,7 @@ def tags():
 
 def _page(error: str | None = None, value: str = ""):
     session = db.get_session()
-    counts = dict(session.execute(select(InquiryTag.tag_id, func.count()).group_by(InquiryTag.tag_id)).tuples())
+    counts = dict(session.execute(select(InquiryTag.tag_id, func.count()).group_by(InquiryTag.tag_id)).all())
     return render_template("admin/tags.html", tags=triage.all_tags(session), counts=counts, error=error,
                            value=value)
 

@@ -79,7 +79,7 @@ def tags_of(session: Session, ids: list[int]) -> dict[int, list[Tag]]:
 
 def set_tags(session: Session, inquiry_id: int, tag_ids: set[int]) -> tuple[list[str], list[str]]:
     """Make the inquiry's tags exactly the existing ones of ``tag_ids``; the names added and removed."""
-    names = dict(session.execute(select(Tag.id, Tag.name)).tuples())
+    names = dict(session.execute(select(Tag.id, Tag.name)).all())
     wanted = {tag_id for tag_id in tag_ids if tag_id in names}
     now_on = set(session.scalars(select(InquiryTag.tag_id).where(InquiryTag.inquiry_id == inquiry_id)))
     added, removed = sorted(wanted - now_on), sorted(now_on - wanted)
