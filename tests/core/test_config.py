@@ -7,6 +7,7 @@ from flask import Flask
 
 from app import config, create_app
 from app.config import ConfigurationError
+from app.settings import SETTINGS
 
 BASE = {"ENV": "production", "SECRET_KEY": "k" * 32, "ORIGIN": "https://inbox.example.org",
         "RP_ID": "inbox.example.org", "DATABASE_URL": "sqlite://"}
@@ -148,7 +149,21 @@ BAD = [
     ("WEBHOOK_ALLOW_PRIVATE", "2"),
     ("DELIVERY_RETRY_BASE", "0"),
     ("DELIVERY_RETRY_BASE", "soon"),
+    ("SUBMIT_GLOBAL_RATE_LIMITS", "300/minute"),
+    ("AUDIT_RETENTION_DAYS", "364"),
+    ("AUDIT_RETENTION_DAYS", "3651"),
+    ("NOTIFY_HOURLY_CAP", "0"),
+    ("REPLY_TO", "team at example.org"),
+    ("ACK_HOURLY_CAP", "0"),
+    ("ACK_PER_ADDRESS_SECONDS", "3599"),
+    ("ATTACHMENT_MAX_BYTES", "1023"),
+    ("ATTACHMENT_MAX_BYTES", "104857601"),
+    ("ATTACHMENT_TYPES", "application/x-unknown-thing"),
 ]
+
+
+def test_every_checked_setting_has_a_bad_value_above():
+    assert {variable.name for variable in SETTINGS} <= {key for key, _value in BAD}
 
 
 @pytest.mark.parametrize(("key", "value"), BAD)
