@@ -95,14 +95,11 @@ def form_arg(forms: list[Form]) -> Form | None:
     return found
 
 
-@bp.app_context_processor
-def navigation_counts():
-    """``unread_inquiries()`` for the admin navigation: counted only when a page asks, for a logged-in admin."""
-    def unread_inquiries():
-        if not current_user.is_authenticated:
-            return None
-        return unread_count(db.get_session())
-    return {"unread_inquiries": unread_inquiries}
+def unread_inquiries():
+    """The unread count for the admin navigation: counted only when a page asks, for a logged-in admin."""
+    if not current_user.is_authenticated:
+        return None
+    return unread_count(db.get_session())
 
 
 def _cursor_arg(name: str) -> Cursor | None:
