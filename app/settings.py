@@ -210,10 +210,11 @@ SETTINGS: tuple[Variable, ...] = (
     Variable(
         "INVITE_TTL", 3600, POSITIVE, SECONDS, "Seconds an enrollment link stays valid (single use)."),
     Variable(
-        "SESSION_LIFETIME", 12 * 3600, POSITIVE, SECONDS, "Absolute lifetime of an admin session (12 h)."),
+        "LOGIN_LIFETIME", 12 * 3600, POSITIVE, SECONDS,
+        "Absolute lifetime of an admin's login (12 h): then the browser must log in again with a passkey."),
     Variable(
-        "SESSION_IDLE_TIMEOUT", 2 * 3600, POSITIVE, SECONDS,
-        "An admin session unused this many seconds is refused (2 h)."),
+        "LOGIN_IDLE_TIMEOUT", 2 * 3600, POSITIVE, SECONDS,
+        "An admin's login unused this many seconds is refused (2 h)."),
     Variable(
         "CLEANUP_INTERVAL", 3600, POSITIVE, SECONDS, "Seconds between cleanups when there is no backlog."),
     Variable(
@@ -347,4 +348,4 @@ SETTINGS: tuple[Variable, ...] = (
 BY_NAME = {variable.name: variable for variable in SETTINGS}
 
 # Old names that would otherwise be ignored without a word: a name, or a prefix ending in "_".
-RENAMED = {"PRUNE_": "CLEANUP_"}
+RENAMED = {"PRUNE_": "CLEANUP_", "SESSION_LIFETIME": "LOGIN_LIFETIME", "SESSION_IDLE_TIMEOUT": "LOGIN_IDLE_TIMEOUT"}

@@ -61,10 +61,10 @@ def enroll_verify(token: str):
         passkey = _add_passkey(writer, admin.id, verified, body)
         writer.add(AuditEntry(admin_name=admin.name, action="passkey_added" if invite.admin_id else "admin_enrolled",
                               count=1, detail=f"passkey #{passkey.id}", created_at=clock.now()))
-        session_token, _row = logins.start_login(
+        token, _row = logins.start_login(
             admin.id, passkey.id, browser_name(request.user_agent.string), writer
         )
-    return web.logged_in_response(session_token)
+    return web.logged_in_response(token)
 
 
 @bp.post("/register/options")
