@@ -28,7 +28,7 @@ def init_app(app: Flask) -> None:
     """Register the operator commands."""
     app.cli.add_command(db_upgrade)
     app.cli.add_command(cleanup_command)
-    app.cli.add_command(prune_alias)
+    app.cli.add_command(old_cleanup_name)
     app.cli.add_command(deliver_command)
     app.cli.add_command(admin_group)
     app.cli.add_command(health_command)
@@ -74,7 +74,7 @@ def cleanup_command(force: bool, dry_run: bool) -> None:
 
 @click.command("prune", hidden=True, params=cleanup_command.params)
 @click.pass_context
-def prune_alias(context: click.Context, **options) -> None:
+def old_cleanup_name(context: click.Context, **options) -> None:
     """The old name of ``flask cleanup``: says so, then runs it."""
     click.echo("`flask prune` is now `flask cleanup`; running that.", err=True)
     context.invoke(cleanup_command, **options)
@@ -114,14 +114,14 @@ def admin_invite(name: str, recover: bool) -> None:
 @admin_group.command("list")
 @with_appcontext
 def admin_list() -> None:
-    """Print every admin: name, passkeys, live sessions."""
+    """Print every admin: name, passkeys, live logins."""
     session = db.get_session()
     now = clock.now()
     for admin in session.scalars(select(Admin).order_by(Admin.name)):
         keys = session.scalar(select(func.count()).select_from(Passkey).where(Passkey.admin_id == admin.id))
         live = session.scalar(select(func.count()).select_from(AdminLogin).where(
             AdminLogin.admin_id == admin.id, logins.live_login_clause(now)))
-        click.echo(f"{admin.name}: {keys} passkeys, {live} sessions")
+        click.echo(f"{admin.name}: {keys} passkeys, {live} logins")
 
 
 @admin_group.command("remove")
@@ -129,7 +129,7 @@ def admin_list() -> None:
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
 @with_appcontext
 def admin_remove(name: str, yes: bool) -> None:
-    """Remove admin NAME with their passkeys and sessions (audited); never the last admin."""
+    """Remove admin NAME with their passkeys and logins (audited); never the last admin."""
     session = db.get_session(write=True)
     admin = session.scalar(select(Admin).where(Admin.name == name))
     if admin is None:
@@ -137,11 +137,11 @@ def admin_remove(name: str, yes: bool) -> None:
     if session.scalar(select(func.count()).select_from(Admin)) == 1:
         raise click.ClickException("this is the last admin; invite another one first")
     if not yes:
-        click.confirm(f"Remove {name}, their passkeys and sessions?", abort=True)
+        click.confirm(f"Remove {name}, their passkeys and logins?", abort=True)
     session.delete(admin)
     audit.record(session, audit.OPERATOR, AuditAction.ADMIN_REMOVED, 1, f"admin {name}")
     session.commit()
-    click.echo(f"{name} was removed, with their passkeys and sessions.")
+    click.echo(f"{name} was removed, with their passkeys and logins.")
 
 
 @admin_group.command("first-link")

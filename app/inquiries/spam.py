@@ -66,7 +66,7 @@ from app.models import Inquiry, InquiryStatus, UsedChallenge
 log = logging.getLogger(__name__)
 
 ALGORITHM = "PBKDF2/SHA-256"
-COST = 100  # PBKDF2 iterations per try: the browser's cost per try is mostly fixed overhead below ~100
+COST = 100  # PBKDF2 iterations per try: still mostly fixed overhead in the browser (docs/spam.md)
 FIELD = "altcha"  # the form field and JSON key holding the solution
 RENDERED_FIELD = "rendered"  # the form field holding the signed render time
 FORM_MAX_AGE = timedelta(days=1)
