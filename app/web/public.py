@@ -22,7 +22,6 @@ from sqlalchemy.exc import TimeoutError as PoolTimeout
 from werkzeug.exceptions import Forbidden, HTTPException, NotFound, UnsupportedMediaType
 
 from app import cleanup
-from app.attachments import uploads
 from app.core import db, i18n, metrics, ratelimit
 from app.forms import answers as form_answers
 from app.forms import embed
@@ -98,31 +97,12 @@ def form_embed(slug: str):
         form=form.slug, title=form.title, description=form.description, lang=i18n.language_tag(),
         action=f"{origin}{url_for('public.submit_named_json', slug=form.slug)}",
         page=f"{origin}{url_for('public.named_form', slug=form.slug)}",
-        fields=[_embedded_field(each) for each in form.fields], rendered=spam.form_token(),
+        fields=[embed.described(each) for each in form.fields], rendered=spam.form_token(),
         challenge=spam.issue(), challenge_url=f"{origin}{url_for('public.form_challenge', slug=form.slug)}",
         challenge_ttl=current_app.config["POW_TTL"], texts={key: str(text) for key, text in EMBED_TEXTS.items()},
     )
     response.headers["Cache-Control"] = "no-store"
     return response
-
-
-def _embedded_field(field) -> dict:
-    described = {"key": field.key, "type": field.type, "label": form_store.words(field.label),
-                 "help": form_store.words(field.help), "required": field.required,
-                 "choices": [{"value": c.value, "label": form_store.words(c.label) or c.value} for c in field.choices]}
-    if field.type in ("text", "email", "textarea", "tel", "url", "hidden"):
-        described["maxlength"] = field.max_length()
-    if field.type == "number":
-        described.update(min=field.minimum, max=field.maximum)
-    if field.type == "hidden":
-        described["value"] = field.default
-    if field.type == "file":
-        config = current_app.config
-        most, max_bytes = uploads.files_allowed(field), config["ATTACHMENT_MAX_BYTES"]
-        types = config["ATTACHMENT_TYPES"]
-        described.update(accept=",".join(types), files=most, max_bytes=max_bytes,
-                         limits=uploads.limits_text(most, max_bytes, types))
-    return described
 
 
 @bp.post("/")
