@@ -11,7 +11,7 @@ from typing import Any
 
 from flask import Flask
 
-from app import admin, attachments, auth, cleanup, cli, config, forms, notify
+from app import admin, auth, cleanup, cli, config, notify, templating
 from app.core import background, db, i18n, logs, metrics, paths
 from app.forms import embed
 from app.inquiries import gone
@@ -35,8 +35,7 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
     metrics.init_app(app)  # request timings; the counters GET /metrics shows
     db.init_app(app)
     i18n.init_app(app)  # gettext in templates and code, one locale per request
-    forms.init_app(app)  # the forms the public fills in, each with its fields
-    attachments.init_app(app)  # files sent with inquiries, stored and deleted with them
+    templating.init_app(app)  # every template filter and global, in one table
     embed.init_app(app)  # forms on the owner's own site: allowed origins, CORS for embed.js
     intake.init_app(app)  # every body received whole and bounded, before anything parses it
     security.init_app(app)

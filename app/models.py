@@ -263,7 +263,7 @@ class OneTimeSecret(Base):
 
 
 class UsedChallenge(Base):
-    """A proof-of-work challenge already solved once (``app.inquiries.spam``), kept until it expires.
+    """A proof-of-work challenge already solved once (``app.inquiries.store``), kept until it expires.
 
     The primary key is the challenge's expiry and signature: inserting it is
     the one atomic step that lets a solution count once, however many

@@ -57,7 +57,7 @@ def change_email():
     return redirect(url_for("admin.account"), 303)
 
 
-@bp.post("/account/sessions/<int:login_id>/revoke")
+@bp.post("/account/logins/<int:login_id>/revoke")
 def revoke_login(login_id: int):
     """Log out one of this admin's browsers; revoking this one logs out here."""
     with db.transaction(write=True) as session:
@@ -69,7 +69,7 @@ def revoke_login(login_id: int):
         response = redirect(url_for("auth.login"), 303)
         logins.clear_cookie(response)
         return response
-    flash(_("The session was revoked."))
+    flash(_("The login was revoked."))
     return redirect(url_for("admin.account"), 303)
 
 

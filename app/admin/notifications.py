@@ -26,10 +26,9 @@ from app.notify.settings import CONTENT_KEY, DIGEST_KEY, EMAILS_KEY, SECRET_KEY,
 MAX_DIGEST_MINUTES = 7 * 24 * 60
 
 
-@bp.context_processor
-def delivery_banner() -> dict:
-    """``deliveries_failing`` for the banner on every admin page (one indexed query)."""
-    return {"deliveries_failing": health.failing(db.get_session())}
+def deliveries_failing() -> bool:
+    """Whether the admin pages' banner says deliveries are failing (one indexed query, when a page asks)."""
+    return health.failing(db.get_session())
 
 
 @bp.get("/notifications")

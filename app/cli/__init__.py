@@ -28,7 +28,7 @@ def init_app(app: Flask) -> None:
     """Register the operator commands."""
     app.cli.add_command(db_upgrade)
     app.cli.add_command(cleanup_command)
-    app.cli.add_command(prune_alias)
+    app.cli.add_command(old_cleanup_name)
     app.cli.add_command(deliver_command)
     app.cli.add_command(admin_group)
     app.cli.add_command(health_command)
@@ -74,7 +74,7 @@ def cleanup_command(force: bool, dry_run: bool) -> None:
 
 @click.command("prune", hidden=True, params=cleanup_command.params)
 @click.pass_context
-def prune_alias(context: click.Context, **options) -> None:
+def old_cleanup_name(context: click.Context, **options) -> None:
     """The old name of ``flask cleanup``: says so, then runs it."""
     click.echo("`flask prune` is now `flask cleanup`; running that.", err=True)
     context.invoke(cleanup_command, **options)
@@ -120,7 +120,7 @@ def admin_invite(name: str, recover: bool, role: str, forms: str) -> None:
 @admin_group.command("list")
 @with_appcontext
 def admin_list() -> None:
-    """Print every admin: name, passkeys, live sessions."""
+    """Print every admin: name, passkeys, live logins."""
     session = db.get_session()
     now = clock.now()
     forms = form_store.names(session)
@@ -129,7 +129,7 @@ def admin_list() -> None:
         live = session.scalar(select(func.count()).select_from(AdminLogin).where(
             AdminLogin.admin_id == admin.id, logins.live_login_clause(now)))
         click.echo(f"{admin.name} ({roles.describe(admin.role, (forms.get(each, '?') for each in admin.form_ids))}): "
-                   f"{keys} passkeys, {live} sessions")
+                   f"{keys} passkeys, {live} logins")
 
 
 @admin_group.command("remove")
@@ -137,7 +137,7 @@ def admin_list() -> None:
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
 @with_appcontext
 def admin_remove(name: str, yes: bool) -> None:
-    """Remove admin NAME with their passkeys and sessions (audited); never the last admin."""
+    """Remove admin NAME with their passkeys and logins (audited); never the last admin."""
     session = db.get_session(write=True)
     admin = session.scalar(select(Admin).where(Admin.name == name))
     if admin is None:
@@ -150,11 +150,11 @@ def admin_remove(name: str, yes: bool) -> None:
     except roles.RoleError as error:
         raise click.ClickException(str(error)) from error
     if not yes:
-        click.confirm(f"Remove {name}, their passkeys and sessions?", abort=True)
+        click.confirm(f"Remove {name}, their passkeys and logins?", abort=True)
     session.delete(admin)
     audit.record(session, audit.OPERATOR, AuditAction.ADMIN_REMOVED, 1, f"admin {name}")
     session.commit()
-    click.echo(f"{name} was removed, with their passkeys and sessions.")
+    click.echo(f"{name} was removed, with their passkeys and logins.")
 
 
 @admin_group.command("first-link")

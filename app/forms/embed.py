@@ -13,8 +13,8 @@ is its ``Origin`` header or, where a browser sends none, its ``Referer``'s.
 
 CORS headers go only to allowed origins, only on the form's JSON endpoints
 (its submissions, its ``embed`` description and its challenges), never with
-credentials. ``static/embed.js`` is the script; docs/embed.md says how a
-host page uses it.
+credentials. ``static/embed.js`` is the script (``described`` gives it each
+field); docs/embed.md says how a host page uses it.
 """
 
 from __future__ import annotations
@@ -27,7 +27,9 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from werkzeug.exceptions import NotFound
 
+from app.attachments import uploads
 from app.forms import store as form_store
+from app.forms.fields import Field
 from app.models import Form
 
 CORS_ENDPOINTS = frozenset({"public.submit_named_json", "public.form_embed", "public.form_challenge"})
@@ -111,6 +113,27 @@ def thanks_url_ok(form: Form, url: str | None) -> bool:
         return False
     parts = urlsplit(url)
     return parts.scheme in DEFAULT_PORTS and bool(parts.netloc) and allowed(form, f"{parts.scheme}://{parts.netloc}")
+
+
+def described(field: Field) -> dict:
+    """Field ``field`` as ``static/embed.js`` renders it, in the visitor's language (``/api/forms/<slug>/embed``)."""
+    choices = [{"value": choice.value, "label": form_store.words(choice.label) or choice.value}
+               for choice in field.choices]
+    description = {"key": field.key, "type": field.type, "label": form_store.words(field.label),
+                   "help": form_store.words(field.help), "required": field.required, "choices": choices}
+    if field.type in ("text", "email", "textarea", "tel", "url", "hidden"):
+        description["maxlength"] = field.max_length()
+    if field.type == "number":
+        description.update(min=field.minimum, max=field.maximum)
+    if field.type == "hidden":
+        description["value"] = field.default
+    if field.type == "file":
+        config = current_app.config
+        most, max_bytes = uploads.files_allowed(field), config["ATTACHMENT_MAX_BYTES"]
+        types = config["ATTACHMENT_TYPES"]
+        description.update(accept=",".join(types), files=most, max_bytes=max_bytes,
+                           limits=uploads.limits_text(most, max_bytes, types))
+    return description
 
 
 def _cors(response):

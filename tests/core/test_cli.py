@@ -27,7 +27,7 @@ def test_cleanup_dry_run_then_run_then_not_due_then_force(runner, db_session, cl
     assert [run.trigger for run in query(LEDGER)] == ["cli", "cli"]
 
 
-def test_the_old_name_prune_says_it_is_now_cleanup_and_runs_it(runner, db_session, clock, query):
+def test_the_old_command_name_says_it_is_now_cleanup_and_runs_it(runner, db_session, clock, query):
     add_inquiries(db_session, aged_inquiries(clock, [200]))
     result = runner.invoke(args=["prune", "--dry-run"])
     assert result.exit_code == 0
