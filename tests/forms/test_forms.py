@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import event, select
 
+from app.core import db
+from app.forms import fields as form_fields
+from app.forms import store as form_store
 from app.inquiries import spam
 from app.models import DEFAULT_FORM_ID, AuditEntry, Form, Inquiry
 from tests.helpers import VALID, csrf_token, editor_post, rendered_ago, solution
@@ -150,6 +153,30 @@ def test_an_unknown_or_disabled_form_is_404_and_the_typed_text_is_kept(admin_cli
     assert client.get("/f/quote").status_code == 404
     assert client.post("/api/forms/quote/inquiries", json=quote_answers()).status_code == 404
     assert query.count(Inquiry) == 0
+
+
+def test_made_up_form_addresses_cost_no_memory_and_the_forms_remembered_are_bounded(app, client, db_session,
+                                                                                    monkeypatch):
+    remembered = lambda: set(app.extensions.get(form_store.EXTENSION, {}))  # noqa: E731
+    looked_up = []
+    event.listen(db.engine_of(app), "before_cursor_execute",
+                 lambda _conn, _cursor, statement, *_: looked_up.append(statement))
+    for address in ("x" * 61, "Quote", "-quote", "quote-", "a_b", "%C3%BC", "a" * 5000):
+        assert client.get(f"/f/{address}").status_code == 404
+        assert client.get(f"/api/forms/{address}/embed").status_code == 404
+    assert not [statement for statement in looked_up if "FROM forms" in statement]  # refused before any lookup
+    for number in range(200):
+        assert client.get(f"/f/made-up-{number}").status_code == 404
+    assert remembered() == set()  # a miss is never remembered
+
+    monkeypatch.setattr(form_store, "MOST_REMEMBERED", 3)
+    for number in range(5):
+        db_session.add(Form(slug=f"form-{number}", title={"en": f"Form {number}"}, enabled=True,
+                            fields=form_fields.dump(form_fields.CONTACT_FIELDS), email_field="email"))
+    db_session.commit()
+    for number in (*range(5), *range(5)):
+        assert client.get(f"/f/form-{number}").status_code == 200
+        assert len(remembered()) <= 3
 
 
 def test_a_removed_field_still_shows_on_the_inquiries_that_answered_it(admin_client, client, query):
