@@ -83,6 +83,8 @@ def test_preview_shows_the_form_and_saves_nothing(admin_client, query):
     ({"type": "number", "key": "n", "label-en": "N", "min": "5", "max": "1"}, "field-0-max", "not be below"),
     ({"type": "text", "key": "t", "label-en": "T", "max": "999"}, "field-0-max", "At most 200"),
     ({"type": "text", "key": "t", "label-en": "T" * 501}, "field-0-label-en", "(this has 501)"),
+    ({"type": "number", "key": "n", "label-en": "N", "min": "٣"}, "field-0-min", "Enter a number"),
+    ({"type": "number", "key": "n", "label-en": "N", "max": "１０"}, "field-0-max", "Enter a number"),
 ])
 def test_bad_definitions_get_a_clear_message_next_to_their_input(admin_client, query, field, input_name, message):
     response = admin_client.post("/admin/forms/new", data=editor_post(admin_client, "/admin/forms/new", [field]))
@@ -90,6 +92,16 @@ def test_bad_definitions_get_a_clear_message_next_to_their_input(admin_client, q
     assert response.status_code == 422 and message in page and f'id="{input_name}-error"' in page
     assert f'href="#{input_name}"' in page  # the summary links to the input
     assert query(select(Form.slug)) == ["contact"]
+
+
+@pytest.mark.parametrize("count", ["²", "١", "³³", "1" * 5000])
+def test_a_field_count_that_is_not_a_few_ascii_digits_is_no_count_and_never_a_500(admin_client, query, count):
+    data = editor_post(admin_client, "/admin/forms/new", QUOTE_FIELDS[:2], field_count=count,
+                       **{"field-0-position": "٢", "field-1-position": "nan"})
+    response = admin_client.post("/admin/forms/new", data=data)
+    assert response.status_code == 303  # no count: the first row is read, as for a new form
+    [fields] = query(select(Form.fields).where(Form.slug == "quote"))
+    assert [each["key"] for each in fields] == ["name"]
 
 
 def test_a_text_over_its_length_is_refused_and_kept_as_typed_not_cut_short(admin_client, query):
