@@ -35,6 +35,12 @@ def test_dockerfile_runs_unprivileged_with_a_volume_and_a_health_check():
     assert any("--require-hashes -r" in args for k, args in final if k == "RUN")
 
 
+def test_compose_runs_the_app_on_a_read_only_root_with_its_volume_and_a_tmpfs():
+    service = (ROOT / "compose.yaml").read_text().split("\n  caddy:")[0]
+    assert "read_only: true" in service and "tmpfs:\n      - /tmp" in service
+    assert "- sundown-data:/data" in service
+
+
 def _entrypoint(tmp_path: Path, **env: str) -> subprocess.CompletedProcess:
     """Run docker-entrypoint.sh with a fake `sundown` that records its calls."""
     log = tmp_path / "calls"

@@ -130,6 +130,14 @@ def test_the_image_runs_unprivileged_with_one_volume_a_health_check_and_a_modest
     assert image["Size"] < MAX_IMAGE_BYTES, f"{image['Size'] / 1024**2:.0f} MB"
 
 
+def test_without_its_settings_the_container_stops_with_one_line_and_its_help_still_works(podman, image):
+    stopped = podman("run", "--rm", "--network", "none", "--env", "SUNDOWN_MIGRATE_ON_START=1", IMAGE, check=False)
+    assert stopped.returncode == 1 and "Traceback" not in stopped.stderr
+    assert stopped.stderr.splitlines()[-1].startswith("Error: SUNDOWN_SECRET_KEY is not set: set it to")
+    helped = podman("run", "--rm", "--network", "none", IMAGE, "sundown", "--help")
+    assert helped.returncode == 0 and "serve " in helped.stdout and "people " in helped.stdout
+
+
 def test_the_entrypoint_migrates_and_prints_the_first_admin_link(container):
     logs = container.logs()
     assert "Migrating the database (SUNDOWN_MIGRATE_ON_START=1)" in logs and "Database at revision" in logs
