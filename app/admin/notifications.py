@@ -118,7 +118,7 @@ def _parse_form(current: notify_settings.Notifications) -> tuple[dict, dict]:
             errors["webhook_url"] = _("Enter an http:// or https:// URL, or leave it empty.")
     values[CONTENT_KEY] = request.form.get("include_content") == "1"
     raw_digest = request.form.get("digest_minutes", "0").strip() or "0"
-    if raw_digest.isdigit() and int(raw_digest) <= MAX_DIGEST_MINUTES:
+    if raw_digest.isascii() and raw_digest.isdigit() and len(raw_digest) <= 6 and int(raw_digest) <= MAX_DIGEST_MINUTES:
         values[DIGEST_KEY] = int(raw_digest)
     else:
         errors["digest_minutes"] = _("Enter a whole number of minutes from 0 (no digest) to %(max)s.",

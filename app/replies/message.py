@@ -28,6 +28,7 @@ from urllib.parse import urlsplit
 from flask import current_app
 
 from app.core import clock
+from app.inquiries.validation import answerable
 from app.models import Inquiry, Reply
 
 HEADER_MAX = 200  # characters of one visitor-given value in a header
@@ -75,9 +76,10 @@ def new_message_id() -> str:
 
 
 def recipient(inquiry: Inquiry) -> Address:
-    """The person as ``To``: their name (cleaned) and address; ValueError for an address no header takes."""
+    """The person as ``To``: their name (cleaned) and address; ValueError for an address no header takes
+    (``validation.answerable``, the rule intake accepts an address by)."""
     address = inquiry.email.strip()
-    if not address or address != header_text(address, 254) or "@" not in address:
+    if not answerable(address):
         raise ValueError("unusable address")
     username, _at, host = address.rpartition("@")
     return Address(display_name=header_text(inquiry.name, 100), username=username, domain=host)
