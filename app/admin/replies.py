@@ -16,9 +16,15 @@ from app.admin.inbox import render_detail
 from app.admin.inquiries import get_inquiry_or_404
 from app.core import clock, db
 from app.inquiries.retention import visible_now
-from app.models import Inquiry
-from app.notify.hook import wake
-from app.replies import REPLY, compose, sending
+from app.models import Inquiry, ReplyKind, ReplyStatus
+from app.outbox.hook import wake
+from app.replies import compose, sending
+
+
+@bp.context_processor
+def reply_codes() -> dict:
+    """Templates compare a reply's kind and state with ``ReplyKind`` and ``ReplyStatus``, never with bare strings."""
+    return {"ReplyKind": ReplyKind, "ReplyStatus": ReplyStatus, "REPLY_RETRYING": sending.RETRYING}
 
 
 @bp.post("/inquiries/<int:inquiry_id>/reply")
@@ -34,7 +40,7 @@ def send_reply(inquiry_id: int):
     with db.transaction(write=True) as session:
         if not _still_visible(session, inquiry_id):
             raise BadRequest(_("This inquiry was deleted meanwhile: nothing was sent."))
-        sending.queue(session, inquiry_id, REPLY, written.subject, written.body, str(get_locale()),
+        sending.queue(session, inquiry_id, ReplyKind.REPLY, written.subject, written.body, str(get_locale()),
                       compose.reply_to(current_user.email), current_user.id)
         _mark_answered(session, inquiry_id)
         audit.record(session, "reply_sent", 1, f"inquiry #{inquiry_id}")
