@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from flask_babel import LazyString
 from sqlalchemy import case, func, or_, select
 from sqlalchemy.orm import Session
 
@@ -22,7 +23,7 @@ class ChannelHealth:
     """One channel's figures."""
 
     channel: str
-    label: str  # what the pages call it (``Channel.label``)
+    label: LazyString | str  # what the pages call it (``Channel.label``)
     pending: int
     failed: int
     last_success: datetime | None

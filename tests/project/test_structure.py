@@ -108,3 +108,15 @@ def test_the_cycle_check_finds_a_cycle_and_passes_a_tree():
 def test_the_graph_sees_a_package_init_run_by_a_submodule_import():
     edges, _inside = graph()
     assert {"app.notify", "app.notify.settings"} <= edges["app.admin.notifications"]
+
+
+def test_the_outbox_reaches_none_of_its_clients():
+    """``app.outbox`` sends with the handlers notify and replies register at init: no import leads to them."""
+    edges, _inside = graph()
+    reached = {name for name in edges if name == "app.outbox" or name.startswith("app.outbox.")}
+    frontier = set(reached)
+    while frontier:
+        frontier = set().union(*(edges[name] for name in frontier)) - reached
+        reached |= frontier
+    assert reached  # the package is there
+    assert not {name for name in reached if name.split(".")[1] in ("notify", "replies")}

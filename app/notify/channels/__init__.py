@@ -13,6 +13,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Protocol
 
+from flask_babel import LazyString
+
 from app.notify.channels import email, webhook
 from app.notify.message import Notice
 from app.notify.settings import Notifications
@@ -24,7 +26,7 @@ class Channel(Protocol):
     """A way to notify admins of an inquiry."""
 
     name: str  # ``Delivery.channel``
-    label: str  # what the admin pages call it (translated when shown)
+    label: LazyString | str  # what the admin pages call it (translated when shown)
 
     def configured(self, settings: Notifications) -> bool:
         """Whether ``settings`` (an inquiry's form's, or the site's) let this channel send."""
@@ -47,7 +49,7 @@ def named(name: str) -> Channel | None:
     return next((channel for channel in CHANNELS if channel.name == name), None)
 
 
-def label_of(name: str) -> str:
+def label_of(name: str) -> LazyString | str:
     """What the admin pages call the channel stored as ``name`` (the code itself for one no longer registered)."""
     channel = named(name)
     return channel.label if channel is not None else name
