@@ -28,7 +28,7 @@ from app.core import backup, clock, db, migrate
 from app.core.parsing import ConfigurationError
 from app.forms import store as form_store
 from app.models import Admin, AdminLogin, AuditAction, CleanupStatus, Passkey
-from app.notify import deliver
+from app.outbox import deliver
 from app.people import cli as people_cli
 from app.web import health
 
@@ -110,7 +110,7 @@ def old_cleanup_name(context: click.Context, **options) -> None:
 @click.command("deliver")
 @with_appcontext
 def deliver_command() -> None:
-    """Send the notifications that are due now (for idle sites; requests do it otherwise)."""
+    """Send the deliveries that are due now: notifications, replies (for idle sites; requests do it otherwise)."""
     summary = deliver.deliver_due()
     click.echo(f"{summary.attempts} attempted: {summary.counts['done']} delivered, "
                f"{summary.counts['pending']} to retry, {summary.counts['failed']} failed")

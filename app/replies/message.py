@@ -29,7 +29,7 @@ from flask import current_app
 
 from app.core import clock
 from app.inquiries.validation import answerable
-from app.models import Inquiry, Reply
+from app.models import Inquiry, Reply, ReplyKind
 
 HEADER_MAX = 200  # characters of one visitor-given value in a header
 
@@ -97,7 +97,7 @@ def build(reply: Reply, inquiry: Inquiry, now) -> EmailMessage:
     message["Message-ID"] = reply.message_id
     message["In-Reply-To"] = thread_id(inquiry.id)
     message["References"] = thread_id(inquiry.id)
-    if reply.kind == "ack":
+    if reply.kind == ReplyKind.ACK:
         message["Auto-Submitted"] = "auto-replied"  # RFC 3834: no vacation reply to an automatic one
     message.set_content(reply.body)  # it drops every Content-* header set before it
     message["Content-Language"] = header_text(reply.locale, 16).replace("_", "-")

@@ -149,13 +149,19 @@ def test_no_name_or_subject_a_visitor_gave_forges_a_header(added, admin_client, 
     assert "\n" not in str(decoded["To"]) and "\r" not in str(decoded["Subject"])
 
 
-def test_an_address_with_a_line_break_is_never_used(added, admin_client, clock, query, mail):
+def test_an_address_with_a_line_break_is_never_used_and_fails_at_once(added, admin_client, app, clock, query, mail):
+    """No retry can make the address usable: the outcome is permanent, so the reply fails at its first attempt
+    instead of retrying for a day."""
     [row] = added([inquiry(clock, email="eve@example.com\r\nBcc: victim@example.net")])
     reply(admin_client, row)
     assert mail.envelopes == []
-    assert query(select(Delivery.last_error)) == ["the address cannot be used in an e-mail"]
+    assert query.rows(select(Delivery.status, Delivery.attempts, Delivery.last_error)) == [
+        ("failed", 1, "the address cannot be used in an e-mail")]
+    assert query(select(Reply.status)) == ["failed"]
+    clock.advance(hours=1)
+    assert "0 attempted" in app.test_cli_runner().invoke(args=["deliver"]).output
     page = admin_client.get(f"/admin/inquiries/{row}").get_data(as_text=True)
-    assert 'data-state="retrying"' in page and "the address cannot be used in an e-mail" in page
+    assert 'data-state="failed"' in page and "the address cannot be used in an e-mail" in page
 
 
 UNANSWERABLE = ["eve=?utf-8?q?x?=1@example.org", "=?utf-8?b?ZXZl?=@example.org", "a=?b@example.org"]
