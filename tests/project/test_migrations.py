@@ -190,3 +190,25 @@ def test_the_email_key_migration_fills_every_stored_address_folded_in_python(dat
     with engine.begin() as connection:
         connection.execute(sa.delete(Inquiry.__table__))
     engine.dispose()
+
+
+def test_the_forgotten_at_migration_adds_the_column_both_ways_keeping_every_run(database_url):
+    engine = make_engine(database_url)
+    ledger = CleanupRun.__table__
+    with engine.begin() as connection:
+        connection.execute(sa.insert(ledger), [{
+            "trigger": "test", "started_at": NOW, "finished_at": NOW, "cutoff": NOW, "retention_days": 180,
+            "deleted": '{"inquiries": 3}', "remaining": 0, "status": "ok"}])
+    _downgrade(engine, "0013")
+    assert "forgotten_at" not in {column["name"] for column in sa.inspect(engine).get_columns("cleanup_runs")}
+    with engine.connect() as connection:
+        assert connection.execute(sa.text("SELECT deleted FROM cleanup_runs")).scalars().all() == ['{"inquiries": 3}']
+    upgrade(engine)
+    with engine.connect() as connection:
+        assert connection.execute(sa.select(ledger.c.deleted, ledger.c.forgotten_at)).all() == [
+            ('{"inquiries": 3}', None)]  # a run from before the column: when it forgot is not known
+        context = MigrationContext.configure(connection, opts=COMPARE)
+        assert compare_metadata(context, Base.metadata) == []
+    with engine.begin() as connection:
+        connection.execute(sa.delete(ledger))
+    engine.dispose()
