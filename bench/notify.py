@@ -55,7 +55,7 @@ KINDS = ("sqlite", "postgresql")
 CLIENTS = 8
 SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 QUICK = {"rounds": 3, "control_rounds": 1, "seconds": 1.2, "batch": 250, "paced": 30}
-FULL = {"rounds": 8, "control_rounds": 3, "seconds": 5.0, "batch": 1500, "paced": 200}
+FULL = {"rounds": 5, "control_rounds": 2, "seconds": 5.0, "batch": 1500, "paced": 200}
 
 
 def run(ctx) -> None:

@@ -52,7 +52,7 @@ REPLY_TRIGRAM_INDEX = "ix_replies_body_trgm"  # PostgreSQL: the replies' text (m
 
 # Index pages one step of forgetting writes: a step short enough on SQLite's write lock for live writers
 # (docs/cleanup.md; figures: docs/benchmarks.md, "Figures behind the code").
-FORGET_PAGES = 200
+FORGET_PAGES = 64  # as many as a cleanup batch's merge step: 200 held the lock up to 170 ms on a loaded machine
 FORGET_PAUSE = 0.01  # seconds between steps at the least; a step that took longer is followed by as long a pause
 MERGE = f"INSERT INTO {FTS_TABLE}({FTS_TABLE}, rank) VALUES ('merge', ?)"
 AUTOMERGE = f"INSERT INTO {FTS_TABLE}({FTS_TABLE}, rank) VALUES ('automerge', ?)"
