@@ -28,7 +28,7 @@ from app.forms import answers as form_answers
 from app.forms import store as form_store
 from app.inquiries import access, reads, retention, search, triage
 from app.models import Admin, Form, InquiryState
-from app.notify import email
+from app.notify.channels import email
 from app.replies import compose, sending
 
 MAX_QUERY_LENGTH = 254

@@ -277,10 +277,7 @@ def _takes_files(slug: str | None) -> bool:
 def _thanks_url(form: form_store.Shown, embedded: str | None) -> str:
     """The form's own thank-you address for a submission from another site, if it is on an allowed
     origin; else Sundown's. Never an address the request names."""
-    stored = form.form.thanks_url
-    if embedded is not None and embed.thanks_url_ok(form.form, stored):
-        return stored
-    return url_for("public.thanks")
+    return embed.thanks_url(form.form, embedded) or url_for("public.thanks")
 
 
 def _back_link(form: form_store.Shown, embedded: str | None) -> str | None:
