@@ -71,9 +71,9 @@ def _freshly_verified() -> bool:
 def revoke_login(login_id: int):
     """Log out one of this admin's browsers; revoking this one logs out here."""
     with db.transaction(write=True) as session:
-        ended = session.execute(
+        ended = db.rowcount(session.execute(
             delete(AdminLogin).where(AdminLogin.id == login_id, AdminLogin.admin_id == current_user.id)
-        ).rowcount
+        ))
         audit.record(session, current_user, AuditAction.SESSION_REVOKED, ended, f"admin {current_user.name}")
     if login_id == logins.current_login().id:
         response = redirect(url_for("auth.login"), 303)

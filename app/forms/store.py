@@ -191,9 +191,9 @@ def delete_form(session: Session, form: Form) -> bool:
     """
     if form.id == DEFAULT_FORM_ID:
         return False
-    deleted = session.execute(
+    deleted = db.rowcount(session.execute(
         delete(Form).where(Form.id == form.id, ~exists().where(Inquiry.form_id == form.id))
-    ).rowcount
+    ))
     return deleted == 1
 
 

@@ -34,7 +34,7 @@ from collections.abc import Callable
 from sqlalchemy import ColumnElement, Connection, Engine, column, func, literal_column, or_, select, table
 from sqlalchemy.orm import Session
 
-from app.core.db import UNICODE_LOWER, WRITE_OPTION
+from app.core.db import UNICODE_LOWER, WRITE_OPTION, sqlite_driver
 from app.models import Inquiry, Reply, ReplyKind
 
 CANDIDATE_LIMIT = 20_000
@@ -141,7 +141,7 @@ def index_rowids(session: Session, query: str) -> list[int]:
 
 def is_search_index(name: str | None) -> bool:
     """Whether a table or index ``name`` belongs to the search index (migrations 0004 and 0012, not the models)."""
-    return bool(name) and (name.startswith(FTS_TABLE) or name in TRIGRAM_INDEXES or name == REPLY_TRIGRAM_INDEX)
+    return bool(name and (name.startswith(FTS_TABLE) or name in TRIGRAM_INDEXES or name == REPLY_TRIGRAM_INDEX))
 
 
 def _fts_match(phrase: str) -> ColumnElement[bool]:
@@ -188,7 +188,7 @@ def forget_deleted(engine: Engine, should_stop: Callable[[], bool] = lambda: Fal
     pages = -FORGET_PAGES
     while not should_stop():
         with engine.connect().execution_options(**{WRITE_OPTION: True}) as connection, connection.begin():
-            driver = connection.connection.driver_connection
+            driver = sqlite_driver(connection)
             before = driver.total_changes
             merge_step(driver, pages)
             changed = driver.total_changes - before
