@@ -92,7 +92,7 @@ def remove(session: Session, admin_id: int, passkey_id: int) -> None:
         update(Admin).where(Admin.id == admin_id).values(id=Admin.id)
         .execution_options(synchronize_session=False)
     )
-    count = session.scalar(select(func.count()).where(Passkey.admin_id == admin_id))
+    count = session.execute(select(func.count()).where(Passkey.admin_id == admin_id)).scalar_one()
     owned = session.scalar(
         select(Passkey.id).where(Passkey.id == passkey_id, Passkey.admin_id == admin_id)
     )

@@ -20,6 +20,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import lru_cache
@@ -46,7 +47,7 @@ def new_key() -> str:
     return "msg_" + clock.random_bytes(16).hex()
 
 
-def enqueue(session: Session, inquiry_ids: list[int], channels: list[str], due: datetime | None = None,
+def enqueue(session: Session, inquiry_ids: list[int], channels: Sequence[str], due: datetime | None = None,
             kind: str = DeliveryKind.INQUIRY) -> None:
     """Add one pending delivery per inquiry and channel in the caller's transaction.
 
