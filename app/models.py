@@ -300,6 +300,8 @@ class CleanupRun(Base):
     trigger: Mapped[str] = mapped_column(String(40))
     started_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, index=True)
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    # When the deleted rows had left SQLite's search index and WAL too (app.inquiries.gone); None: nothing to forget.
+    forgotten_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     cutoff: Mapped[datetime] = mapped_column(UTCDateTime)
     retention_days: Mapped[int] = mapped_column(Integer)
     # The forms with a retention of their own at the claim: {form id: days}; their cutoffs follow.
