@@ -15,6 +15,7 @@ from typing import Protocol
 
 from flask_babel import LazyString
 
+from app.models import DeliveryChannel
 from app.notify.channels import email, webhook
 from app.notify.message import Notice
 from app.notify.settings import Notifications
@@ -25,7 +26,7 @@ from app.outbox.store import Outcome
 class Channel(Protocol):
     """A way to notify admins of an inquiry."""
 
-    name: str  # ``Delivery.channel``
+    name: DeliveryChannel  # ``Delivery.channel``
     label: LazyString | str  # what the admin pages call it (translated when shown)
 
     def configured(self, settings: Notifications) -> bool:
