@@ -138,7 +138,7 @@ class Poster:
         parts = self._parts
         if self._connection is None:
             address = resolve(parts.hostname, parts.port or (443 if parts.scheme == "https" else 80))
-            self._connection = _connection(parts.scheme, parts.hostname, address)
+            self._connection = connection(parts.scheme, parts.hostname, address)
         path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         self._connection.request("POST", path, body.encode(), headers(self._secret, key, now, body))
         response = self._connection.getresponse()
@@ -217,7 +217,8 @@ def _verifying_context() -> ssl.SSLContext:
     return ssl.create_default_context()
 
 
-def _connection(scheme: str, host: str, address: tuple[str, int]) -> http.client.HTTPConnection:
+def connection(scheme: str, host: str, address: tuple[str, int]) -> http.client.HTTPConnection:
+    """A connection to ``address`` (resolved and checked by ``resolve``) for ``host``, TLS for ``https``."""
     return (_PinnedHTTPS if scheme == "https" else _PinnedHTTP)(host, address)
 
 
