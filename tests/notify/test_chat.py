@@ -7,7 +7,7 @@ the public hosts); Matrix and ntfy name it in their URLs. Every database test ru
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from sqlalchemy import select
@@ -147,7 +147,6 @@ def test_urls_parse_to_the_services_addresses_and_show_no_secret_whole():
 
 
 def test_retry_after_is_read_as_seconds_or_a_date():
-    from datetime import UTC, datetime
     now = datetime(2026, 12, 6, 12, 0, tzinfo=UTC)
     assert wait_of("30", now) == 30.0
     assert wait_of("Sun, 06 Dec 2026 12:05:00 GMT", now) == 300.0
