@@ -38,6 +38,9 @@ SCHEMES = {"slack": "slack", "discord": "discord", "msteams": "msteams", "workfl
 KNOWN = ("slack://, discord://, msteams:// or workflows:// (Microsoft Teams), tgram:// (Telegram),"
          " matrix:// or matrixs://, ntfy:// or ntfys://")
 MAX_URLS = 20
+# URLs of one service, sent one after another in one delivery of 10 s each at most: four stay inside the
+# outbox's SEND_MARGIN (45 s), so a slow service cannot outlive the lease and be sent twice.
+PER_SERVICE = 4
 
 
 class UnknownService(ValueError):
@@ -73,7 +76,10 @@ def parse_notify_urls(value: str | list[str]) -> list[Target]:
     urls = [each for each in urls if each]
     if not urls or len(urls) > MAX_URLS:
         raise ValueError("none or too many")
-    return [parse_notify_url(each) for each in urls]
+    targets = [parse_notify_url(each) for each in urls]
+    if any(sum(1 for each in targets if each.service == service) > PER_SERVICE for service in SERVICES):
+        raise ValueError("too many URLs for one service")
+    return targets
 
 
 def parse_notify_url(url: str) -> Target:

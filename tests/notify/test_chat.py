@@ -18,7 +18,7 @@ from app.core.parsing import ConfigurationError
 from app.models import Delivery
 from app.notify.channels.chat import wait_of
 from devtools.receivers import ApiReceiver
-from tests.helpers import VALID, settle, submit_inquiry
+from tests.helpers import VALID, csrf_token, settle, submit_inquiry
 from tests.notify.test_files import include_content_setting
 
 SLACK = "slack://sundown@T0001/B0002/SlackSecret1234/#inquiries"
@@ -141,6 +141,8 @@ def test_urls_parse_to_the_services_addresses_and_show_no_secret_whole():
     for broken in ("slack://T0001/B0002", "discord://name/token", "tgram://123456:Secret", "matrix://tok@host/#alias"):
         with pytest.raises(ValueError):
             parse_notify_url(broken)
+    with pytest.raises(ValueError):
+        parse_notify_urls([DISCORD] * 5)
     assert parse_api_bases("telegram=http://127.0.0.1:9") == {"telegram": "http://127.0.0.1:9"}
     with pytest.raises(ValueError):
         parse_api_bases("pushover=http://127.0.0.1:9")
@@ -152,3 +154,30 @@ def test_retry_after_is_read_as_seconds_or_a_date():
     assert wait_of("Sun, 06 Dec 2026 12:05:00 GMT", now) == 300.0
     assert wait_of("soon", now) is None and wait_of(None, now) is None
     assert wait_of("99999999", now) == 6 * 3600
+
+
+def test_the_notifications_page_shows_the_urls_read_only_with_their_secrets_cut(admin_client):
+    page = admin_client.get("/admin/notifications").get_data(as_text=True)
+    assert "Set in the environment (SUNDOWN_NOTIFY_URLS)" in page
+    assert "<code>tgram://1234…/-100777</code>" in page and "<code>discord://112233/Disc…</code>" in page
+    assert "Secret1234" not in page
+    assert '<th scope="row">Telegram</th>' in page  # a row of the health table per service
+
+
+def test_the_test_notification_goes_to_every_service(admin_client, api):
+    with admin_client.post("/admin/notifications/test",
+                           data={"csrf_token": csrf_token(admin_client, "/admin/notifications")}) as response:
+        assert response.status_code == 303
+    settle(admin_client.application)
+    assert len(api.calls) == 6
+    telegram = next(call for call in api.calls if call.path.endswith("/sendMessage"))
+    assert telegram.payload["text"] == "Test notification from Sundown\nhttp://localhost/admin/notifications"
+    page = admin_client.get("/admin/notifications").get_data(as_text=True)
+    assert "Telegram test delivered." in page and "ntfy test delivered." in page
+
+
+def test_messages_are_in_the_notification_language(app_config, make_app, api):
+    app = make_app({**app_config, "DEFAULT_LOCALE": "ja"})
+    submit_inquiry(app.test_client())
+    ntfy = next(call for call in api.calls if call.path == "/")
+    assert ntfy.payload["title"].startswith("新しい問い合わせ #") and ntfy.payload["message"] == "フォーム：contact"
