@@ -403,6 +403,12 @@ class DeliveryChannel(StrEnum):
 
     EMAIL = "email"
     WEBHOOK = "webhook"
+    SLACK = "slack"  # the chat services of SUNDOWN_NOTIFY_URLS (app.notify.channels.chat)
+    DISCORD = "discord"
+    MSTEAMS = "msteams"
+    TELEGRAM = "telegram"
+    MATRIX = "matrix"
+    NTFY = "ntfy"
 
 
 class DeliveryKind(StrEnum):

@@ -131,3 +131,25 @@ def webhook_payload(notice: Notice, now: datetime) -> dict:
                     answers=form_answers.by_key(inquiry),
                     files=[{"name": each.name, "type": each.content_type, "size": each.size} for each in notice.files])
     return {"version": PAYLOAD_VERSION, "type": "inquiry.received", "timestamp": now.isoformat(), "data": data}
+
+
+def chat_lines(notice: Notice) -> list[str]:
+    """A chat message's lines, in the notification language: the headline, the form, with content included
+    the sender's name and the message's first line (never the whole message), the files; the link is the
+    caller's to place (each service shows one its own way)."""
+    if notice.is_test:
+        return [subject(notice)]
+    lines = [subject(notice)]
+    if notice.form is not None:
+        lines.append(_("Form: %(form)s", form=notice.form.slug))
+    if notice.include_content and notice.inquiry is not None:
+        first = next((line.strip() for line in notice.inquiry.message.splitlines() if line.strip()), "")
+        lines.append(_("Name: %(name)s", name=notice.inquiry.name))
+        if first:
+            lines.append(first if len(first) <= FIRST_LINE else first[:FIRST_LINE - 1] + "…")
+    if notice.files:
+        lines.append(files_line(notice))
+    return lines
+
+
+FIRST_LINE = 200  # characters of the message's first line a chat message quotes

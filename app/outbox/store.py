@@ -147,6 +147,7 @@ class Outcome:
 
     error: str | None = None
     permanent: bool = False
+    retry_after: float | None = None  # seconds the receiver asked to wait (HTTP 429's Retry-After)
 
     @property
     def ok(self) -> bool:
@@ -207,6 +208,8 @@ def _finished(attempt: Attempt, jitter: float) -> dict:
         values.update(status=DeliveryStatus.FAILED, finished_at=now)
     else:
         retry_at = now + retry_delay(attempts, jitter)
+        if outcome.retry_after is not None:  # the receiver's own word on when to come back
+            retry_at = max(retry_at, now + timedelta(seconds=outcome.retry_after))
         values.update(next_attempt_at=min(retry_at, last_chance) if now < last_chance else retry_at)
     return values
 

@@ -16,7 +16,7 @@ from typing import Protocol
 from flask_babel import LazyString
 
 from app.models import DeliveryChannel
-from app.notify.channels import email, webhook
+from app.notify.channels import discord, email, matrix, ntfy, slack, teams, telegram, webhook
 from app.notify.message import Notice
 from app.notify.settings import Notifications
 from app.outbox.handlers import Batch
@@ -37,7 +37,8 @@ class Channel(Protocol):
         opened at its first send; an outcome that is ``permanent`` stops the retries."""
 
 
-CHANNELS: tuple[Channel, ...] = (email.CHANNEL, webhook.CHANNEL)
+CHANNELS: tuple[Channel, ...] = (email.CHANNEL, webhook.CHANNEL, slack.CHANNEL, discord.CHANNEL, teams.CHANNEL,
+                                  telegram.CHANNEL, matrix.CHANNEL, ntfy.CHANNEL)
 
 
 def in_force(settings: Notifications) -> list[str]:

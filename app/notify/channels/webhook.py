@@ -140,7 +140,7 @@ class Poster:
         if self._connection is None:
             host = cast(str, parts.hostname)  # parsing.parse_webhook_url took only a URL with a host
             address = resolve(host, parts.port or (443 if parts.scheme == "https" else 80))
-            self._connection = _connection(parts.scheme, host, address)
+            self._connection = connection(parts.scheme, host, address)
         path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         self._connection.request("POST", path, body.encode(), headers(self._secret, key, now, body))
         response = self._connection.getresponse()
@@ -220,7 +220,8 @@ def _verifying_context() -> ssl.SSLContext:
     return ssl.create_default_context()
 
 
-def _connection(scheme: str, host: str, address: tuple[str, int]) -> http.client.HTTPConnection:
+def connection(scheme: str, host: str, address: tuple[str, int]) -> http.client.HTTPConnection:
+    """A connection to ``address`` (resolved and checked by ``resolve``) for ``host``, TLS for ``https``."""
     return (_PinnedHTTPS if scheme == "https" else _PinnedHTTP)(host, address)
 
 
