@@ -33,7 +33,7 @@ def _account_page(email_error: str | None = None, email_value: str | None = None
     return render_template(
         "admin/account.html",
         logins=list(rows),
-        current_login_id=logins.current_login().id,
+        current_login_id=logins.this_login().id,
         passkeys=passkeys.of_admin(session, current_user.id),
         may_invite=logins.freshly_verified(), roles=list(AdminRole), forms=form_store.all_forms(session),
         email_error=email_error,
@@ -61,11 +61,11 @@ def change_email():
 def revoke_login(login_id: int):
     """Log out one of this admin's browsers; revoking this one logs out here."""
     with db.transaction(write=True) as session:
-        ended = session.execute(
+        ended = db.rowcount(session.execute(
             delete(AdminLogin).where(AdminLogin.id == login_id, AdminLogin.admin_id == current_user.id)
-        ).rowcount
+        ))
         audit.record(session, current_user, AuditAction.SESSION_REVOKED, ended, f"admin {current_user.name}")
-    if login_id == logins.current_login().id:
+    if login_id == logins.this_login().id:
         response = redirect(url_for("auth.login"), 303)
         logins.clear_cookie(response)
         return response

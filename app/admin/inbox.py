@@ -121,7 +121,7 @@ def triage_filters() -> tuple[dict[str, str], ColumnElement[bool]]:
     """The triage filters asked for (``state``, ``assigned``: mine or unassigned, ``tag``: an id), as the
     arguments to keep across links and the condition they make; a 400 for a value not offered."""
     chosen = {name: request.args.get(name, "") for name in ("state", "assigned", "tag")}
-    condition = true()
+    condition: ColumnElement[bool] = true()
     if chosen["state"]:
         if chosen["state"] not in set(InquiryState):
             raise BadRequest(_("Unknown state: choose open, waiting or closed, or any state."))

@@ -14,7 +14,7 @@ as an access to each inquiry it holds (``app.inquiries.access``).
 
 from __future__ import annotations
 
-from flask import Response, current_app, flash, redirect, render_template, request, url_for
+from flask import Response, flash, redirect, render_template, request, url_for
 from flask_babel import gettext as _
 from flask_babel import ngettext
 from flask_login import current_user
@@ -23,7 +23,7 @@ from werkzeug.exceptions import BadRequest
 from app.admin import bp
 from app.auth import permissions
 from app.auth.permissions import Permission
-from app.core import clock, db
+from app.core import background, clock, db
 from app.core.csvstream import download
 from app.forms import store as form_store
 from app.inquiries import access, gone, retention
@@ -101,7 +101,7 @@ def _download(stream, address: str, mimetype: str, extension: str) -> Response:
     if ids:
         access.record(current_user, AccessKind.PERSON_EXPORT, ids)
     filename = f"sundown-person-{clock.now():%Y-%m-%d}.{extension}"
-    return download(stream(current_app._get_current_object(), address, forms), filename, mimetype)
+    return download(stream(background.this_app(), address, forms), filename, mimetype)
 
 
 def _scope() -> list[str] | None:

@@ -60,7 +60,8 @@ def delete_tag(tag_id: int):
         flash(_("That tag no longer exists."), "warning")
         return redirect(url_for("admin.tags"), 303)
     name = tag.name
-    removed = session.scalar(select(func.count()).select_from(InquiryTag).where(InquiryTag.tag_id == tag_id))
+    removed = session.execute(select(func.count()).select_from(InquiryTag)
+                              .where(InquiryTag.tag_id == tag_id)).scalar_one()
     session.delete(tag)
     audit.record(session, current_user, AuditAction.TAG_DELETED, removed, f"tag {name}")
     session.commit()

@@ -118,6 +118,14 @@ def current_login() -> AdminLogin | None:
     return g.get("admin_login")
 
 
+def this_login() -> AdminLogin:
+    """The login row of the request's logged-in admin, where the login guard has required one."""
+    login = current_login()
+    if login is None:
+        raise LookupError("no admin is logged in on this request")
+    return login
+
+
 def freshly_verified() -> bool:
     """Whether this browser's login is a passkey verification of the last ``STEP_UP`` (the login ceremony
     requires user verification; logging in again, ``/auth/login?reauth=1``, renews it)."""

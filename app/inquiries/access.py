@@ -11,6 +11,9 @@ People export lists those of the person's inquiries.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import cast
+
 from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
@@ -20,14 +23,14 @@ from app.models import Access, AccessKind, Admin
 SHOWN = 50  # the newest accesses an inquiry's page lists
 
 
-def record(admin: Admin, kind: AccessKind, inquiry_ids: list[int | None], count: int = 1) -> None:
+def record(admin: Admin, kind: AccessKind, inquiry_ids: Sequence[int | None], count: int = 1) -> None:
     """Record that ``admin`` opened ``kind`` of each of ``inquiry_ids`` ([None] for the CSV export), now, in
     a short write transaction of its own."""
     with db.transaction(write=True) as session:
         add(session, admin, kind, inquiry_ids, count)
 
 
-def add(session: Session, admin: Admin, kind: AccessKind, inquiry_ids: list[int | None], count: int = 1) -> None:
+def add(session: Session, admin: Admin, kind: AccessKind, inquiry_ids: Sequence[int | None], count: int = 1) -> None:
     """``record`` in the caller's write transaction."""
     now = clock.now()
     session.execute(insert(Access), [
@@ -47,5 +50,5 @@ def of_inquiries(session: Session, ids: list[int]) -> dict[int, list[Access]]:
     if ids:
         for row in session.scalars(select(Access).where(Access.inquiry_id.in_(ids))
                                    .order_by(Access.created_at, Access.id)):
-            found.setdefault(row.inquiry_id, []).append(row)
+            found.setdefault(cast(int, row.inquiry_id), []).append(row)  # asked by id: never None
     return found

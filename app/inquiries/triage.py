@@ -18,7 +18,7 @@ from datetime import datetime
 from sqlalchemy import ColumnElement, delete, exists, insert, select, update
 from sqlalchemy.orm import Session
 
-from app.core import dialect
+from app.core import db, dialect
 from app.models import Admin, Inquiry, InquiryState, InquiryTag, InquiryTriage, Note, Tag
 
 NOTE_MAX = 5000
@@ -54,17 +54,17 @@ def _upsert(session: Session, inquiry_id: int, now: datetime, **values) -> bool:
     current = getattr(InquiryTriage, column)
     if value is None or value == InquiryState.OPEN:
         differs = current.is_not(None) if value is None else current != value
-        return session.execute(
+        return db.rowcount(session.execute(
             update(InquiryTriage).where(InquiryTriage.inquiry_id == inquiry_id, differs)
             .values(changed_at=now, **values),
             execution_options={"synchronize_session": False, "preserve_rowcount": True},
-        ).rowcount == 1
+        )) == 1
     statement = dialect.upsert(session, InquiryTriage).values(inquiry_id=inquiry_id, changed_at=now, **values)
-    return session.execute(statement.on_conflict_do_update(
+    return db.rowcount(session.execute(statement.on_conflict_do_update(
         index_elements=[InquiryTriage.inquiry_id],
         set_={column: getattr(statement.excluded, column), "changed_at": statement.excluded.changed_at},
         where=current.is_(None) | (current != value),
-    )).rowcount == 1
+    ))) == 1
 
 
 def tags_of(session: Session, ids: list[int]) -> dict[int, list[Tag]]:

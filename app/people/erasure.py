@@ -40,8 +40,8 @@ def erase(address: str, actor: str, forms: lookup.Forms = None) -> Outcome:
     digest = lookup.email_hash(address)
     with db.transaction(write=True) as session:
         erased = delete_unheld(session, lookup.of_address(address, forms))
-        kept = session.scalar(select(func.count()).select_from(Inquiry).where(
-            lookup.of_address(address, forms), Inquiry.legal_hold.is_(True)))
+        kept = session.execute(select(func.count()).select_from(Inquiry).where(
+            lookup.of_address(address, forms), Inquiry.legal_hold.is_(True))).scalar_one()
         if erased:
             audit.scrub(session, erased)
             _record(session, digest, len(erased), kept, actor, clock.now(), forms)
