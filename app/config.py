@@ -30,6 +30,7 @@ from app.core.parsing import (
     ConfigurationError,
     parse_address,
     parse_emails,
+    parse_imap_url,
     parse_secret,
     parse_smtp_url,
     parse_webhook_url,
@@ -76,6 +77,14 @@ DEFAULTS: dict[str, Any] = {
     "REPLY_TO": None,
     "ACK_HOURLY_CAP": 50,
     "ACK_PER_ADDRESS_SECONDS": 3600,
+    "ACK_PER_CLIENT_LIMITS": "3/3600,10/86400",
+    "INBOUND_ADDRESS": None,
+    "INBOUND_TOKEN": None,
+    "INBOUND_MAX_BYTES": 25 * 1024 * 1024,
+    "INBOUND_RATE_LIMITS": "120/60,2000/86400",
+    "IMAP_URL": None,
+    "IMAP_CA_FILE": None,
+    "IMAP_INTERVAL": 60,
     "ATTACHMENT_MAX_BYTES": 10 * 1024 * 1024,
     "ATTACHMENT_TYPES": ",".join(DEFAULT_TYPES),
     "NOTIFY_EMAILS": None,
@@ -157,7 +166,8 @@ TEXT = "a non-empty string (quote one that reads as JSON, e.g. '\"2024\"')"
 LIMITS_TEXT = "comma-separated count/seconds pairs of positive whole numbers, e.g. 5/60,50/86400"
 SQL_BACKENDS = ("sqlite", "postgresql", "postgres")  # app.core.db maps postgres:// too
 # These may hold secrets: never logged.
-UNSHOWN = {"SECRET_KEY", "CLEANUP_TOKEN", "METRICS_TOKEN", "DATABASE_URL", "SMTP_URL", "WEBHOOK_SECRET"}
+UNSHOWN = {"SECRET_KEY", "CLEANUP_TOKEN", "METRICS_TOKEN", "DATABASE_URL", "SMTP_URL", "WEBHOOK_SECRET",
+           "INBOUND_TOKEN", "IMAP_URL"}
 
 # Every setting but ENV (checked first), ORIGIN (_origins) and RP_ID (needs
 # ORIGIN). CLOCK and RANDOM_BYTES are injected by tests and left alone;
@@ -210,6 +220,17 @@ SETTINGS: list[tuple[str, Callable[[Any], Any], str]] = [
     ("REPLY_TO", _optional(_rule(_string, parse_address)), "unset or an e-mail address, e.g. team@example.org"),
     ("ACK_HOURLY_CAP", _rule(_integer, lambda n: n >= 1), "a whole number of at least 1"),
     ("ACK_PER_ADDRESS_SECONDS", _rule(_integer, lambda n: n >= 3600), "a whole number of seconds, at least 3600"),
+    ("ACK_PER_CLIENT_LIMITS", LIMITS, LIMITS_TEXT),
+    ("INBOUND_ADDRESS", _optional(_rule(lambda s: parse_address(_string(s)), lambda s: "+" not in s)),
+     "unset or the e-mail address people's answers go to, without a +tag, e.g. replies@example.org"),
+    ("INBOUND_TOKEN", _optional(_rule(_string, lambda s: len(s) >= 16)), "unset or a string of at least 16 characters"),
+    ("INBOUND_MAX_BYTES", _rule(_integer, lambda n: 64 * 1024 <= n <= 200 * 1024 * 1024),
+     "a whole number of bytes from 65536 to 209715200 (200 MB)"),
+    ("INBOUND_RATE_LIMITS", LIMITS, LIMITS_TEXT),
+    ("IMAP_URL", _optional(_rule(_string, parse_imap_url)),
+     "unset or imaps://user:pass@host:993/INBOX or imap+starttls://user:pass@host:143/INBOX"),
+    ("IMAP_CA_FILE", _optional(_rule(_string, os.path.isfile)), "unset or the path of a PEM file of CA certificates"),
+    ("IMAP_INTERVAL", _rule(_integer, lambda n: n >= 10), "a whole number of seconds, at least 10"),
     ("ATTACHMENT_MAX_BYTES", _rule(_integer, lambda n: 1024 <= n <= 100 * 1024 * 1024),
      "a whole number of bytes from 1024 to 104857600 (100 MB)"),
     ("ATTACHMENT_TYPES", parse_types,

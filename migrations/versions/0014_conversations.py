@@ -1,0 +1,74 @@
+"""conversations: people's e-mails back into their inquiry's thread, and a retention clock per form
+
+Revision ID: 0014
+Revises: 0013
+Create Date: 2026-12-07
+
+``inbound_messages`` holds each e-mail received about an inquiry, reduced
+to plain text: in the inquiry's thread, or held apart for an owner (no
+inquiry matched, or another address wrote). It goes with its inquiry
+(``ON DELETE CASCADE``), and its files (``attachments.inbound_id``) with it.
+``submissions.last_message_at`` is the thread's last message, from which a
+form whose ``retention_clock`` is ``last_message`` counts its retention;
+every stored form keeps counting from receipt. ``forms.ack_quote_new``:
+whether an acknowledgement may quote the person's text to an address that
+has not written before (off).
+"""
+
+from alembic import op
+import sqlalchemy as sa
+
+
+revision = '0014'
+down_revision = '0013'
+branch_labels = None
+depends_on = None
+
+
+def upgrade() -> None:
+    op.add_column('forms', sa.Column('retention_clock', sa.String(length=16), server_default='received',
+                                     nullable=False))
+    op.add_column('forms', sa.Column('ack_quote_new', sa.Boolean(), server_default='0', nullable=False))
+    op.add_column('submissions', sa.Column('last_message_at', sa.DateTime(timezone=True), nullable=True))
+    op.create_table(
+        'inbound_messages',
+        sa.Column('id', sa.Integer(), nullable=False),
+        sa.Column('inquiry_id', sa.Integer(), nullable=True),
+        sa.Column('state', sa.String(length=16), nullable=False),
+        sa.Column('kind', sa.String(length=16), nullable=False),
+        sa.Column('reason', sa.String(length=40), nullable=True),
+        sa.Column('sender', sa.String(length=254), nullable=False),
+        sa.Column('sender_name', sa.String(length=100), nullable=False),
+        sa.Column('subject', sa.String(length=300), nullable=False),
+        sa.Column('body', sa.Text(), nullable=False),
+        sa.Column('message_id', sa.String(length=200), nullable=True),
+        sa.Column('files_refused', sa.Integer(), nullable=False),
+        sa.Column('received_at', sa.DateTime(timezone=True), nullable=False),
+        sa.ForeignKeyConstraint(['inquiry_id'], ['submissions.id'],
+                                name=op.f('fk_inbound_messages_inquiry_id_submissions'), ondelete='CASCADE'),
+        sa.PrimaryKeyConstraint('id', name=op.f('pk_inbound_messages')),
+    )
+    op.create_index('ix_inbound_messages_inquiry_id_received_at', 'inbound_messages', ['inquiry_id', 'received_at'])
+    op.create_index('ix_inbound_messages_state', 'inbound_messages', ['state'])
+    op.create_index('ix_inbound_messages_message_id', 'inbound_messages', ['message_id'])
+    with op.batch_alter_table('attachments') as batch:
+        batch.add_column(sa.Column('inbound_id', sa.Integer(), nullable=True))
+        batch.create_foreign_key(op.f('fk_attachments_inbound_id_inbound_messages'), 'inbound_messages',
+                                 ['inbound_id'], ['id'], ondelete='CASCADE')
+        batch.create_index('ix_attachments_inbound_id', ['inbound_id'])
+
+
+def downgrade() -> None:
+    with op.batch_alter_table('attachments') as batch:
+        batch.drop_index('ix_attachments_inbound_id')
+        batch.drop_constraint(op.f('fk_attachments_inbound_id_inbound_messages'), type_='foreignkey')
+        batch.drop_column('inbound_id')
+    op.drop_index('ix_inbound_messages_message_id', table_name='inbound_messages')
+    op.drop_index('ix_inbound_messages_state', table_name='inbound_messages')
+    op.drop_index('ix_inbound_messages_inquiry_id_received_at', table_name='inbound_messages')
+    op.drop_table('inbound_messages')
+    with op.batch_alter_table('submissions') as batch:
+        batch.drop_column('last_message_at')
+    with op.batch_alter_table('forms') as batch:
+        batch.drop_column('ack_quote_new')
+        batch.drop_column('retention_clock')
