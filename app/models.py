@@ -435,8 +435,6 @@ class Attachment(Base):
     content_type: Mapped[str] = mapped_column(String(100))  # detected from the bytes, never the name
     size: Mapped[int] = mapped_column(Integer)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
-    # The person's e-mail it came with (``app.conversations``); None: sent with the form.
-    inbound_id: Mapped[int | None] = mapped_column(ForeignKey("inbound_messages.id", ondelete="CASCADE"), index=True)
 
 
 class AttachmentChunk(Base):
@@ -477,8 +475,9 @@ class InboundMessage(Base):
     In its inquiry's thread (``state`` thread), or held apart (``held``:
     nothing matched it, or it came from another address than the inquiry's;
     ``inquiry_id`` then names the inquiry it pointed at, if any). Deleted
-    with its inquiry (``ON DELETE CASCADE``), its files with it; a held one
-    the cleanup deletes after ``app.conversations.HELD_KEEP``.
+    with its inquiry (``ON DELETE CASCADE``), as its files are (the
+    inquiry's attachments with ``field_key`` ``mail:<id>``); a held one the
+    cleanup deletes after ``app.conversations.HELD_KEEP``.
     """
 
     __tablename__ = "inbound_messages"

@@ -88,6 +88,15 @@ def receive(session: Session, parsed: Parsed) -> Stored:
     return Stored(state.value, inquiry.id if inquiry else None, stored_id, parsed.kind)
 
 
+def hold(session: Session, parsed: Parsed, reason: str) -> int:
+    """Hold ``parsed`` apart for ``reason`` without matching it (a note of a refused message)."""
+    return session.execute(insert(InboundMessage).values(
+        inquiry_id=None, state=MessageState.HELD, kind=parsed.kind, reason=reason, sender=(parsed.sender or "")[:254],
+        sender_name=parsed.sender_name, subject=parsed.subject, body=parsed.text, message_id=None,
+        files_refused=parsed.files_refused, received_at=clock.now(),
+    ).returning(InboundMessage.id)).scalar_one()
+
+
 def _seen(session: Session, message_id: str | None) -> bool:
     return message_id is not None and session.scalar(
         select(InboundMessage.id).where(InboundMessage.message_id == message_id).limit(1)) is not None
@@ -119,11 +128,16 @@ def reopen(session: Session, inquiry_id: int, now: datetime) -> None:
         read_at=None, answered_at=None, answered_by=None, last_message_at=now))
 
 
+def file_key(stored_id: int) -> str:
+    """The ``Attachment.field_key`` of a message's files: ``mail:<message id>``."""
+    return f"mail:{stored_id}"
+
+
 def _save_files(session: Session, inquiry_id: int, stored_id: int, parsed: Parsed, now: datetime) -> None:
     """The message's files as the form's are stored: a row each, their bytes in pieces."""
     for file in parsed.files:
         attachment_id = session.execute(insert(Attachment).values(
-            inquiry_id=inquiry_id, inbound_id=stored_id, field_key="mail", name=file.name,
+            inquiry_id=inquiry_id, field_key=file_key(stored_id), name=file.name,
             content_type=file.content_type, size=len(file.data), created_at=now,
         ).returning(Attachment.id)).scalar_one()
         for seq, start in enumerate(range(0, len(file.data), CHUNK_SIZE)):

@@ -7,7 +7,8 @@ Create Date: 2026-12-07
 ``inbound_messages`` holds each e-mail received about an inquiry, reduced
 to plain text: in the inquiry's thread, or held apart for an owner (no
 inquiry matched, or another address wrote). It goes with its inquiry
-(``ON DELETE CASCADE``), and its files (``attachments.inbound_id``) with it.
+(``ON DELETE CASCADE``), its files with the inquiry's (``attachments.field_key``
+``mail:<message id>``).
 ``submissions.last_message_at`` is the thread's last message, from which a
 form whose ``retention_clock`` is ``last_message`` counts its retention;
 every stored form keeps counting from receipt. ``forms.ack_quote_new``:
@@ -51,24 +52,15 @@ def upgrade() -> None:
     op.create_index('ix_inbound_messages_inquiry_id_received_at', 'inbound_messages', ['inquiry_id', 'received_at'])
     op.create_index('ix_inbound_messages_state', 'inbound_messages', ['state'])
     op.create_index('ix_inbound_messages_message_id', 'inbound_messages', ['message_id'])
-    with op.batch_alter_table('attachments') as batch:
-        batch.add_column(sa.Column('inbound_id', sa.Integer(), nullable=True))
-        batch.create_foreign_key(op.f('fk_attachments_inbound_id_inbound_messages'), 'inbound_messages',
-                                 ['inbound_id'], ['id'], ondelete='CASCADE')
-        batch.create_index('ix_attachments_inbound_id', ['inbound_id'])
 
 
 def downgrade() -> None:
-    with op.batch_alter_table('attachments') as batch:
-        batch.drop_index('ix_attachments_inbound_id')
-        batch.drop_constraint(op.f('fk_attachments_inbound_id_inbound_messages'), type_='foreignkey')
-        batch.drop_column('inbound_id')
     op.drop_index('ix_inbound_messages_message_id', table_name='inbound_messages')
     op.drop_index('ix_inbound_messages_state', table_name='inbound_messages')
     op.drop_index('ix_inbound_messages_inquiry_id_received_at', table_name='inbound_messages')
     op.drop_table('inbound_messages')
-    with op.batch_alter_table('submissions') as batch:
-        batch.drop_column('last_message_at')
-    with op.batch_alter_table('forms') as batch:
-        batch.drop_column('ack_quote_new')
-        batch.drop_column('retention_clock')
+    # Plain ALTER TABLE ... DROP COLUMN: a batch rebuild would drop the table, and SQLite's foreign keys
+    # would take every row that refers to it along (deliveries, replies, files).
+    op.drop_column('submissions', 'last_message_at')
+    op.drop_column('forms', 'ack_quote_new')
+    op.drop_column('forms', 'retention_clock')

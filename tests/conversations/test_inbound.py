@@ -167,8 +167,8 @@ def test_files_follow_the_form_files_rules(app, client, added, clock, query):
     assert post(client, message.as_bytes()).json["outcome"] == "thread"
     [stored] = query(select(InboundMessage))
     [kept] = query(select(Attachment))
-    assert (kept.name, kept.content_type, kept.inbound_id, kept.inquiry_id) == ("plan.pdf", "application/pdf",
-                                                                              stored.id, row)
+    assert (kept.name, kept.content_type, kept.field_key, kept.inquiry_id) == ("plan.pdf", "application/pdf",
+                                                                             f"mail:{stored.id}", row)
     assert stored.files_refused == 1
 
 
