@@ -489,6 +489,8 @@ class InboundMessage(Base):
     kind: Mapped[str] = mapped_column(String(16))
     reason: Mapped[str | None] = mapped_column(String(40))  # why held, or a bounce's diagnostic
     sender: Mapped[str] = mapped_column(String(254))
+    # ``app.inquiries.addresses.mailbox_key`` of the sender: whether an address has written to us before.
+    sender_key: Mapped[str | None] = mapped_column(String(254), index=True)
     sender_name: Mapped[str] = mapped_column(String(100), default="")
     subject: Mapped[str] = mapped_column(String(300), default="")
     body: Mapped[str] = mapped_column(Text)

@@ -79,8 +79,9 @@ def receive(session: Session, parsed: Parsed) -> Stored:
     stored_id = session.execute(insert(InboundMessage).values(
         inquiry_id=inquiry.id if inquiry else None, state=state, kind=parsed.kind,
         reason=reason or (f"bounce {parsed.status}" if parsed.status else None),
-        sender=(parsed.sender or "")[:254], sender_name=parsed.sender_name, subject=parsed.subject,
-        body=parsed.text, message_id=parsed.message_id, files_refused=parsed.files_refused, received_at=now,
+        sender=(parsed.sender or "")[:254], sender_key=mailbox_key(parsed.sender), sender_name=parsed.sender_name,
+        subject=parsed.subject, body=parsed.text, message_id=parsed.message_id, files_refused=parsed.files_refused,
+        received_at=now,
     ).returning(InboundMessage.id)).scalar_one()
     if state == MessageState.THREAD:
         _save_files(session, inquiry.id, stored_id, parsed, now)
@@ -95,6 +96,13 @@ def hold(session: Session, parsed: Parsed, reason: str) -> int:
         sender_name=parsed.sender_name, subject=parsed.subject, body=parsed.text, message_id=None,
         files_refused=parsed.files_refused, received_at=clock.now(),
     ).returning(InboundMessage.id)).scalar_one()
+
+
+def has_written(session: Session, address: str) -> bool:
+    """Whether ``address`` (its mailbox, ``mailbox_key``) has written to us: a message of its in a thread."""
+    key = mailbox_key(address)
+    return key is not None and session.scalar(select(InboundMessage.id).where(
+        InboundMessage.sender_key == key, InboundMessage.state == MessageState.THREAD).limit(1)) is not None
 
 
 def _seen(session: Session, message_id: str | None) -> bool:

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import insert, select
+from sqlalchemy import insert, select, update
 from sqlalchemy.orm import Session
 
 from app.core import clock
-from app.models import Admin, Delivery, DeliveryStatus, Reply
+from app.models import Admin, Delivery, DeliveryStatus, Inquiry, Reply
 from app.notify.outbox import new_key
-from app.replies import message
+from app.replies import REPLY, message
 from app.replies.delivery import FAILED, QUEUED, RETRYING, SENT
 
 
@@ -27,6 +27,8 @@ def queue(session: Session, inquiry_id: int, kind: str, subject: str, body: str,
           reply_to: str | None = None, admin_id: int | None = None) -> int:
     """Add a reply and its outbox row in the caller's transaction; the reply's id."""
     now = clock.now()
+    if kind == REPLY:  # the thread's last message: a form whose retention counts from it keeps the inquiry longer
+        session.execute(update(Inquiry).where(Inquiry.id == inquiry_id).values(last_message_at=now))
     delivery_id = session.execute(insert(Delivery).values(
         inquiry_id=inquiry_id, channel="email", kind=kind, status=DeliveryStatus.PENDING, attempts=0,
         next_attempt_at=now, idempotency_key=new_key(), created_at=now,

@@ -39,6 +39,7 @@ def upgrade() -> None:
         sa.Column('kind', sa.String(length=16), nullable=False),
         sa.Column('reason', sa.String(length=40), nullable=True),
         sa.Column('sender', sa.String(length=254), nullable=False),
+        sa.Column('sender_key', sa.String(length=254), nullable=True),
         sa.Column('sender_name', sa.String(length=100), nullable=False),
         sa.Column('subject', sa.String(length=300), nullable=False),
         sa.Column('body', sa.Text(), nullable=False),
@@ -51,11 +52,13 @@ def upgrade() -> None:
     )
     op.create_index('ix_inbound_messages_inquiry_id_received_at', 'inbound_messages', ['inquiry_id', 'received_at'])
     op.create_index('ix_inbound_messages_state', 'inbound_messages', ['state'])
+    op.create_index('ix_inbound_messages_sender_key', 'inbound_messages', ['sender_key'])
     op.create_index('ix_inbound_messages_message_id', 'inbound_messages', ['message_id'])
 
 
 def downgrade() -> None:
     op.drop_index('ix_inbound_messages_message_id', table_name='inbound_messages')
+    op.drop_index('ix_inbound_messages_sender_key', table_name='inbound_messages')
     op.drop_index('ix_inbound_messages_state', table_name='inbound_messages')
     op.drop_index('ix_inbound_messages_inquiry_id_received_at', table_name='inbound_messages')
     op.drop_table('inbound_messages')
