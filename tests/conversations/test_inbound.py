@@ -211,3 +211,21 @@ def test_too_many_messages_are_refused_with_429(app, client):
     app.config["INBOUND_RATE_LIMITS"] = "2/60"
     statuses = [post(client, mail(Message_ID=f"<r{n}@example.com>")).status_code for n in range(3)]
     assert statuses == [202, 202, 429]
+
+
+def test_the_thread_shows_replies_and_answers_in_order_as_text_with_the_quote_folded(app, client, added, clock,
+                                                                                      login):
+    [row] = added([inquiry(clock, days_old=2)])
+    with app.app_context():
+        from app.core import db
+        from app.replies import sending
+        with db.transaction(write=True) as session:
+            sending.queue(session, row, "reply", "Re: Contact", "Does Monday suit you?", "en")
+    clock.advance(hours=1)
+    body = "<b>Yes</b>, Monday.\n\nOn Mon, Sundown wrote:\n> Does Monday suit you?"
+    assert post(client, mail(to=tagged(app, row), body=body, sender="Ada <ada@example.com>")).status_code == 202
+    login()
+    page = client.get(f"/admin/inquiries/{row}").get_data(as_text=True)
+    assert page.index("Does Monday suit you?") < page.index("Answer from Ada")
+    assert "&lt;b&gt;Yes&lt;/b&gt;, Monday." in page and "<b>Yes</b>" not in page  # text, never markup
+    assert '<details class="quoted"><summary>' in page and "&gt; Does Monday suit you?</div></details>" in page
