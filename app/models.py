@@ -477,7 +477,7 @@ class InboundMessage(Base):
     ``inquiry_id`` then names the inquiry it pointed at, if any). Deleted
     with its inquiry (``ON DELETE CASCADE``), as its files are (the
     inquiry's attachments with ``field_key`` ``mail:<id>``); a held one the
-    cleanup deletes after ``app.conversations.HELD_KEEP``.
+    cleanup deletes after ``app.cleanup.targets.HELD_KEEP``.
     """
 
     __tablename__ = "inbound_messages"

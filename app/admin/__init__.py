@@ -1,4 +1,4 @@
-"""Every page under /admin: inbox, spam, detail, files, workflow, replies, changes, export, forms, people,
+"""Every page under /admin: inbox, spam, detail, files, workflow, replies, held mail, changes, export, forms, people,
 retention, cleanup, notifications, admins, account.
 
 One blueprint, so one guard and one ``Cache-Control: no-store`` cover them
@@ -38,6 +38,7 @@ from app.admin import (  # noqa: E402,F401
     display,
     export,
     forms,
+    held,
     inbox,
     labels,
     notifications,

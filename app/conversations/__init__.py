@@ -11,18 +11,14 @@ Each module does one thing:
 
 A message is part of its inquiry's data (``inbound_messages``, ``ON DELETE
 CASCADE``, its files with it); held-apart ones are deleted by the cleanup
-after ``HELD_KEEP``.
+after ``app.cleanup.targets.HELD_KEEP``.
 """
 
 from __future__ import annotations
 
-from datetime import timedelta
-
 from flask import Flask
 
 from app.conversations import imap
-
-HELD_KEEP = timedelta(days=30)
 
 
 def init_app(app: Flask) -> None:

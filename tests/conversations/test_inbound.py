@@ -229,3 +229,58 @@ def test_the_thread_shows_replies_and_answers_in_order_as_text_with_the_quote_fo
     assert page.index("Does Monday suit you?") < page.index("Answer from Ada")
     assert "&lt;b&gt;Yes&lt;/b&gt;, Monday." in page and "<b>Yes</b>" not in page  # text, never markup
     assert '<details class="quoted"><summary>' in page and "&gt; Does Monday suit you?</div></details>" in page
+
+
+def test_owners_see_held_mail_and_put_it_into_the_inquiry_it_named(app, client, added, clock, query, login):
+    [row] = added([inquiry(clock, read_at=clock(), email="ada@example.com")])
+    assert post(client, mail(sender="ada@work.example", to=tagged(app, row))).json["outcome"] == "held"
+    login()
+    page = client.get("/admin/held").get_data(as_text=True)
+    assert "ada@work.example" in page and f"Put it in inquiry #{row}" in page
+    [held] = query(select(InboundMessage))
+    from tests.helpers import csrf_token
+    token = csrf_token(client, "/admin/held")
+    assert client.post(f"/admin/held/{held.id}/thread", data={"csrf_token": token}).status_code == 303
+    assert query(select(InboundMessage.state)) == ["thread"] and query(select(Inquiry))[0].read_at is None
+    assert client.post(f"/admin/held/{held.id}/delete", data={"csrf_token": token}).status_code == 404
+
+
+def test_the_cleanup_deletes_held_mail_after_its_time_and_threads_with_their_inquiry(app, client, added, clock,
+                                                                                     query):
+    [old, kept] = added([inquiry(clock, days_old=400), inquiry(clock, days_old=1)])
+    for row in (old, kept):
+        assert post(client, mail(to=tagged(app, row), Message_ID=f"<t{row}@example.com>")).status_code == 202
+    assert post(client, mail(Message_ID="<stray@example.com>")).json["outcome"] == "held"
+    clock.advance(days=31)
+    with app.app_context():
+        from app.cleanup import run
+        run("test", force=True)
+    assert [(m.inquiry_id, m.state) for m in query(select(InboundMessage))] == [(kept, "thread")]
+
+
+def test_a_form_counting_from_the_last_message_keeps_a_conversation_going_on(app, client, added, clock, query,
+                                                                              login):
+    from sqlalchemy import update
+
+    from app.models import Form
+    [quiet, talking, other] = added([inquiry(clock, days_old=200), inquiry(clock, days_old=200),
+                                     inquiry(clock, days_old=200)])
+    with app.app_context():
+        from app.core.db import get_session
+        session = get_session()
+        session.execute(update(Form).values(retention_clock="last_message"))
+        session.commit()
+    clock.advance(days=-10)
+    assert post(client, mail(to=tagged(app, talking))).json["outcome"] == "thread"
+    clock.advance(days=10)
+    login()
+    page = client.get(f"/admin/inquiries/{talking}").get_data(as_text=True)
+    assert "Past retention" not in page
+    with app.app_context():
+        from app.cleanup import dry_run, run
+        assert dry_run()["inquiries"][0] == 2
+        run("test", force=True)
+    assert [row.id for row in query(select(Inquiry))] == [talking]
+    assert query(select(InboundMessage.inquiry_id)) == [talking]
+    privacy = client.get("/privacy").get_data(as_text=True)
+    assert "180 days after the last message between us" in privacy
