@@ -131,8 +131,6 @@ class Inquiry(Base):
     __tablename__ = "submissions"
     __table_args__ = (
         Index("ix_submissions_status_created_at_id", "status", "created_at", "id"),
-        # The unread count (admin navigation) seeks straight to the unread rows.
-        Index("ix_submissions_status_read_at_created_at", "status", "read_at", "created_at"),
         # The People page and erasures find a person's inquiries by their address's lookup key.
         Index("ix_submissions_email_key", "email_key"),
         # The inbox of one form, newest first, and the cleanup of a form with a retention of its own.
@@ -155,8 +153,8 @@ class Inquiry(Base):
     status: Mapped[str] = mapped_column(
         String(16), default=InquiryStatus.INBOX, server_default=InquiryStatus.INBOX.value
     )
-    # The inbox workflow (app.admin.workflow): read when an admin first opens it, answered when marked so.
-    read_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    # The inbox workflow (app.admin.workflow): answered when marked so. Read or unread is each admin's own
+    # (``InquiryView``), so that one admin opening an inquiry changes nothing the others see.
     answered_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     answered_by: Mapped[int | None] = mapped_column(ForeignKey("admins.id", ondelete="SET NULL"))
     # The form it answered (``Form.id``); always set. No foreign key and nullable, as migration 0009 says
@@ -313,6 +311,48 @@ class CleanupRun(Base):
     error: Mapped[str | None] = mapped_column(String(500))
 
 
+class AuditAction(StrEnum):
+    """What an audit entry records (``AuditEntry.action``, written only by ``app.audit.record``)."""
+
+    # inquiries
+    DELETED = "deleted"
+    SPAM_DELETED = "spam_deleted"
+    MARKED_NOT_SPAM = "marked_not_spam"
+    HOLD_PLACED = "hold_placed"
+    HOLD_RELEASED = "hold_released"
+    MARKED_READ = "marked_read"  # entries from before read marks were each admin's own
+    MARKED_UNREAD = "marked_unread"  # likewise
+    MARKED_ANSWERED = "marked_answered"
+    MARKED_UNANSWERED = "marked_unanswered"
+    REPLY_SENT = "reply_sent"
+    HELD_MESSAGE_THREADED = "held_message_threaded"  # an e-mail held apart put into the inquiry it named
+    HELD_MESSAGE_DELETED = "held_message_deleted"
+    # people
+    ERASED = "erased"
+    ERASURES_APPLIED = "erasures_applied"
+    # site settings and forms
+    RETENTION_CHANGED = "retention_changed"
+    SPAM_RETENTION_CHANGED = "spam_retention_changed"
+    NOTIFICATIONS_CHANGED = "notifications_changed"
+    WEBHOOK_SECRET_CREATED = "webhook_secret_created"
+    WEBHOOK_SECRET_ROTATED = "webhook_secret_rotated"
+    NOTIFICATION_TEST = "notification_test"
+    FORM_CREATED = "form_created"
+    FORM_CHANGED = "form_changed"
+    FORM_DELETED = "form_deleted"
+    # admins and their accounts
+    INVITE_CREATED = "invite_created"
+    ADMIN_ENROLLED = "admin_enrolled"
+    ADMIN_REMOVED = "admin_removed"
+    SESSIONS_REVOKED = "sessions_revoked"
+    SESSION_REVOKED = "session_revoked"
+    PASSKEY_ADDED = "passkey_added"
+    PASSKEY_RENAMED = "passkey_renamed"
+    PASSKEY_REMOVED = "passkey_removed"
+    EMAIL_CHANGED = "email_changed"
+    LANGUAGE_CHANGED = "language_changed"
+
+
 class AuditEntry(Base):
     """A manual admin action: deletions, holds, retention changes. No message content."""
 
@@ -324,6 +364,31 @@ class AuditEntry(Base):
     count: Mapped[int] = mapped_column(Integer, default=0)
     detail: Mapped[str] = mapped_column(String(300), default="")
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, index=True)
+
+
+class InquiryView(Base):
+    """One admin's own view of one inquiry: when they opened it (the record of that access) and whether
+    they have read it (``app.inquiries.reads``).
+
+    The one row an admin's opening of an inquiry writes: read or unread is
+    each admin's own, so no GET changes what another admin sees. Goes with
+    its inquiry and with its admin (``ON DELETE CASCADE``); the key leads
+    with the inquiry, so a deleted inquiry's rows are found by it.
+    """
+
+    __tablename__ = "inquiry_views"
+    __table_args__ = (
+        PrimaryKeyConstraint("inquiry_id", "admin_id"),
+        Index("ix_inquiry_views_admin_id", "admin_id"),  # an admin's removal cascades through it
+        {"sqlite_with_rowid": False},
+    )
+
+    inquiry_id: Mapped[int] = mapped_column(ForeignKey("submissions.id", ondelete="CASCADE"))
+    admin_id: Mapped[int] = mapped_column(ForeignKey("admins.id", ondelete="CASCADE"))
+    # None when the admin marked it read without opening it (or before 0014, when marks were shared).
+    first_opened_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    last_opened_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    read_at: Mapped[datetime | None] = mapped_column(UTCDateTime)  # None: unread for this admin
 
 
 class DeliveryStatus(StrEnum):

@@ -6,9 +6,11 @@ import re
 from datetime import timedelta
 
 import altcha
+from sqlalchemy import select
 
 from app.core import background, clock
 from app.inquiries import spam
+from app.models import Base
 
 CSRF_INPUT = re.compile(r'name="csrf_token" value="([^"]+)"')
 
@@ -80,3 +82,12 @@ def editor_post(client, path: str, fields: list[dict], action: str = "save", **s
         data.update({f"field-{row}-{part}": value for part, value in field.items()})
         data.setdefault(f"field-{row}-position", str(row + 1))
     return data
+
+
+def snapshot(query, skip: tuple[str, ...] = ()) -> dict[str, list[tuple]]:
+    """Every row of every table the models describe (but those named in ``skip``), in a stable order: two
+    snapshots compare equal when nothing was written between them."""
+    def read(session) -> dict[str, list[tuple]]:
+        return {table.name: sorted((tuple(row) for row in session.execute(select(table))), key=repr)
+                for table in Base.metadata.sorted_tables if table.name not in skip}
+    return query.using(read)

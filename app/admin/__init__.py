@@ -1,24 +1,21 @@
 """Every page under /admin: inbox, spam, detail, files, workflow, replies, held mail, changes, export, forms, people,
 retention, cleanup, notifications, admins, account.
 
-One blueprint, so one guard and one ``Cache-Control: no-store`` cover them
-all: every page needs a live admin login and none may be cached, since they
-show personal data or one-time links.
+One guard covers every path under /admin (``guard``): a live admin login and
+the permission the endpoint needs (``policy``, one table). One blueprint, so
+one ``Cache-Control: no-store`` covers them all: none may be cached, since
+they show personal data or one-time links.
 """
 
 from __future__ import annotations
 
 from flask import Blueprint
-from flask_login import login_required
+
+from app.admin import guard
 
 bp = Blueprint("admin", __name__, url_prefix="/admin")
-
-
-@bp.before_request
-@login_required
-def require_admin():
-    """Send anyone without a live admin login to the login page."""
-    return None
+bp.before_app_request(guard.check)  # app-wide: an /admin route registered elsewhere is guarded too
+bp.add_app_template_global(guard.can, "can")
 
 
 @bp.after_request

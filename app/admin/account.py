@@ -10,11 +10,12 @@ from flask_babel import gettext as _
 from flask_login import current_user
 from sqlalchemy import delete, select
 
-from app.admin import audit, bp
+from app import audit
+from app.admin import bp
 from app.auth import invites, logins, passkeys
 from app.core import clock, db, i18n
 from app.core.parsing import parse_address
-from app.models import Admin, AdminLogin
+from app.models import Admin, AdminLogin, AuditAction
 
 INVITE_PROOF = timedelta(minutes=5)
 
@@ -53,7 +54,7 @@ def change_email():
         return _account_page(_("Enter an e-mail address such as ada@example.org, or leave it empty."), field), 422
     session = db.get_session(write=True)
     session.get(Admin, current_user.id).email = address
-    audit.record(session, "email_changed", 0, "set" if address else "removed")
+    audit.record(session, current_user, AuditAction.EMAIL_CHANGED, 0, "set" if address else "removed")
     session.commit()
     flash(_("Address saved."))
     return redirect(url_for("admin.account"), 303)
@@ -73,7 +74,7 @@ def revoke_login(login_id: int):
         ended = session.execute(
             delete(AdminLogin).where(AdminLogin.id == login_id, AdminLogin.admin_id == current_user.id)
         ).rowcount
-        audit.record(session, "session_revoked", ended, f"admin {current_user.name}")
+        audit.record(session, current_user, AuditAction.SESSION_REVOKED, ended, f"admin {current_user.name}")
     if login_id == logins.current_login().id:
         response = redirect(url_for("auth.login"), 303)
         logins.clear_cookie(response)
@@ -88,7 +89,7 @@ def rename_passkey(passkey_id: int):
     name = request.form.get("name", "")
     return _change_passkey(
         lambda session: passkeys.rename(session, current_user.id, passkey_id, name),
-        _("Passkey renamed."), "passkey_renamed", passkey_id,
+        _("Passkey renamed."), AuditAction.PASSKEY_RENAMED, passkey_id,
     )
 
 
@@ -97,7 +98,7 @@ def remove_passkey(passkey_id: int):
     """Remove a passkey and log out the browsers it logged in; never the last one."""
     return _change_passkey(
         lambda session: passkeys.remove(session, current_user.id, passkey_id),
-        _("Passkey removed; the browsers it logged in were logged out."), "passkey_removed", passkey_id,
+        _("Passkey removed; the browsers it logged in were logged out."), AuditAction.PASSKEY_REMOVED, passkey_id,
     )
 
 
@@ -111,7 +112,7 @@ def change_language():
         return redirect(url_for("admin.account"), 303)
     session = db.get_session(write=True)
     session.get(Admin, current_user.id).locale = chosen
-    audit.record(session, "language_changed", 0, chosen or "browser")
+    audit.record(session, current_user, AuditAction.LANGUAGE_CHANGED, 0, chosen or "browser")
     session.commit()
     response = redirect(url_for("admin.account"), 303)
     # The cookie comes first in the choice of locale, so it must agree with the new choice.
@@ -136,12 +137,12 @@ def invite():
     except invites.InviteError as error:
         flash(str(error), "error")
         return redirect(url_for("admin.account"), 303)
-    audit.record(session, "invite_created", 1, f"for {name}"[:300])
+    audit.record(session, current_user, AuditAction.INVITE_CREATED, 1, f"for {name}"[:300])
     session.commit()
     return render_template("admin/invite_link.html", url=url, name=name)
 
 
-def _change_passkey(change, done: str, action: str, passkey_id: int):
+def _change_passkey(change, done: str, action: AuditAction, passkey_id: int):
     session = db.get_session(write=True)
     try:
         change(session)
@@ -149,7 +150,7 @@ def _change_passkey(change, done: str, action: str, passkey_id: int):
         session.rollback()
         flash(str(error), "error")
         return redirect(url_for("admin.account"), 303)
-    audit.record(session, action, 1, f"passkey #{passkey_id}")
+    audit.record(session, current_user, action, 1, f"passkey #{passkey_id}")
     session.commit()
     flash(done)
     return redirect(url_for("admin.account"), 303)

@@ -13,14 +13,15 @@ from flask_login import current_user
 from sqlalchemy import delete, func, select, update
 from werkzeug.exceptions import BadRequest
 
-from app import auditlog
-from app.admin import audit, bp
+from app import audit
+from app.admin import bp
 from app.admin.inbox import render_detail
-from app.admin.inquiries import get_inquiry_or_404
+from app.admin.inquiries import get_writable_inquiry_or_403, in_scope
+from app.auth.permissions import Permission
 from app.core import clock, db
 from app.inquiries import gone
 from app.inquiries.retention import visible_now
-from app.models import Inquiry, InquiryStatus
+from app.models import AuditAction, Inquiry, InquiryStatus
 
 MAX_SELECTION = 500
 MAX_REASON_LENGTH = 200
@@ -54,7 +55,7 @@ def delete_inquiries():
 def place_hold(inquiry_id: int):
     """Put an inquiry on legal hold with a short reason: it is kept past retention."""
     db.get_session(write=True)
-    inquiry = get_inquiry_or_404(inquiry_id)
+    inquiry = get_writable_inquiry_or_403(inquiry_id)
     reason = request.form.get("reason", "").strip()
     error = _reason_error(reason)
     if error:
@@ -62,7 +63,7 @@ def place_hold(inquiry_id: int):
     _update_visible(
         inquiry_id, legal_hold=True, hold_reason=reason, hold_by=current_user.name, held_at=clock.now()
     )
-    audit.record(db.get_session(), "hold_placed", 1, f"inquiry #{inquiry_id}: {reason}")
+    audit.record(db.get_session(), current_user, AuditAction.HOLD_PLACED, 1, f"inquiry #{inquiry_id}: {reason}")
     db.get_session().commit()
     flash(_("Legal hold placed: this inquiry is kept until the hold is released."))
     return redirect(url_for("admin.detail", inquiry_id=inquiry_id), 303)
@@ -72,12 +73,12 @@ def place_hold(inquiry_id: int):
 def release_hold(inquiry_id: int):
     """Release a legal hold: the inquiry falls under the retention policy again."""
     db.get_session(write=True)
-    if not get_inquiry_or_404(inquiry_id).legal_hold:
+    if not get_writable_inquiry_or_403(inquiry_id).legal_hold:
         flash(_("This inquiry is not on legal hold."), "warning")
         return redirect(url_for("admin.detail", inquiry_id=inquiry_id), 303)
     _update_visible(inquiry_id, legal_hold=False, hold_reason=None, hold_by=None, held_at=None)
     session = db.get_session()
-    audit.record(session, "hold_released", 1, f"inquiry #{inquiry_id}")
+    audit.record(session, current_user, AuditAction.HOLD_RELEASED, 1, f"inquiry #{inquiry_id}")
     session.commit()
     if session.scalar(select(Inquiry.id).where(Inquiry.id == inquiry_id, visible_now(session, None))) is None:
         flash(_("Hold released. The inquiry is past retention: it is hidden now and deleted at the next cleanup."))
@@ -115,7 +116,7 @@ def _count_selection(ids: list[int]) -> tuple[int, int]:
     counts = dict(
         session.execute(
             select(Inquiry.legal_hold, func.count())
-            .where(Inquiry.id.in_(ids), visible_now(session, None))
+            .where(Inquiry.id.in_(ids), visible_now(session, None), in_scope(Permission.DELETE))
             .group_by(Inquiry.legal_hold)
         ).all()
     )
@@ -126,19 +127,20 @@ def _delete(ids: list[int], held: int) -> int:
     session = db.get_session()
     # The hold is checked again in the DELETE itself: a hold placed after the
     # confirmation page still protects the inquiry.
-    result = session.execute(
+    deleted = list(session.scalars(
         delete(Inquiry).where(
-            Inquiry.id.in_(ids), Inquiry.legal_hold.is_(False), visible_now(session, None)
-        ),
+            Inquiry.id.in_(ids), Inquiry.legal_hold.is_(False), visible_now(session, None),
+            in_scope(Permission.DELETE),
+        ).returning(Inquiry.id),
         execution_options={"synchronize_session": False},
-    )
+    ))
     detail = f"{held} on legal hold kept" if held else ""
-    audit.record(session, "deleted", result.rowcount, detail)
-    auditlog.scrub(session, ids, "(deleted)")
+    audit.record(session, current_user, AuditAction.DELETED, len(deleted), detail)
+    audit.scrub(session, deleted, "(deleted)")  # only those deleted: a held one keeps its hold's reason
     session.commit()
-    if result.rowcount:
+    if deleted:
         gone.forget_after_response()
-    return result.rowcount
+    return len(deleted)
 
 
 def _folder() -> str:

@@ -17,10 +17,11 @@ from flask_babel import gettext as _
 from flask_login import current_user
 from sqlalchemy import delete, func, select
 
-from app.admin import audit, bp
+from app import audit
+from app.admin import bp
 from app.auth import logins
 from app.core import clock, db
-from app.models import Admin, AdminLogin, Passkey
+from app.models import Admin, AdminLogin, AuditAction, Passkey
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,7 @@ def log_out_everywhere(admin_id: int):
     session = db.get_session(write=True)
     admin = _admin_or_404(session, admin_id)
     ended = session.execute(delete(AdminLogin).where(AdminLogin.admin_id == admin.id)).rowcount
-    audit.record(session, "sessions_revoked", ended, f"admin {admin.name}")
+    audit.record(session, current_user, AuditAction.SESSIONS_REVOKED, ended, f"admin {admin.name}")
     session.commit()
     if admin.id == current_user.id:
         response = redirect(url_for("auth.login"), 303)
@@ -77,7 +78,7 @@ def remove_admin(admin_id: int):
         return render_template("admin/admin_confirm_remove.html", admin=admin)
     name = admin.name
     session.delete(admin)
-    audit.record(session, "admin_removed", 1, f"admin {name}")
+    audit.record(session, current_user, AuditAction.ADMIN_REMOVED, 1, f"admin {name}")
     session.commit()
     flash(_("%(name)s was removed, with their passkeys and sessions.", name=name))
     return redirect(url_for("admin.admins"), 303)

@@ -6,8 +6,8 @@ from flask import flash, redirect, render_template, url_for
 from flask_babel import gettext as _
 from flask_babel import ngettext
 
-from app import cleanup
-from app.admin import audit, bp
+from app import audit, cleanup
+from app.admin import bp
 from app.admin.labels import label
 from app.cleanup import ledger
 from app.core import db

@@ -30,6 +30,8 @@ from werkzeug.exceptions import BadRequest
 
 from app.admin import bp
 from app.admin.display import local_zone
+from app.admin.inquiries import in_scope
+from app.auth.permissions import Permission
 from app.core import clock, csvstream, db
 from app.forms import fields as form_fields
 from app.forms import store as form_store
@@ -75,7 +77,7 @@ def export():
     """``GET /admin/export.csv[?since=YYYY-MM-DD][&until=YYYY-MM-DD][&status=spam][&form=slug]``: the CSV,
     streamed; with ``form``, that form's inquiries with one column per field."""
     session = db.get_session()
-    condition = _export_condition(session)
+    condition = _export_condition(session) & in_scope(Permission.EXPORT)
     layout, name = ALL_FORMS, "inquiries"
     slug = request.args.get("form", "").strip()
     if slug:

@@ -13,13 +13,15 @@ from datetime import timedelta
 from flask import abort, current_app, flash, redirect, render_template, request, url_for
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
+from flask_login import current_user
 from sqlalchemy.exc import IntegrityError
 
-from app.admin import audit, bp
+from app import audit
+from app.admin import bp
 from app.core import clock, db, i18n
 from app.forms import editor, store
 from app.forms.fields import TYPES, dump
-from app.models import DEFAULT_FORM_ID, Form
+from app.models import DEFAULT_FORM_ID, AuditAction, Form
 
 # The type names as the editor's menu shows them.
 TYPE_NAMES = {
@@ -74,7 +76,7 @@ def delete_form(form_id: int):
         flash(_("The form %(slug)s has inquiries or is the site's own form, so it was not deleted: disable it "
                 "instead.", slug=slug), "error")
         return redirect(url_for("admin.edit_form", form_id=form_id), 303)
-    audit.record(session, "form_deleted", detail=slug)
+    audit.record(session, current_user, AuditAction.FORM_DELETED, detail=slug)
     session.commit()
     store.forget(current_app)
     flash(_("The form %(slug)s was deleted.", slug=slug))
@@ -109,7 +111,8 @@ def _submit(form: Form | None):
     except IntegrityError:
         session.rollback()
         return _editor(draft, form, {"slug": _("Another form already has this address.")}), 422
-    audit.record(session, "form_changed" if form else "form_created", detail=draft.slug)
+    action = AuditAction.FORM_CHANGED if form else AuditAction.FORM_CREATED
+    audit.record(session, current_user, action, detail=draft.slug)
     session.commit()
     store.forget(current_app)
     flash(_("The form %(slug)s was saved.", slug=draft.slug))

@@ -10,13 +10,15 @@ from __future__ import annotations
 
 from flask import abort, flash, redirect, render_template, url_for
 from flask_babel import gettext as _
+from flask_login import current_user
 from sqlalchemy import delete, select, update
 
-from app.admin import audit, bp
+from app import audit
+from app.admin import bp
 from app.cleanup.targets import HELD_KEEP
 from app.conversations import store
 from app.core import clock, db
-from app.models import InboundMessage, Inquiry, MessageKind, MessageState
+from app.models import AuditAction, InboundMessage, Inquiry, MessageKind, MessageState
 
 
 @bp.get("/held")
@@ -45,7 +47,7 @@ def thread_held(message_id: int):
                     .values(state=MessageState.THREAD, reason=None))
     if message.kind == MessageKind.MESSAGE:
         store.reopen(session, message.inquiry_id, clock.now())
-    audit.record(session, "held_message_threaded", 1, f"inquiry {message.inquiry_id}")
+    audit.record(session, current_user, AuditAction.HELD_MESSAGE_THREADED, 1, f"inquiry {message.inquiry_id}")
     session.commit()
     flash(_("The message is now in the inquiry's conversation."))
     return redirect(url_for("admin.detail", inquiry_id=message.inquiry_id), 303)
@@ -57,7 +59,7 @@ def delete_held(message_id: int):
     session = db.get_session(write=True)
     _held_or_404(session, message_id)
     session.execute(delete(InboundMessage).where(InboundMessage.id == message_id))
-    audit.record(session, "held_message_deleted", 1)
+    audit.record(session, current_user, AuditAction.HELD_MESSAGE_DELETED, 1)
     session.commit()
     flash(_("The message was deleted."))
     return redirect(url_for("admin.held_messages"), 303)

@@ -8,14 +8,24 @@ from flask_login import current_user
 from werkzeug.exceptions import BadRequest
 
 from app import cleanup
-from app.admin import bp, workflow
-from app.admin.inquiries import SHOW, Cursor, count_capped, get_inquiry_or_404, inbox_page, listed, unread_count
+from app.admin import bp, guard, workflow
+from app.admin.inquiries import (
+    SHOW,
+    Cursor,
+    count_capped,
+    get_inquiry_or_404,
+    in_scope,
+    inbox_page,
+    listed,
+    unread_count,
+)
 from app.attachments import store as attachment_store
+from app.auth.permissions import Permission
 from app.conversations import references, thread
 from app.core import db
 from app.forms import answers as form_answers
 from app.forms import store as form_store
-from app.inquiries import retention, search
+from app.inquiries import reads, retention, search
 from app.models import Form
 from app.notify import email
 from app.replies import compose, sending
@@ -32,14 +42,16 @@ def inbox():
 
 @bp.get("/inquiries/<int:inquiry_id>")
 def detail(inquiry_id: int):
-    """The whole inquiry (opening it marks it read), reply, answered, hold and delete; "Not spam" for spam.
+    """The whole inquiry (opening it records this admin's opening and makes it read for them), reply,
+    answered, hold and delete; "Not spam" for spam.
 
-    Only an admin's own navigation marks it read: a link or image on another
-    site that makes the browser load the page (``Sec-Fetch-Site`` cross-site
-    or same-site) does not. A browser that sends no such header is trusted.
+    Only an admin's own navigation counts as opening it: a link or image on
+    another site that makes the browser load the page (``Sec-Fetch-Site``
+    cross-site or same-site) does not. A browser that sends no such header
+    is trusted.
     """
     if request.headers.get("Sec-Fetch-Site", "same-origin") in ("same-origin", "none"):
-        workflow.mark_read_on_open(inquiry_id)
+        workflow.record_opening(inquiry_id)
     return render_detail(get_inquiry_or_404(inquiry_id))
 
 
@@ -57,6 +69,7 @@ def render_detail(inquiry, errors: dict | None = None, reply_draft: compose.Draf
         reply_errors=reply_errors or {}, smtp_configured=email.configured(),
         deletion_due=retention.deletion_due(session, inquiry),
         answered_by=workflow.answered_by_name(inquiry), answers=form_answers.rows_of(inquiry),
+        mine=reads.of(session, inquiry.id, current_user.id),
         form=form, attachments=thread.form_files(files), answers_come_back=references.configured(),
     )
 
@@ -74,7 +87,7 @@ def folder_page(policy: retention.Policy, endpoint: str, trigger: str) -> str:
     session = db.get_session()
     forms = form_store.all_forms(session)
     form = form_arg(forms)
-    where = listed(session, policy, query, show, form.id if form else None)
+    where = listed(session, policy, query, show, form.id if form else None, reader=current_user.id) & in_scope()
     page = inbox_page(session, after=_cursor_arg("after"), before=_cursor_arg("before"), where=where)
     cleanup.trigger(trigger)
     return render_template(
@@ -82,7 +95,8 @@ def folder_page(policy: retention.Policy, endpoint: str, trigger: str) -> str:
         forms=forms, form=form.slug if form else "", form_slugs={each.id: each.slug for each in forms},
         matches=count_capped(session, where),
         file_counts=attachment_store.counts(session, [row.id for row in page.rows]),
-        spam_count=count_capped(session, listed(session, retention.SPAM)),
+        read_ids=reads.read_ids(session, current_user.id, [row.id for row in page.rows]),
+        spam_count=count_capped(session, listed(session, retention.SPAM) & in_scope()),
         spam_days=retention.spam_retention_days(session),
     )
 
@@ -100,11 +114,12 @@ def form_arg(forms: list[Form]) -> Form | None:
 
 @bp.app_context_processor
 def navigation_counts():
-    """``unread_inquiries()`` for the admin navigation: counted only when a page asks, for a logged-in admin."""
+    """``unread_inquiries()`` for the admin navigation, the inquiries this admin has not read: counted only when
+    a page asks, for a logged-in admin who may read inquiries."""
     def unread_inquiries():
-        if not current_user.is_authenticated:
+        if not guard.may(Permission.READ):
             return None
-        return unread_count(db.get_session())
+        return unread_count(db.get_session(), current_user.id)
     return {"unread_inquiries": unread_inquiries}
 
 

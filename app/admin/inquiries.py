@@ -1,10 +1,18 @@
 """Queries on inquiries for the admin pages; every read goes through the retention rule's predicate.
 
 A list reads one folder (the inbox unless asked: ``retention.INBOX`` or
-``retention.SPAM``), optionally only its unread or unanswered inquiries and
-those a search finds (``app.inquiries.search``); one inquiry (the detail page, its
-actions) is found in either. Counts stop at ``COUNT_LIMIT``: past it the
-page says "more than", so that no count reads a million rows.
+``retention.SPAM``), optionally only the inquiries this admin has not read
+(``app.inquiries.reads``) or no one has answered, and those a search finds
+(``app.inquiries.search``); one inquiry (the detail page, its actions) is
+found in either. Counts stop at ``COUNT_LIMIT``: past it the page says
+"more than", so that no count reads a million rows.
+
+The accessors are the only way a view reaches one inquiry by its id:
+``get_inquiry_or_404`` (visible, on a form the admin may read) and
+``get_writable_inquiry_or_403`` (and the admin holds the permission of the
+request's endpoint on its form). ``in_scope`` is the same rule for lists and
+statements over many inquiries: the forms given to the admin (today every
+form, ``app.auth.permissions``).
 """
 
 from __future__ import annotations
@@ -14,12 +22,16 @@ from datetime import UTC, datetime, timedelta
 
 from flask import abort
 from flask_babel import gettext as _
+from flask_login import current_user
 from sqlalchemy import ColumnElement, Select, false, func, select, true, tuple_
 from sqlalchemy.orm import Session
 from werkzeug.exceptions import BadRequest
 
+from app.admin import guard
+from app.auth import permissions
+from app.auth.permissions import Permission
 from app.core import db
-from app.inquiries import search
+from app.inquiries import reads, search
 from app.inquiries.retention import INBOX, Policy, visible_now
 from app.models import Inquiry
 
@@ -67,34 +79,52 @@ class Page:
     older: Cursor | None
 
 
+def in_scope(permission: Permission = Permission.READ) -> ColumnElement[bool]:
+    """The inquiries of the forms on which the logged-in admin holds ``permission`` (today: every form)."""
+    forms = permissions.forms_for(current_user, permission)
+    return true() if forms is None else Inquiry.form_id.in_(sorted(forms))
+
+
 def get_inquiry_or_404(inquiry_id: int) -> Inquiry:
-    """The visible inquiry ``inquiry_id`` in either folder, or a 404 (also when it is past retention)."""
+    """The visible inquiry ``inquiry_id`` in either folder, on a form the logged-in admin may read; or a 404
+    (also when it is past retention, or on a form not given to them: for them it is not there)."""
     session = db.get_session()
     row = session.scalar(
-        select(Inquiry).where(Inquiry.id == inquiry_id, visible_now(session, None))
+        select(Inquiry).where(Inquiry.id == inquiry_id, visible_now(session, None), in_scope())
     )
     if row is None:
         abort(404, _("This inquiry does not exist, was deleted, or is past retention."))
     return row
 
 
-def shown(show: str) -> ColumnElement[bool]:
-    """The ``show`` filter: ``unread``, ``unanswered``, or every inquiry (``""``)."""
+def get_writable_inquiry_or_403(inquiry_id: int) -> Inquiry:
+    """``get_inquiry_or_404``, then a 403 unless the logged-in admin holds the permission of this request's
+    endpoint (``app.admin.policy``) on the inquiry's form."""
+    inquiry = get_inquiry_or_404(inquiry_id)
+    if not guard.may(guard.required(), inquiry.form_id):
+        abort(403, str(guard.REFUSED))
+    return inquiry
+
+
+def shown(show: str, reader: int | None = None) -> ColumnElement[bool]:
+    """The ``show`` filter: ``unread`` (by the admin ``reader``), ``unanswered``, or every inquiry (``""``)."""
     if show == UNREAD:
-        return Inquiry.read_at.is_(None)
+        if reader is None:
+            raise ValueError("the unread filter needs the admin whose reading it is")
+        return reads.unread_by(reader)
     if show == UNANSWERED:
         return Inquiry.answered_at.is_(None)
     return true()
 
 
 def listed(session: Session, policy: Policy = INBOX, query: str = "", show: str = "",
-           form_id: int | None = None) -> ColumnElement[bool]:
-    """The inquiries a list shows: one folder's visible ones, filtered by ``show``, the search ``query`` and
-    one form (``form_id``)."""
+           form_id: int | None = None, reader: int | None = None) -> ColumnElement[bool]:
+    """The inquiries a list shows: one folder's visible ones, filtered by ``show`` (unread meaning by the admin
+    ``reader``), the search ``query`` and one form (``form_id``). The caller adds ``in_scope()``."""
     ids = search.found_ids(session, query) if query else None
     of_form = Inquiry.form_id == form_id if form_id is not None else true()
     if ids is None:
-        condition = visible_now(session, policy) & shown(show) & of_form
+        condition = visible_now(session, policy) & shown(show, reader) & of_form
         return condition & search.contains(session, query) if query else condition
     if not ids:
         return false()
@@ -102,7 +132,7 @@ def listed(session: Session, policy: Policy = INBOX, query: str = "", show: str 
     # test left indexable, its planner (no statistics) chose to walk the folder's index for them,
     # for the page and the count of matches alike, far slower than looking them up by id
     # (figures: docs/benchmarks.md, "Figures behind the code").
-    return Inquiry.id.in_(ids) & visible_now(session, policy, by_id=True) & shown(show) & of_form
+    return Inquiry.id.in_(ids) & visible_now(session, policy, by_id=True) & shown(show, reader) & of_form
 
 
 @dataclass(frozen=True)
@@ -126,9 +156,9 @@ def count(session: Session, policy: Policy = INBOX) -> int:
     return session.scalar(select(func.count()).select_from(Inquiry).where(visible_now(session, policy)))
 
 
-def unread_count(session: Session) -> Count:
-    """How many visible inquiries in the inbox no admin has opened yet (for the navigation)."""
-    return count_capped(session, listed(session, INBOX, show=UNREAD))
+def unread_count(session: Session, reader: int) -> Count:
+    """How many visible inquiries in the inbox the admin ``reader`` has not read (for the navigation)."""
+    return count_capped(session, listed(session, INBOX, show=UNREAD, reader=reader) & in_scope())
 
 
 def inbox_page(

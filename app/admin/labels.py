@@ -13,6 +13,7 @@ from __future__ import annotations
 from flask_babel import lazy_pgettext
 
 from app.admin import bp
+from app.models import AuditAction
 
 # The contexts are written out: the extractor reads only literal strings.
 LABELS = {
@@ -42,15 +43,15 @@ LABELS = {
     "login_verify": lazy_pgettext("cleanup trigger", "login_verify"),
     "internal": lazy_pgettext("cleanup trigger", "internal"),
     "cli": lazy_pgettext("cleanup trigger", "cli"),
-    # audit actions (app.admin.audit)
-    "deleted": lazy_pgettext("audit action", "deleted"),
-    "spam_deleted": lazy_pgettext("audit action", "spam deleted"),
-    "marked_not_spam": lazy_pgettext("audit action", "marked not spam"),
-    "hold_placed": lazy_pgettext("audit action", "hold placed"),
-    "hold_released": lazy_pgettext("audit action", "hold released"),
-    "retention_changed": lazy_pgettext("audit action", "retention changed"),
-    "spam_retention_changed": lazy_pgettext("audit action", "spam retention changed"),
-    "language_changed": lazy_pgettext("audit action", "language changed"),
+    # audit actions (AuditAction, written by app.audit)
+    AuditAction.DELETED: lazy_pgettext("audit action", "deleted"),
+    AuditAction.SPAM_DELETED: lazy_pgettext("audit action", "spam deleted"),
+    AuditAction.MARKED_NOT_SPAM: lazy_pgettext("audit action", "marked not spam"),
+    AuditAction.HOLD_PLACED: lazy_pgettext("audit action", "hold placed"),
+    AuditAction.HOLD_RELEASED: lazy_pgettext("audit action", "hold released"),
+    AuditAction.RETENTION_CHANGED: lazy_pgettext("audit action", "retention changed"),
+    AuditAction.SPAM_RETENTION_CHANGED: lazy_pgettext("audit action", "spam retention changed"),
+    AuditAction.LANGUAGE_CHANGED: lazy_pgettext("audit action", "language changed"),
 }
 
 

@@ -13,10 +13,12 @@ import json
 
 from flask import flash, redirect, render_template, request, url_for
 from flask_babel import gettext as _
+from flask_login import current_user
 
-from app.admin import audit, bp
+from app import audit
+from app.admin import bp
 from app.core import db, parsing
-from app.models import Delivery
+from app.models import AuditAction, Delivery
 from app.notify import deliver, email, health, outbox
 from app.notify import settings as notify_settings
 from app.notify.settings import CONTENT_KEY, DIGEST_KEY, EMAILS_KEY, SECRET_KEY, WEBHOOK_KEY
@@ -46,7 +48,7 @@ def change_notifications():
         return _page(form=request.form, errors=errors), 422
     changes = _save_changes(session, current, values)
     if changes:
-        audit.record(session, "notifications_changed", 0, ", ".join(changes))
+        audit.record(session, current_user, AuditAction.NOTIFICATIONS_CHANGED, 0, ", ".join(changes))
     session.commit()
     flash(_("Notification settings saved.") if changes else _("Notification settings unchanged."))
     return redirect(url_for("admin.notifications"), 303)
@@ -64,7 +66,8 @@ def rotate_secret():
         return render_template("admin/notifications_confirm_rotate.html")
     secret = notify_settings.new_secret()
     notify_settings.save(session, SECRET_KEY, secret)
-    audit.record(session, "webhook_secret_rotated" if current.secret else "webhook_secret_created")
+    audit.record(session, current_user,
+                 AuditAction.WEBHOOK_SECRET_ROTATED if current.secret else AuditAction.WEBHOOK_SECRET_CREATED)
     session.commit()
     return _page(new_secret=secret)
 
@@ -79,7 +82,7 @@ def send_test():
               "warning")
         return redirect(url_for("admin.notifications"), 303)
     rows = outbox.enqueue_test(session, channels)
-    audit.record(session, "notification_test", len(rows))
+    audit.record(session, current_user, AuditAction.NOTIFICATION_TEST, len(rows))
     session.commit()
     session.close()  # no transaction open while sending
     for delivery_id, channel in rows:

@@ -11,12 +11,13 @@ from flask_login import current_user
 from sqlalchemy import update
 from werkzeug.exceptions import BadRequest
 
-from app.admin import audit, bp
+from app import audit
+from app.admin import bp
 from app.admin.inbox import render_detail
-from app.admin.inquiries import get_inquiry_or_404
+from app.admin.inquiries import get_writable_inquiry_or_403
 from app.core import clock, db
 from app.inquiries.retention import visible_now
-from app.models import Inquiry
+from app.models import AuditAction, Inquiry
 from app.notify.hook import wake
 from app.replies import REPLY, compose, sending
 
@@ -24,7 +25,7 @@ from app.replies import REPLY, compose, sending
 @bp.post("/inquiries/<int:inquiry_id>/reply")
 def send_reply(inquiry_id: int):
     """Queue the admin's reply to the person who wrote; the inquiry becomes answered; audited."""
-    inquiry = get_inquiry_or_404(inquiry_id)
+    inquiry = get_writable_inquiry_or_403(inquiry_id)
     if not compose.available(inquiry):
         raise BadRequest(_("This inquiry cannot be answered from the inbox: e-mail is not set up, it has no "
                            "address, or it is in the spam folder."))
@@ -37,7 +38,7 @@ def send_reply(inquiry_id: int):
         sending.queue(session, inquiry_id, REPLY, written.subject, written.body, str(get_locale()),
                       compose.reply_to(current_user.email, inquiry_id), current_user.id)
         _mark_answered(session, inquiry_id)
-        audit.record(session, "reply_sent", 1, f"inquiry #{inquiry_id}")
+        audit.record(session, current_user, AuditAction.REPLY_SENT, 1, f"inquiry #{inquiry_id}")
     wake()
     flash(_("Reply queued: it is sent in a moment, and its state is shown below."))
     return redirect(url_for("admin.detail", inquiry_id=inquiry_id, _anchor="replies"), 303)

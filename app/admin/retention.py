@@ -7,11 +7,14 @@ from dataclasses import dataclass
 from flask import flash, redirect, render_template, request, url_for
 from flask_babel import gettext as _
 from flask_babel import ngettext
+from flask_login import current_user
 
-from app.admin import audit, bp
+from app import audit
+from app.admin import bp
 from app.core import db
 from app.forms import store as form_store
 from app.inquiries import retention
+from app.models import AuditAction
 
 
 @dataclass(frozen=True)
@@ -21,13 +24,13 @@ class Form:
     policy: retention.Policy
     field: str
     endpoint: str
-    action: str
+    action: AuditAction
     spam: bool  # chooses the sentences the messages use
 
 
-INQUIRIES = Form(retention.INBOX, "retention_days", "admin.change_retention", "retention_changed",
+INQUIRIES = Form(retention.INBOX, "retention_days", "admin.change_retention", AuditAction.RETENTION_CHANGED,
                  False)
-SPAM = Form(retention.SPAM, "spam_retention_days", "admin.change_spam_retention", "spam_retention_changed",
+SPAM = Form(retention.SPAM, "spam_retention_days", "admin.change_spam_retention", AuditAction.SPAM_RETENTION_CHANGED,
             True)
 
 
@@ -86,7 +89,8 @@ def _change(form: Form):
         return render_template("admin/retention_confirm.html", current=current, preview=preview, form=form)
     retention.save(session, days, form.policy)
     # Stored words stay English whatever the admin's language (the audit log is a record).
-    audit.record(session, form.action, 0, f"{current} → {days} day" if days == 1 else f"{current} → {days} days")
+    change = f"{current} → {days} day" if days == 1 else f"{current} → {days} days"
+    audit.record(session, current_user, form.action, 0, change)
     session.commit()
     flash(_changed(form, days, current))
     return redirect(url_for("admin.retention_page"), 303)

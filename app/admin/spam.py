@@ -10,15 +10,18 @@ from __future__ import annotations
 from flask import flash, redirect, render_template, request, url_for
 from flask_babel import lazy_gettext as _l
 from flask_babel import ngettext
+from flask_login import current_user
 from sqlalchemy import delete, func, select, update
 
-from app import auditlog, notify
-from app.admin import audit, bp
+from app import audit, notify
+from app.admin import bp
 from app.admin.actions import selected_ids
 from app.admin.inbox import folder_page
+from app.admin.inquiries import in_scope
+from app.auth.permissions import Permission
 from app.core import db
 from app.inquiries import gone, retention
-from app.models import Inquiry, InquiryStatus
+from app.models import AuditAction, Inquiry, InquiryStatus
 
 NOTHING_SELECTED = _l("Select at least one inquiry to move to the inbox.")
 NOTHING_MOVED = _l("Nothing moved: the selected inquiries are no longer in the spam folder.")
@@ -41,7 +44,7 @@ def not_spam():
     session = db.get_session(write=True)
     moved_ids = list(session.scalars(
         update(Inquiry)
-        .where(Inquiry.id.in_(ids), retention.visible_now(session, retention.SPAM))
+        .where(Inquiry.id.in_(ids), retention.visible_now(session, retention.SPAM), in_scope(Permission.TRIAGE))
         .values(status=InquiryStatus.INBOX)
         .returning(Inquiry.id),
         execution_options={"synchronize_session": False},
@@ -50,7 +53,7 @@ def not_spam():
     notify.enqueue_inquiries(session, sorted(moved_ids))
     # One entry per inquiry, so each shows in its person's record (People), however many moved at once.
     for inquiry_id in sorted(moved_ids):
-        audit.record(session, "marked_not_spam", 1, f"inquiry #{inquiry_id}")
+        audit.record(session, current_user, AuditAction.MARKED_NOT_SPAM, 1, f"inquiry #{inquiry_id}")
     session.commit()
     flash(_moved_message(moved) if moved else str(NOTHING_MOVED), "message" if moved else "error")
     if request.form.get("back") == "detail" and len(ids) == 1 and moved:
@@ -84,9 +87,9 @@ def delete_all_spam():
         execution_options={"synchronize_session": False},
     ).rowcount
     held = session.scalar(select(func.count()).select_from(Inquiry).where(
-        retention.visible_now(session, retention.SPAM), Inquiry.legal_hold.is_(True)))
-    audit.record(session, "spam_deleted", deleted, f"{held} on legal hold kept" if held else "")
-    auditlog.scrub_deleted(session)
+        retention.visible_now(session, retention.SPAM), Inquiry.legal_hold.is_(True), in_scope(Permission.DELETE)))
+    audit.record(session, current_user, AuditAction.SPAM_DELETED, deleted, f"{held} on legal hold kept" if held else "")
+    audit.scrub_deleted(session)
     session.commit()
     if deleted:
         gone.forget_after_response()
@@ -95,8 +98,8 @@ def delete_all_spam():
 
 
 def _deletable_spam(session):
-    """Visible spam that may be deleted (not on legal hold)."""
-    return retention.visible_now(session, retention.SPAM) & Inquiry.legal_hold.is_(False)
+    """Visible spam that this admin may delete (not on legal hold)."""
+    return retention.visible_now(session, retention.SPAM) & Inquiry.legal_hold.is_(False) & in_scope(Permission.DELETE)
 
 
 def _moved_message(moved: int) -> str:

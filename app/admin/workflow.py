@@ -1,10 +1,11 @@
-"""The inbox workflow: read and unread, answered, and the reply link.
+"""The inbox workflow: read and unread (each admin's own), answered (the team's), and the reply link.
 
-An inquiry becomes read when any admin first opens it; "Mark unread" undoes
-that. "Mark answered" records who and when ("Mark unanswered" undoes it).
-Every change of state is one conditional ``UPDATE`` in its own short write
-transaction (so two admins racing change it once) and one audit entry;
-opening an inquiry already read changes nothing and records nothing.
+Opening an inquiry records this admin's opening and makes it read for them
+alone (``app.inquiries.reads``); "Mark read" and "Mark unread" change only
+their own mark, and nothing of it goes to the audit log, which records what
+changes for everyone. "Mark answered" records who and when ("Mark
+unanswered" undoes it): one conditional ``UPDATE`` in its own short write
+transaction (so two admins racing change it once) and one audit entry.
 """
 
 from __future__ import annotations
@@ -16,31 +17,48 @@ from flask_babel import gettext as _
 from flask_login import current_user
 from sqlalchemy import ColumnElement, select, update
 
-from app.admin import audit, bp
-from app.admin.inquiries import get_inquiry_or_404
+from app import audit
+from app.admin import bp
+from app.admin.inquiries import get_inquiry_or_404, get_writable_inquiry_or_403, in_scope
 from app.core import clock, db
 from app.core.i18n import local_time
+from app.inquiries import reads
 from app.inquiries.retention import visible_now
-from app.models import Admin, Inquiry
+from app.models import Admin, AuditAction, Inquiry
 
 SUBJECT_MAX = 60
 QUOTE_MAX = 1500  # mail clients refuse very long mailto: links; the quote is cut, never the address
 
 
-def mark_read_on_open(inquiry_id: int) -> None:
-    """Mark the inquiry read if no admin has opened it before (audited once); nothing if it is not visible.
+def record_opening(inquiry_id: int) -> None:
+    """Record this admin's opening of the inquiry, read for them from now; nothing if they may not see it.
 
-    Called before the page reads anything, so the page (and the unread count
-    beside it) already sees the change.
+    Its own short write transaction, before the page reads anything, so the
+    page (and the unread count beside it) already sees the change. The one
+    write of a GET, and one no other admin sees (the record of the access).
     """
-    _change(inquiry_id, Inquiry.read_at.is_(None), "marked_read", read_at=clock.now())
+    with db.transaction(write=True) as session:
+        if _visible(session, inquiry_id):
+            reads.opened(session, inquiry_id, current_user.id, clock.now())
+
+
+@bp.post("/inquiries/<int:inquiry_id>/read")
+def mark_read(inquiry_id: int):
+    """Mark an inquiry read for this admin without opening it (a page loaded from another site does not)."""
+    get_inquiry_or_404(inquiry_id)
+    with db.transaction(write=True) as session:
+        if _visible(session, inquiry_id):
+            reads.mark_read(session, inquiry_id, current_user.id, clock.now())
+    flash(_("Marked read."))
+    return redirect(url_for("admin.detail", inquiry_id=inquiry_id), 303)
 
 
 @bp.post("/inquiries/<int:inquiry_id>/unread")
 def mark_unread(inquiry_id: int):
-    """Mark an inquiry unread again: bold in the inbox and counted in the navigation."""
+    """Mark an inquiry unread again for this admin: bold in their inbox and counted in their navigation."""
     get_inquiry_or_404(inquiry_id)
-    _change(inquiry_id, Inquiry.read_at.is_not(None), "marked_unread", read_at=None)
+    with db.transaction(write=True) as session:
+        reads.mark_unread(session, inquiry_id, current_user.id)
     flash(_("Marked unread."))
     return redirect(url_for("admin.inbox"), 303)
 
@@ -48,8 +66,8 @@ def mark_unread(inquiry_id: int):
 @bp.post("/inquiries/<int:inquiry_id>/answered")
 def mark_answered(inquiry_id: int):
     """Record that this admin answered the inquiry, and when."""
-    get_inquiry_or_404(inquiry_id)
-    _change(inquiry_id, Inquiry.answered_at.is_(None), "marked_answered",
+    get_writable_inquiry_or_403(inquiry_id)
+    _change(inquiry_id, Inquiry.answered_at.is_(None), AuditAction.MARKED_ANSWERED,
             answered_at=clock.now(), answered_by=current_user.id)
     flash(_("Marked answered."))
     return redirect(url_for("admin.detail", inquiry_id=inquiry_id), 303)
@@ -58,8 +76,9 @@ def mark_answered(inquiry_id: int):
 @bp.post("/inquiries/<int:inquiry_id>/unanswered")
 def mark_unanswered(inquiry_id: int):
     """Undo "Mark answered"."""
-    get_inquiry_or_404(inquiry_id)
-    _change(inquiry_id, Inquiry.answered_at.is_not(None), "marked_unanswered", answered_at=None, answered_by=None)
+    get_writable_inquiry_or_403(inquiry_id)
+    _change(inquiry_id, Inquiry.answered_at.is_not(None), AuditAction.MARKED_UNANSWERED,
+            answered_at=None, answered_by=None)
     flash(_("Marked unanswered."))
     return redirect(url_for("admin.detail", inquiry_id=inquiry_id), 303)
 
@@ -92,11 +111,18 @@ def _quoted(message: str) -> str:
     return message if len(message) <= QUOTE_MAX else message[:QUOTE_MAX].rstrip() + "\n[…]"
 
 
-def _change(inquiry_id: int, unless_done: ColumnElement[bool], action: str, **values) -> bool:
+def _visible(session, inquiry_id: int) -> bool:
+    """Whether this admin may see the inquiry (``get_inquiry_or_404``'s rule), read inside the caller's write
+    transaction: a cleanup or a colleague may have deleted it since any earlier check."""
+    return session.scalar(select(Inquiry.id).where(
+        Inquiry.id == inquiry_id, visible_now(session, None), in_scope())) is not None
+
+
+def _change(inquiry_id: int, unless_done: ColumnElement[bool], action: AuditAction, **values) -> bool:
     """Apply ``values`` if the inquiry is visible and ``unless_done`` holds; audit it. Whether it changed.
 
     Its own short write transaction (on SQLite the write lock first, then a
-    fresh read), so admins racing to open one inquiry wait their turn instead
+    fresh read), so admins racing to mark one inquiry wait their turn instead
     of failing to upgrade a read transaction; the loser changes nothing.
     """
     with db.transaction(write=True) as session:
@@ -106,5 +132,5 @@ def _change(inquiry_id: int, unless_done: ColumnElement[bool], action: str, **va
         )
         if result.rowcount != 1:
             return False
-        audit.record(session, action, 1, f"inquiry #{inquiry_id}")
+        audit.record(session, current_user, action, 1, f"inquiry #{inquiry_id}")
     return True

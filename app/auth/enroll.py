@@ -9,11 +9,12 @@ from sqlalchemy.exc import IntegrityError
 from webauthn.helpers import base64url_to_bytes, bytes_to_base64url
 from werkzeug.exceptions import BadRequest, Conflict, Gone
 
+from app import audit
 from app.auth import bp, ceremonies, challenges, invites, logins, origins, passkeys, throttle, web
 from app.auth.browser import browser_name
 from app.auth.ceremonies import CeremonyFailed
 from app.core import clock, db
-from app.models import Admin, AuditEntry
+from app.models import Admin, AuditAction
 
 USER_HANDLE_BYTES = 64
 LINK_GONE = "This enrollment link has expired or was already used. Ask an admin for a new one."
@@ -59,8 +60,8 @@ def enroll_verify(token: str):
             raise Gone(LINK_GONE)
         admin = _admin_for(writer, invite, base64url_to_bytes(ceremony.context["user_handle"]))
         passkey = _add_passkey(writer, admin.id, verified, body)
-        writer.add(AuditEntry(admin_name=admin.name, action="passkey_added" if invite.admin_id else "admin_enrolled",
-                              count=1, detail=f"passkey #{passkey.id}", created_at=clock.now()))
+        audit.record(writer, admin, AuditAction.PASSKEY_ADDED if invite.admin_id else AuditAction.ADMIN_ENROLLED,
+                     1, f"passkey #{passkey.id}")
         session_token, _row = logins.start_login(
             admin.id, passkey.id, browser_name(request.user_agent.string), writer
         )
@@ -90,8 +91,7 @@ def register_verify():
     verified = ceremonies.verify_registration(body.get("credential"), ceremony)
     with db.transaction(write=True) as writer:
         passkey = _add_passkey(writer, current_user.id, verified, body)
-        writer.add(AuditEntry(admin_name=current_user.name, action="passkey_added", count=1,
-                              detail=f"passkey #{passkey.id}", created_at=clock.now()))
+        audit.record(writer, current_user, AuditAction.PASSKEY_ADDED, 1, f"passkey #{passkey.id}")
     return jsonify(ok=True, redirect="/admin/account", passkey=passkey.name)
 
 

@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from flask import current_app
 from sqlalchemy import update
 
-from app import auditlog
+from app import audit
 from app.cleanup import claim, ledger, plans, state
 from app.cleanup.batches import Limits, Moment, Progress, Target, count, count_and_oldest, delete_all
 from app.core import clock, db, metrics
@@ -47,7 +47,7 @@ def run(trigger: str, force: bool = False, should_stop: Callable[[], bool] = lam
     _close_ledger(row, progress, times)
     if any(progress.deleted.values()):
         with db.transaction(write=True) as session:
-            auditlog.scrub_deleted(session)  # a deleted inquiry's hold reason does not stay in the audit log
+            audit.scrub_deleted(session)  # a deleted inquiry's hold reason does not stay in the audit log
         gone.forget_now(should_stop)  # the deleted rows leave SQLite's search index and WAL too
     ledger.log_run(row)
     metrics.count_cleanup_run(row.status, progress.deleted)

@@ -13,15 +13,14 @@ from flask.cli import with_appcontext
 from flask_babel import force_locale
 from sqlalchemy import func, select
 
-from app import cleanup
+from app import audit, cleanup
 from app.auth import invites, logins
 from app.cli import devserver
 from app.core import backup, clock, db, migrate
 from app.forms import store as form_store
-from app.models import Admin, AdminLogin, AuditEntry, CleanupStatus, Passkey
+from app.models import Admin, AdminLogin, AuditAction, CleanupStatus, Passkey
 from app.notify import deliver
 from app.people import cli as people_cli
-from app.people.erasure import OPERATOR
 from app.web import health
 
 
@@ -107,8 +106,7 @@ def admin_invite(name: str, recover: bool) -> None:
             url = invites.create(session, name, recover=recover)
     except invites.InviteError as error:
         raise click.ClickException(str(error)) from error
-    session.add(AuditEntry(admin_name=OPERATOR, action="invite_created", count=1, detail=f"for {name}"[:300],
-                           created_at=clock.now()))
+    audit.record(session, audit.OPERATOR, AuditAction.INVITE_CREATED, 1, f"for {name}")
     session.commit()
     click.echo(url)
 
@@ -141,8 +139,7 @@ def admin_remove(name: str, yes: bool) -> None:
     if not yes:
         click.confirm(f"Remove {name}, their passkeys and sessions?", abort=True)
     session.delete(admin)
-    session.add(AuditEntry(admin_name=OPERATOR, action="admin_removed", count=1, detail=f"admin {name}",
-                           created_at=clock.now()))
+    audit.record(session, audit.OPERATOR, AuditAction.ADMIN_REMOVED, 1, f"admin {name}")
     session.commit()
     click.echo(f"{name} was removed, with their passkeys and sessions.")
 

@@ -27,6 +27,7 @@ from sqlalchemy.orm import Session
 from app.conversations import references
 from app.conversations.parse import Parsed
 from app.core import clock
+from app.inquiries import reads
 from app.inquiries.addresses import mailbox_key
 from app.models import (
     Attachment,
@@ -131,9 +132,10 @@ def _effects(session: Session, inquiry_id: int, parsed: Parsed, now: datetime) -
 
 
 def reopen(session: Session, inquiry_id: int, now: datetime) -> None:
-    """The inquiry unread and unanswered again, its thread's last message ``now``."""
+    """The inquiry unread (for every admin) and unanswered again, its thread's last message ``now``."""
     session.execute(update(Inquiry).where(Inquiry.id == inquiry_id).values(
-        read_at=None, answered_at=None, answered_by=None, last_message_at=now))
+        answered_at=None, answered_by=None, last_message_at=now))
+    reads.unread_for_everyone(session, inquiry_id)
 
 
 def file_key(stored_id: int) -> str:

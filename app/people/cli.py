@@ -14,6 +14,7 @@ import click
 from flask import current_app
 from flask.cli import with_appcontext
 
+from app import audit
 from app.core import db
 from app.inquiries import gone
 from app.people import erasure, lookup, reapply, records
@@ -80,7 +81,7 @@ def people_erase(email: str, yes: bool) -> None:
         click.echo(f"kept: #{inquiry.id} is on legal hold ({inquiry.hold_reason})")
     if not yes and not click.confirm(f"Erase {person.erasable} inquiries of {address}?"):
         raise click.ClickException("nothing erased")
-    outcome = erasure.erase(address, erasure.OPERATOR)
+    outcome = erasure.erase(address, audit.OPERATOR)
     gone.forget_now()
     click.echo(f"erased {outcome.erased} inquiries, {outcome.kept_on_hold} kept on legal hold")
 

@@ -15,12 +15,10 @@ from datetime import datetime
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
-from app import auditlog
+from app import audit
 from app.core import clock, db
-from app.models import AuditEntry, Erasure, Inquiry
+from app.models import AuditAction, Erasure, Inquiry
 from app.people import lookup
-
-OPERATOR = "operator (command line)"  # the actor of commands run on the server
 
 
 @dataclass(frozen=True)
@@ -45,7 +43,7 @@ def erase(address: str, actor: str) -> Outcome:
             select(func.count()).select_from(Inquiry).where(lookup.of_address(address), Inquiry.legal_hold.is_(True))
         )
         if erased:
-            auditlog.scrub(session, erased)
+            audit.scrub(session, erased)
             _record(session, digest, len(erased), kept, actor, clock.now())
     return Outcome(len(erased), kept)
 
@@ -59,4 +57,4 @@ def delete_unheld(session: Session, condition) -> list[int]:
 def _record(session: Session, digest: str, count: int, kept: int, actor: str, moment: datetime) -> None:
     session.add(Erasure(email_hash=digest, count=count, kept_on_hold=kept, actor=actor[:100], created_at=moment))
     detail = f"address hmac {digest}" + (f"; {kept} on legal hold kept" if kept else "")
-    session.add(AuditEntry(admin_name=actor[:100], action="erased", count=count, detail=detail, created_at=moment))
+    audit.record(session, actor, AuditAction.ERASED, count, detail, at=moment)

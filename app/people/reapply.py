@@ -19,9 +19,9 @@ from datetime import UTC, datetime
 from sqlalchemy import and_, func, select
 from sqlalchemy.orm import Session
 
-from app import auditlog
+from app import audit
 from app.core import clock, db
-from app.models import AuditEntry, Erasure, Inquiry
+from app.models import AuditAction, Erasure, Inquiry
 from app.people import erasure, lookup
 from app.people.erasure import Outcome
 
@@ -105,14 +105,12 @@ def apply_records(records: Iterable[Record]) -> Outcome:
         for address, cutoff in _stored_addresses_covered(session, cutoffs, max(cutoffs.values())):
             covered = and_(Inquiry.email_key == address, Inquiry.created_at <= cutoff)
             ids = erasure.delete_unheld(session, covered)
-            auditlog.scrub(session, ids)
+            audit.scrub(session, ids)
             erased += len(ids)
             kept += session.scalar(select(func.count()).select_from(Inquiry).where(covered))
         if erased:
-            session.add(AuditEntry(admin_name=erasure.OPERATOR, action="erasures_applied", count=erased,
-                                   detail=f"{len(records)} erasure records"
-                                   + (f"; {kept} on legal hold kept" if kept else ""),
-                                   created_at=clock.now()))
+            audit.record(session, audit.OPERATOR, AuditAction.ERASURES_APPLIED, erased,
+                         f"{len(records)} erasure records" + (f"; {kept} on legal hold kept" if kept else ""))
     return Outcome(erased, kept)
 
 

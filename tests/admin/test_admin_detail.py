@@ -59,7 +59,7 @@ def test_an_unknown_or_missing_user_agent(admin_client, db_session, clock):
 def test_times_on_the_detail_page_are_in_the_configured_zone(paris, admin_client, db_session, clock):
     (row,) = add_inquiries(db_session, [inquiry(clock, days_old=0)])
     page = page_of(admin_client, row)
-    assert "2026-06-01 14:00 CEST" in page and "Read since 2026-06-01 14:00 CEST." in page
+    assert "2026-06-01 14:00 CEST" in page and "Read by you since 2026-06-01 14:00 CEST." in page
     assert "UTC" not in page.replace("datetime=", "")
 
 

@@ -1,4 +1,4 @@
-"""The inbox workflow: read on first open, unread, answered, the filters, the counts and the reply link."""
+"""The inbox workflow: read and unread (each admin's own), answered, the filters, the counts and the reply link."""
 
 from __future__ import annotations
 
@@ -8,12 +8,13 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from sqlalchemy import select
 
 from app.admin import inquiries
-from app.models import AuditEntry, Inquiry
+from app.models import AuditEntry, Inquiry, InquiryView
 from tests.factories import add_inquiries, inquiry, numbered_inquiries
-from tests.helpers import csrf_token
+from tests.helpers import csrf_token, snapshot
 
 ROW_LINK = re.compile(r'href="/admin/inquiries/(\d+)"')
 REPLY = re.compile(r'id="reply" href="([^"]+)"')
+UNREAD_ROW = '<tr class="unread">'
 
 
 def listed_ids(page: str) -> list[int]:
@@ -30,73 +31,119 @@ def post(client, path, data=None):
 
 
 def state(query, row_id) -> tuple:
-    return query.rows(select(Inquiry.read_at, Inquiry.answered_at, Inquiry.answered_by).where(Inquiry.id == row_id))[0]
+    return query.rows(select(Inquiry.answered_at, Inquiry.answered_by).where(Inquiry.id == row_id))[0]
+
+
+def views(query, row_id) -> dict[int, tuple]:
+    """Each admin's row for the inquiry: {admin id: (first opened, last opened, read)}."""
+    return {admin_id: tuple(rest) for admin_id, *rest in query.rows(
+        select(InquiryView.admin_id, InquiryView.first_opened_at, InquiryView.last_opened_at, InquiryView.read_at)
+        .where(InquiryView.inquiry_id == row_id))}
 
 
 def audit(query) -> list[tuple]:
     return query.rows(select(AuditEntry.admin_name, AuditEntry.action, AuditEntry.detail).order_by(AuditEntry.id))
 
 
-def test_opening_an_inquiry_marks_it_read_once_for_every_admin(admin_client, clock, query, login, app):
+def test_opening_an_inquiry_makes_it_read_for_that_admin_alone(admin_client, clock, query, login, app):
     (row,) = arrange(query, [inquiry(clock)])
-    assert state(query, row)[0] is None
-    admin_client.get(f"/admin/inquiries/{row}")
-    assert state(query, row)[0] == clock()
-    clock.advance(hours=1)
     other = app.test_client()
-    login("Grace", as_client=other)
-    assert "Read since 2026-06-01 12:00 UTC" in other.get(f"/admin/inquiries/{row}").get_data(as_text=True)
-    assert state(query, row)[0] == clock().replace(hour=12)  # the first open counts, not the later ones
-    assert audit(query) == [("Ada", "marked_read", f"inquiry #{row}")]
+    grace = login("Grace", as_client=other)
+    page = admin_client.get(f"/admin/inquiries/{row}").get_data(as_text=True)
+    assert "Read by you since 2026-06-01 12:00 UTC." in page and "Mark unread" in page
+    assert UNREAD_ROW not in admin_client.get("/admin/").get_data(as_text=True)
+    inbox = other.get("/admin/").get_data(as_text=True)  # Grace has not read it: still bold and counted for her
+    assert inbox.count(UNREAD_ROW) == 1 and 'class="badge unread-count">1<' in inbox
+    clock.advance(hours=1)
+    assert "Read by you since 2026-06-01 13:00 UTC." in other.get(f"/admin/inquiries/{row}").get_data(as_text=True)
+    ada = next(admin_id for admin_id in views(query, row) if admin_id != grace.id)
+    noon = clock().replace(hour=12)
+    assert views(query, row) == {ada: (noon, noon, noon), grace.id: (clock(), clock(), clock())}
+    assert audit(query) == []  # an admin's own reading is not the team's record
 
 
-def test_another_site_making_the_browser_load_an_inquiry_does_not_mark_it_read(admin_client, clock, query):
+def test_opening_an_inquiry_changes_nothing_another_admin_sees(admin_client, clock, query, login, app):
+    (row,) = arrange(query, [inquiry(clock)])
+    other = app.test_client()
+    grace = login("Grace", as_client=other)
+    before = snapshot(query, skip=("inquiry_views",))
+    for _ in range(2):
+        assert admin_client.get(f"/admin/inquiries/{row}").status_code == 200
+    assert snapshot(query, skip=("inquiry_views",)) == before
+    assert grace.id not in views(query, row) and len(views(query, row)) == 1  # only the opener's own row
+    assert other.get("/admin/").get_data(as_text=True).count(UNREAD_ROW) == 1
+
+
+def test_opening_again_keeps_the_first_opening_and_moves_the_last(admin_client, clock, query):
+    (row,) = arrange(query, [inquiry(clock)])
+    admin_client.get(f"/admin/inquiries/{row}")
+    first = clock()
+    clock.advance(minutes=5)
+    assert admin_client.get(f"/admin/inquiries/{row}").status_code == 200
+    assert list(views(query, row).values()) == [(first, clock(), first)]  # read since the first opening
+
+
+def test_another_site_making_the_browser_load_an_inquiry_records_nothing(admin_client, clock, query):
     (row,) = arrange(query, [inquiry(clock)])
     for site in ("cross-site", "same-site"):
-        assert admin_client.get(f"/admin/inquiries/{row}", headers={"Sec-Fetch-Site": site}).status_code == 200
-    assert state(query, row)[0] is None
+        page = admin_client.get(f"/admin/inquiries/{row}", headers={"Sec-Fetch-Site": site})
+        assert page.status_code == 200 and "Unread by you." in page.get_data(as_text=True)
+    assert views(query, row) == {}
     admin_client.get(f"/admin/inquiries/{row}", headers={"Sec-Fetch-Site": "same-origin"})
-    assert state(query, row)[0] == clock()
+    assert list(views(query, row).values()) == [(clock(), clock(), clock())]
 
 
-def test_mark_unread_undoes_the_read_and_is_audited(admin_client, clock, query):
+def test_mark_unread_undoes_this_admins_read_and_keeps_the_record_of_opening(admin_client, clock, query):
     (row,) = arrange(query, [inquiry(clock)])
     admin_client.get(f"/admin/inquiries/{row}")
     response = post(admin_client, f"/admin/inquiries/{row}/unread")
     assert (response.status_code, response.headers["Location"]) == (303, "/admin/")
-    assert state(query, row)[0] is None
-    assert [entry[1] for entry in audit(query)] == ["marked_read", "marked_unread"]
-    post(admin_client, f"/admin/inquiries/{row}/unread")  # already unread: nothing changes, nothing recorded
-    assert [entry[1] for entry in audit(query)] == ["marked_read", "marked_unread"]
+    assert list(views(query, row).values()) == [(clock(), clock(), None)]
+    post(admin_client, f"/admin/inquiries/{row}/unread")  # already unread: nothing changes
+    assert list(views(query, row).values()) == [(clock(), clock(), None)]
+    assert "Mark read" in admin_client.get(f"/admin/inquiries/{row}", headers={"Sec-Fetch-Site": "cross-site"}
+                                           ).get_data(as_text=True)
+    assert audit(query) == []
+
+
+def test_mark_read_without_opening_records_no_opening(admin_client, clock, query):
+    (row,) = arrange(query, [inquiry(clock)])
+    response = post(admin_client, f"/admin/inquiries/{row}/read")
+    assert (response.status_code, response.headers["Location"]) == (303, f"/admin/inquiries/{row}")
+    assert list(views(query, row).values()) == [(None, None, clock())]
+    clock.advance(hours=1)
+    post(admin_client, f"/admin/inquiries/{row}/read")  # already read: the time stays
+    assert list(views(query, row).values()) == [(None, None, clock().replace(hour=12))]
+    assert audit(query) == []
 
 
 def test_mark_answered_records_who_and_when_and_can_be_undone(admin_client, clock, query):
     (row,) = arrange(query, [inquiry(clock)])
     response = post(admin_client, f"/admin/inquiries/{row}/answered")
     assert (response.status_code, response.headers["Location"]) == (303, f"/admin/inquiries/{row}")
-    _read, answered_at, answered_by = state(query, row)
+    answered_at, answered_by = state(query, row)
     assert answered_at == clock() and answered_by is not None
     page = admin_client.get(f"/admin/inquiries/{row}").get_data(as_text=True)
     assert "Answered by Ada, 2026-06-01 12:00 UTC." in page and "Mark unanswered" in page
     post(admin_client, f"/admin/inquiries/{row}/unanswered")
-    assert state(query, row)[1:] == (None, None)
-    assert [entry[1] for entry in audit(query)] == ["marked_answered", "marked_read", "marked_unanswered"]
+    assert state(query, row) == (None, None)
+    assert [entry[1] for entry in audit(query)] == ["marked_answered", "marked_unanswered"]
 
 
 def test_state_changes_need_csrf_and_post(admin_client, clock, query):
     (row,) = arrange(query, [inquiry(clock)])
-    for action in ("unread", "answered", "unanswered"):
+    for action in ("read", "unread", "answered", "unanswered"):
         assert admin_client.post(f"/admin/inquiries/{row}/{action}").status_code == 400
         assert admin_client.get(f"/admin/inquiries/{row}/{action}").status_code == 405
-    assert state(query, row) == (None, None, None)
+    assert state(query, row) == (None, None) and views(query, row) == {}
 
 
 def test_state_changes_on_a_missing_or_expired_inquiry_are_404(admin_client, clock, query):
     (old,) = arrange(query, [inquiry(clock, days_old=200)])
-    for action in ("unread", "answered", "unanswered"):
+    for action in ("read", "unread", "answered", "unanswered"):
         assert post(admin_client, f"/admin/inquiries/{old}/{action}").status_code == 404
         assert post(admin_client, f"/admin/inquiries/999999/{action}").status_code == 404
-    assert audit(query) == []
+    assert audit(query) == [] and views(query, old) == {}
 
 
 def test_answered_by_survives_the_admin_being_removed(admin_client, clock, query, login, app):
@@ -107,7 +154,7 @@ def test_answered_by_survives_the_admin_being_removed(admin_client, clock, query
     post(other, f"/admin/inquiries/{row}/answered")
     query.using(lambda session: (session.execute(Admin.__table__.delete().where(Admin.id == grace.id)),
                                  session.commit()))
-    assert state(query, row)[1:] == (clock(), None)  # ON DELETE SET NULL: the answer stays, its author goes
+    assert state(query, row) == (clock(), None)  # ON DELETE SET NULL: the answer stays, its author goes
     assert "Answered by a removed admin" in admin_client.get(f"/admin/inquiries/{row}").get_data(as_text=True)
 
 
@@ -203,14 +250,18 @@ def test_reply_link_subject_is_the_first_line_shortened():
     assert _topic("x" * 100) == "x" * 59 + "…"
 
 
-def test_admins_opening_an_inquiry_at_once_mark_it_read_once(app, clock, query, login):
+def test_admins_and_tabs_opening_an_inquiry_at_once_write_one_row_each(app, clock, query, login):
     from tests.auth.test_auth_races import race
     (row,) = arrange(query, [inquiry(clock)])
     clients = []
-    for index in range(4):
+    for index in range(3):
         clients.append(app.test_client())
         login(f"Admin {index}", as_client=clients[-1])
-    statuses = race(*(lambda client=client: client.get(f"/admin/inquiries/{row}") for client in clients))
-    assert statuses == [200] * 4
-    assert [entry[1:] for entry in audit(query)] == [("marked_read", f"inquiry #{row}")]
-    assert state(query, row)[0] == clock()
+    tabs = [app.test_client() for _ in range(3)]
+    grace = login("Grace", as_client=tabs[0])
+    for tab in tabs[1:]:
+        login(admin=grace, as_client=tab)
+    statuses = race(*(lambda client=client: client.get(f"/admin/inquiries/{row}") for client in clients + tabs))
+    assert statuses == [200] * 6
+    assert len(views(query, row)) == 4 and set(views(query, row).values()) == {(clock(), clock(), clock())}
+    assert audit(query) == []

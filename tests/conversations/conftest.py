@@ -9,8 +9,10 @@ from email.message import EmailMessage
 from email.policy import SMTP
 
 import pytest
+from sqlalchemy import select
 
 from app.core.db import get_session
+from app.models import Admin, InquiryView
 from tests.factories import add_inquiries
 
 TOKEN = "inbound-token-0123456789"
@@ -30,6 +32,25 @@ def added(app):
         with app.app_context():
             return add_inquiries(get_session(), rows)
     return add
+
+
+@pytest.fixture
+def read_by_an_admin(app, clock):
+    """``read_by_an_admin(inquiry_id)``: an admin has read it; ``read_by_an_admin.count()``: read marks left."""
+    class Reads:
+        def __call__(self, inquiry_id: int) -> None:
+            with app.app_context():
+                session = get_session()
+                if session.get(Admin, 1) is None:
+                    session.add(Admin(id=1, name="Reader", user_handle=b"r" * 64, created_at=clock()))
+                    session.flush()
+                session.add(InquiryView(inquiry_id=inquiry_id, admin_id=1, read_at=clock()))
+                session.commit()
+
+        def count(self) -> int:
+            with app.app_context():
+                return len(list(get_session().scalars(select(InquiryView).where(InquiryView.read_at.is_not(None)))))
+    return Reads()
 
 
 def mail(sender: str = "Ada <ada@example.com>", to: str = INBOUND, body: str = "Thanks, Monday suits me.",

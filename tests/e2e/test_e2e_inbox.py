@@ -17,7 +17,7 @@ from playwright.sync_api import expect
 from sqlalchemy import select
 
 from app.core.db import get_session
-from app.models import Inquiry
+from app.models import Inquiry, InquiryView
 from tests.e2e.steps import assert_fits, enroll, row_with
 from tests.factories import add_inquiries, inquiry, wall_clock
 
@@ -43,8 +43,10 @@ def arrange(server, prefix: str, count: int = 3) -> list[int]:
 
 
 def workflow_state(server, row: int) -> tuple:
+    """(read for the one admin, answered) of inquiry ``row``."""
     with server.engine.connect() as conn:
-        return conn.execute(select(Inquiry.read_at, Inquiry.answered_at).where(Inquiry.id == row)).one()
+        read = conn.execute(select(InquiryView.read_at).where(InquiryView.inquiry_id == row)).scalar()
+        return read, conn.execute(select(Inquiry.answered_at).where(Inquiry.id == row)).scalar()
 
 
 def font_weight(locator) -> int:
@@ -63,7 +65,7 @@ def test_read_unread_reply_and_answered(server, page, authenticator, shot):
     link = row.get_by_role("link", name=re.compile(r"^Wanda Person 0 ?, unread inquiry received \d{4}-\d\d-\d\d"))
     link.click()
     expect(page.get_by_role("heading", name="Inquiry from Wanda Person 0")).to_be_visible()
-    expect(page.locator("#workflow-status")).to_contain_text("Read since")
+    expect(page.locator("#workflow-status")).to_contain_text("Read by you since")
     expect(page.locator("#browser")).to_contain_text("Firefox 133 on Windows")
     expect(page.locator("#deletion")).to_contain_text("Deleted by the first cleanup after")
     assert workflow_state(server, ids[0])[0] is not None

@@ -14,6 +14,7 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
+from app import audit
 from app.core.db import make_engine
 from app.inquiries import gone
 from app.models import Erasure, Inquiry
@@ -68,7 +69,7 @@ def test_an_erasure_during_a_stalled_export_commits_whole_and_the_download_fails
                 head = read(sock, at_least=128 * 1024)
                 assert head.startswith(b"HTTP/1.1 200") and b'"format": "sundown.person-export.v1"' in head
                 with app_for(env) as app, app.app_context():  # the operator's `flask people erase`
-                    outcome = erasure.erase(ADA, erasure.OPERATOR)
+                    outcome = erasure.erase(ADA, audit.OPERATOR)
                     gone.forget_now()
                 assert outcome.erased == ROWS
                 rest = read(sock)

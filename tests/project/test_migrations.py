@@ -8,12 +8,14 @@ import sqlalchemy as sa
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
+from sqlalchemy.orm import Session
 
 from app.core import db
 from app.core.db import make_engine
 from app.core.migrate import alembic_config, current_revision, head_revision, upgrade
+from app.inquiries import search
 from app.inquiries.search import is_search_index
-from app.models import AuditEntry, Base, CleanupRun, Inquiry
+from app.models import Admin, AuditEntry, Base, CleanupRun, Inquiry, InquiryView, UTCDateTime
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
 
@@ -192,9 +194,51 @@ def test_the_email_key_migration_fills_every_stored_address_folded_in_python(dat
     engine.dispose()
 
 
-def test_the_conversations_migration_keeps_every_inquiry_reply_and_file_both_ways(database_url):
+def test_the_inquiry_views_migration_keeps_every_read_mark_for_every_admin_and_gives_it_back(database_url):
     engine = make_engine(database_url)
     _downgrade(engine, "0013")
+    later = datetime(2026, 6, 2, tzinfo=UTC)
+    with engine.begin() as connection:
+        connection.execute(sa.text(
+            "INSERT INTO admins (id, name, user_handle, created_at) VALUES (1, 'Ada', :a, :now), (2, 'Bo', :b, :now)"),
+            {"a": b"a" * 64, "b": b"b" * 64, "now": NOW})
+        connection.execute(sa.text(
+            "INSERT INTO submissions (id, name, email, message, created_at, status, legal_hold, form_id, read_at) "
+            "VALUES (1, 'Read', 'r@example.com', 'zebracorn read', :now, 'inbox', false, 1, :later), "
+            "(2, 'Unread', 'u@example.com', 'zebracorn unread', :now, 'inbox', false, 1, NULL)"),
+            {"now": NOW, "later": later})
+    upgrade(engine)
+    views = sa.select(InquiryView.__table__).order_by(InquiryView.inquiry_id, InquiryView.admin_id)
+    with engine.begin() as connection:
+        assert [tuple(row) for row in connection.execute(views)] == [
+            (1, 1, None, None, later), (1, 2, None, None, later)]  # read for everyone; opened by no one known
+        assert "read_at" not in {column["name"] for column in sa.inspect(connection).get_columns("submissions")}
+        if connection.dialect.name == "sqlite":  # no copy of the table: the search index's triggers are still there
+            assert sorted(search.found_ids(Session(connection), "zebracorn")) == [1, 2]
+            connection.execute(sa.text("UPDATE submissions SET message = 'okapi' WHERE id = 2"))
+            assert search.found_ids(Session(connection), "okapi") == [2]
+        connection.execute(sa.update(InquiryView.__table__).where(InquiryView.admin_id == 1).values(read_at=NOW))
+    _downgrade(engine, "0013")
+    with engine.connect() as connection:
+        shared = sa.text("SELECT id, read_at FROM submissions ORDER BY id").columns(read_at=UTCDateTime())
+        assert connection.execute(shared).all() == [(1, NOW), (2, None)]  # the earliest read
+    upgrade(engine)
+    with engine.begin() as connection:
+        context = MigrationContext.configure(connection, opts=COMPARE)
+        assert compare_metadata(context, Base.metadata) == []
+        connection.execute(sa.delete(Inquiry.__table__).where(Inquiry.id == 1))  # an inquiry's rows go with it
+        connection.execute(sa.delete(Admin.__table__).where(Admin.id == 2))
+        assert connection.scalar(sa.select(sa.func.count()).select_from(InquiryView.__table__)) == 0
+        connection.execute(sa.insert(InquiryView.__table__), [{"inquiry_id": 2, "admin_id": 1, "read_at": NOW}])
+        connection.execute(sa.delete(Admin.__table__))  # and an admin's with them
+        assert connection.scalar(sa.select(sa.func.count()).select_from(InquiryView.__table__)) == 0
+        connection.execute(sa.delete(Inquiry.__table__))
+    engine.dispose()
+
+
+def test_the_conversations_migration_keeps_every_inquiry_reply_and_file_both_ways(database_url):
+    engine = make_engine(database_url)
+    _downgrade(engine, "0014")
     with engine.begin() as connection:
         connection.execute(sa.text(
             "INSERT INTO submissions (id, name, email, message, created_at, status, legal_hold, form_id) "
@@ -212,7 +256,7 @@ def test_the_conversations_migration_keeps_every_inquiry_reply_and_file_both_way
             "INSERT INTO inbound_messages (inquiry_id, state, kind, sender, sender_name, subject, body, "
             "files_refused, received_at) VALUES (7, 'thread', 'message', 'ada@example.com', '', '', 'hi', 0, :now)"),
             {"now": NOW})
-    _downgrade(engine, "0013")
+    _downgrade(engine, "0014")
     with engine.connect() as connection:
         for table in ("submissions", "replies", "attachments"):
             assert connection.execute(sa.text(f"SELECT count(*) FROM {table}")).scalar() == 1, table

@@ -1,7 +1,13 @@
-"""The audit log's free text outlives no inquiry: entries about a deleted inquiry keep who, what and when.
+"""The audit log: who did what, when and to how many; never message content.
 
-An entry about one inquiry with text of its own (a hold's reason) reads
-``inquiry #N: text``. When inquiry N is erased, deleted by an admin or by the
+Every entry is written by ``record``, with its action an ``AuditAction``
+(``app.models``): the admin pages, the passkey enrollment, the operator's
+commands, erasures and their reapplication alike. ``recent`` is what the
+Cleanup page shows.
+
+Its free text outlives no inquiry: entries about a deleted inquiry keep
+who, what and when. An entry about one inquiry with text of its own (a
+hold's reason) reads ``inquiry #N: text``. When inquiry N is erased, deleted by an admin or by the
 cleanup, its entries keep their action, admin and time, and the text becomes
 ``(erased)`` or ``(deleted)``. The audit log itself is kept
 ``SUNDOWN_AUDIT_RETENTION_DAYS`` (at least a year), then the cleanup deletes
@@ -10,12 +16,38 @@ its entries like any other target.
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
-from app.models import AuditEntry, Inquiry
+from app.core import clock
+from app.models import Admin, AuditAction, AuditEntry, Inquiry
 
 WITH_TEXT = AuditEntry.detail.like("inquiry #%:%")
+OPERATOR = "operator (command line)"  # the actor of commands run on the server
+NAME_MAX = 100  # AuditEntry.admin_name
+DETAIL_MAX = 300  # AuditEntry.detail
+
+
+def record(session: Session, actor: Admin | str, action: AuditAction, count: int = 0, detail: str = "",
+           at: datetime | None = None) -> AuditEntry:
+    """Add an audit entry to ``session`` (the caller commits): ``actor`` an admin or a name (the operator's),
+    ``detail`` short and free of message content, ``at`` the app's clock unless given."""
+    name = actor.name if isinstance(actor, Admin) else actor
+    entry = AuditEntry(admin_name=name[:NAME_MAX], action=AuditAction(action), count=count,
+                       detail=detail[:DETAIL_MAX], created_at=at or clock.now())
+    session.add(entry)
+    return entry
+
+
+def recent(session: Session, limit: int = 50) -> list[AuditEntry]:
+    """The newest audit entries first."""
+    return list(
+        session.scalars(
+            select(AuditEntry).order_by(AuditEntry.created_at.desc(), AuditEntry.id.desc()).limit(limit)
+        )
+    )
 
 
 def scrub(session: Session, ids: list[int], word: str = "(erased)") -> int:

@@ -1,7 +1,7 @@
 """conversations: people's e-mails back into their inquiry's thread, and a retention clock per form
 
-Revision ID: 0014
-Revises: 0013
+Revision ID: 0015
+Revises: 0014
 Create Date: 2026-12-07
 
 ``inbound_messages`` holds each e-mail received about an inquiry, reduced
@@ -20,8 +20,8 @@ from alembic import op
 import sqlalchemy as sa
 
 
-revision = '0014'
-down_revision = '0013'
+revision = '0015'
+down_revision = '0014'
 branch_labels = None
 depends_on = None
 
