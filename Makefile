@@ -36,9 +36,9 @@ lock: | $(BIN)/activate
 audit: $(VENV)/.installed
 	$(BIN)/pip-audit --strict --require-hashes --disable-pip -r requirements.lock -r requirements-test.lock
 
-# The settings file for operators, from the settings app/config.py checks.
+# .env.example and README.md's settings table, from the records in app/settings.py.
 env-example: $(VENV)/.installed
-	$(BIN)/python -m devtools.envexample > .env.example
+	$(BIN)/python -m devtools.envexample
 
 install: $(VENV)/.installed translations
 

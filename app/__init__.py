@@ -11,7 +11,7 @@ from typing import Any
 
 from flask import Flask
 
-from app import admin, attachments, auth, cleanup, cli, config, conversations, forms, notify
+from app import admin, auth, cleanup, cli, config, conversations, notify, outbox, replies, templating
 from app.core import background, db, i18n, logs, metrics, paths
 from app.forms import embed
 from app.inquiries import gone
@@ -35,15 +35,16 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
     metrics.init_app(app)  # request timings; the counters GET /metrics shows
     db.init_app(app)
     i18n.init_app(app)  # gettext in templates and code, one locale per request
-    forms.init_app(app)  # the forms the public fills in, each with its fields
-    attachments.init_app(app)  # files sent with inquiries, stored and deleted with them
+    templating.init_app(app)  # every template filter and global, in one table
     embed.init_app(app)  # forms on the owner's own site: allowed origins, CORS for embed.js
     intake.init_app(app)  # every body received whole and bounded, before anything parses it
     security.init_app(app)
     auth.init_app(app)
     background.init_app(app)  # the runner for work after responses, off the connection
     cleanup.init_app(app)  # the after-response cleanup
-    notify.init_app(app)  # notifications from the outbox after responses
+    outbox.init_app(app)  # deliveries sent after responses, by the handler of their kind:
+    notify.init_app(app)  # notifications of new inquiries, on every channel in force
+    replies.init_app(app)  # replies and acknowledgements to the people who wrote
     conversations.init_app(app)  # people's answers by e-mail: the IMAP mailbox fetched after responses
     gone.init_app(app)  # after a delete or an erasure: the index and the WAL forget it, off the connection
     app.register_blueprint(public.bp)  # /, /api/inquiries, /privacy

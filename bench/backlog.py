@@ -30,9 +30,9 @@ of time budget, which must fail the latency figures: ``one_batch`` (the
 whole backlog in one batch, as a run whose batches were not sized by time
 would do), once on the one-form backlog and once over twenty forms
 (``one_batch_forms``). ``stock_lock`` (live writers on SQLite's stock busy handler) is
-served by ``bench.wsgi`` for manual runs but is no control: with 30 ms
-batches it stalled writers 6.6 s on a loaded machine and 66 ms on a quiet
-one, so it cannot be relied on to fail.
+served by ``bench.wsgi`` for manual runs but is no control: how long it
+stalls writers depends on the machine's load by orders of magnitude, so it
+cannot be relied on to fail (docs/benchmarks.md, "Figures behind the code").
 """
 
 from __future__ import annotations

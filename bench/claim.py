@@ -86,7 +86,7 @@ def not_due_touches(ctx, database, variant: str) -> list[Figure]:
         with settings_touches(database) as touches:
             samples = submit_count(server.port, n)
             # What the requests handed to the runner counts too: a claim attempt waits up to START_WAIT
-            # for a quiet moment, and read at once the counters missed it once submissions got faster.
+            # for a quiet moment, so counters read at once can miss it.
             time.sleep(START_WAIT + 0.5)
             after = server.counters()
             server.stop()  # PostgreSQL backends report their statistics as they exit

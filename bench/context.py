@@ -40,7 +40,7 @@ FULL = {
     "control_rows": 50_000,  # the backlog those runs start from (the smallest size's template)
     "control_rounds": 3,
     "forms_sizes": (10_000, 30_000, 60_000),  # rows per database for bench/forms.py, one database per size
-    "forms_cleanup_sizes": (10_000, 30_000),  # those with cleanup trials (SQLite deletes about 1000 rows/s)
+    "forms_cleanup_sizes": (10_000, 30_000),  # those with cleanup trials (SQLite's are the slow ones)
     "forms_trials": 2,  # of each: the forms' own retentions and one for all, alternated
 }
 QUICK = {  # a smoke run under 5 minutes: figures with few samples, every control still run

@@ -11,8 +11,8 @@ not measured); everything measured runs alone, in-process: the app built by
 ``create_app``, no server.
 
 * ``forms_cleanup_rows_per_s_ratio_<size>`` (the sizes in
-  ``forms_cleanup_sizes``: SQLite's cleanup deletes about 1000 realistic
-  rows a second here, so the largest size has no trials): trials alternated
+  ``forms_cleanup_sizes``: SQLite's cleanup of realistic rows is the slow
+  part, so the largest size has no trials): trials alternated
   F O O F F O, each on a fresh copy. F: the twenty forms' own retentions.
   O: the same rows with one retention for all (no form with a period of its
   own, the site's set to the whole number of days that expires as many

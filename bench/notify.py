@@ -8,9 +8,9 @@
   are inversely proportional to the mean latency: a round's ratio is the
   off server's mean latency ÷ the on server's; the figure is the median over
   rounds, after a short warm-up load of each. A/A control: the "on again"
-  server ÷ the "on" server. (Loaded one after the other, five seconds each,
-  the same code measured anywhere from 0.75 to 0.96 in successive runs on
-  PostgreSQL, as the machine's speed drifted between the sides.) The SMTP
+  server ÷ the "on" server. (Loaded one after the other, the same code's
+  ratio wandered from run to run as the machine's speed drifted between the
+  sides: docs/benchmarks.md, "Figures behind the code".) The SMTP
   sink (aiosmtpd, plain ``smtp://``) and the webhook receiver run in a
   process of their own on loopback, sharing the cores with the servers, as
   a local relay would. The deliveries wait for quiet moments; after each

@@ -183,7 +183,7 @@ def run(ctx) -> None:
         ctx.report.add(name, value, "", "chromium", f"{loads} form loads")
     control = Control("verification about 1 ms slower (10 package verifications)", "slow_verify")
     rounds = 2 if ctx.quick else 8
-    # Full mode: 200 requests per client and round (rounds of 80 spread about as much: docs/spam.md).
+    # Full mode: 200 requests per client and round (smaller rounds spread about as much: docs/benchmarks.md).
     per_client = 40 if ctx.quick else 100
     for kind in ("sqlite", "postgresql"):
         database = ctx.database(kind, "pow")

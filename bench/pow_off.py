@@ -10,7 +10,7 @@ code is unchanged: the two steps are replaced here, for this app only.
 from __future__ import annotations
 
 from app import create_app
-from app.inquiries import spam
+from app.inquiries import spam, store
 from app.models import InquiryStatus
 
 
@@ -18,10 +18,10 @@ def _no_check(_raw) -> spam.Verdict:
     return spam.Verdict(None)
 
 
-def _save_in_inbox(session, _verdict, values) -> tuple[int, InquiryStatus]:
-    return spam.insert_inquiry(session.connection(), values, InquiryStatus.INBOX), InquiryStatus.INBOX
+def _insert_in_inbox(connection, values, _verdict) -> tuple[int, InquiryStatus]:
+    return store.insert_inquiry(connection, values, InquiryStatus.INBOX), InquiryStatus.INBOX
 
 
 spam.check_solution = _no_check
-spam.save = _save_in_inbox
+store.insert_judged = _insert_in_inbox
 app = create_app()

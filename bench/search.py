@@ -60,7 +60,7 @@ def run(ctx) -> None:
 
 def _measure(ctx, database, kind: str, variant: str) -> list:
     settings = site_settings(server_env(database.url))
-    if variant:  # without the index a page reads every message: at 1M rows longer than the default timeout
+    if variant:  # without the index a page reads every message: at the large sizes, past the default timeout
         settings["DB_STATEMENT_TIMEOUT"] = CONTROL_STATEMENT_TIMEOUT
     app = create_app(settings)
     login = log_in(app, f"Bench {variant or 'admin'}", browser="bench")

@@ -44,7 +44,7 @@ from sqlalchemy import event
 from app import create_app
 from app.cleanup import hook, runs, state
 from app.core import background, db
-from app.notify import hook as notify_hook
+from app.outbox import hook as outbox_hook
 from app.web import intake
 
 COUNTERS = ("requests", "statements", "settings_statements", "settings_writes")
@@ -139,7 +139,7 @@ def build(variant: str) -> Flask:
         # Listeners run in order: this one after the app's own tuning, which turns it on.
         event.listen(db.engine_of(app), "connect", _secure_delete_off)
     elif variant == "notify_inline":
-        _run_inline(app, notify_hook.JOB, notify_hook)
+        _run_inline(app, outbox_hook.JOB, outbox_hook)
     elif variant == "files_by_cascade":
         cleanup_state = state.of(app)
         cleanup_state.targets = [t for t in cleanup_state.targets if t.name != "attachment_chunks"]

@@ -1,4 +1,4 @@
-"""A logged-in admin without a passkey ceremony: the session row a login leaves behind.
+"""A logged-in admin without a passkey ceremony: the row a login leaves behind.
 
 The row is made by the app's own ``logins.start_login`` (its clock, its
 lifetime, its token), in the app under test or, for a real server, in an app
@@ -25,7 +25,7 @@ SITE_SETTINGS = ("ENV", "DATABASE_URL", "SECRET_KEY", "ORIGIN", "RP_ID")
 
 @dataclass(frozen=True)
 class Login:
-    """A live session: its admin, and the cookie (name and token) that carries it."""
+    """A live login: its admin, and the cookie (name and token) that carries it."""
 
     admin: Admin
     cookie: str
@@ -39,7 +39,7 @@ class Login:
 
 def log_in(app: Flask, name: str = "Ada", *, admin: Admin | None = None,
            browser: str = "Chrome 156 on Linux") -> Login:
-    """Start a session for ``admin``, or for a new admin called ``name``; commit it."""
+    """Start a login for ``admin``, or for a new admin called ``name``; commit it."""
     with app.test_request_context():
         session = db.get_session()
         if admin is None:

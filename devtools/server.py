@@ -53,7 +53,7 @@ def running_server(
 
     The base URL uses ``localhost`` so that it is a WebAuthn-capable origin;
     the server listens on 127.0.0.1 only. The process group is stopped by PID
-    with ``stop_signal``: SIGTERM, gunicorn's graceful stop (about 1.4 s for
+    with ``stop_signal``: SIGTERM, gunicorn's graceful stop (over a second for
     gthread workers), or SIGKILL for a server whose state is thrown away.
     """
     port = port or free_port()

@@ -259,12 +259,12 @@ def query(app) -> Query:
 
 @pytest.fixture
 def login(app, client):
-    """``login(name)`` makes an admin with a real session row and gives ``client`` its cookie.
+    """``login(name)`` makes an admin with a real login row and gives ``client`` its cookie.
 
     For tests of pages behind the login; the passkey ceremonies themselves are
     tested in ``test_auth*``. Pass ``as_client=`` to log in another client,
     ``admin=`` (what an earlier call returned) to log the same admin in again,
-    ``browser=`` to name the browser the session shows.
+    ``browser=`` to name the browser the login shows.
     """
 
     def log_in(name: str = "Ada", as_client=None, admin=None, browser: str = "Chrome 156 on Linux"):

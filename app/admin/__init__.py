@@ -15,7 +15,6 @@ from app.admin import guard
 
 bp = Blueprint("admin", __name__, url_prefix="/admin")
 bp.before_app_request(guard.check)  # app-wide: an /admin route registered elsewhere is guarded too
-bp.add_app_template_global(guard.can, "can")
 
 
 @bp.after_request

@@ -63,11 +63,11 @@ def change_email():
 def _freshly_verified() -> bool:
     """Whether this browser's login is a passkey verification of the last ``INVITE_PROOF`` (the login
     ceremony requires user verification): what minting an invite asks for, so a browser left open, or a
-    stolen session cookie, cannot add admins."""
+    stolen login cookie, cannot add admins."""
     return logins.current_login().created_at >= clock.now() - INVITE_PROOF
 
 
-@bp.post("/account/sessions/<int:login_id>/revoke")
+@bp.post("/account/logins/<int:login_id>/revoke")
 def revoke_login(login_id: int):
     """Log out one of this admin's browsers; revoking this one logs out here."""
     with db.transaction(write=True) as session:
@@ -79,7 +79,7 @@ def revoke_login(login_id: int):
         response = redirect(url_for("auth.login"), 303)
         logins.clear_cookie(response)
         return response
-    flash(_("The session was revoked."))
+    flash(_("The login was revoked."))
     return redirect(url_for("admin.account"), 303)
 
 

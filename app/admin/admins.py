@@ -1,8 +1,8 @@
 """The Admins page: every admin, their passkeys and browsers; log one out everywhere, or remove them.
 
 Offboarding without the command line: "Log out everywhere" deletes an
-admin's sessions; "Remove" deletes the admin, and with them their passkeys
-and sessions (the foreign keys cascade). The last admin cannot be removed,
+admin's logins; "Remove" deletes the admin, and with them their passkeys
+and logins (the foreign keys cascade). The last admin cannot be removed,
 nor can an admin remove themselves here (another admin, or ``flask admin
 remove``, does it). Everything is audited.
 """
@@ -30,28 +30,28 @@ class Row:
 
     admin: Admin
     passkeys: int
-    sessions: int
+    logins: int
     last_seen: datetime | None
 
 
 @bp.get("/admins")
 def admins():
-    """Every admin, with their passkeys, live sessions and when they were last seen."""
+    """Every admin, with their passkeys, live logins and when they were last seen."""
     session = db.get_session()
     passkey_counts = dict(session.execute(select(Passkey.admin_id, func.count()).group_by(Passkey.admin_id)).all())
     live = session.execute(
         select(AdminLogin.admin_id, func.count(), func.max(AdminLogin.last_seen_at))
         .where(logins.live_login_clause(clock.now())).group_by(AdminLogin.admin_id)
     ).all()
-    sessions = {admin_id: (count, seen) for admin_id, count, seen in live}
-    rows = [Row(each, passkey_counts.get(each.id, 0), *sessions.get(each.id, (0, None)))
+    live_logins = {admin_id: (count, seen) for admin_id, count, seen in live}
+    rows = [Row(each, passkey_counts.get(each.id, 0), *live_logins.get(each.id, (0, None)))
             for each in session.scalars(select(Admin).order_by(Admin.name))]
     return render_template("admin/admins.html", rows=rows)
 
 
 @bp.post("/admins/<int:admin_id>/logout")
 def log_out_everywhere(admin_id: int):
-    """Delete every session of an admin: each of their browsers must log in again with a passkey."""
+    """Delete every login of an admin: each of their browsers must log in again with a passkey."""
     session = db.get_session(write=True)
     admin = _admin_or_404(session, admin_id)
     ended = session.execute(delete(AdminLogin).where(AdminLogin.admin_id == admin.id)).rowcount
@@ -67,7 +67,7 @@ def log_out_everywhere(admin_id: int):
 
 @bp.post("/admins/<int:admin_id>/remove")
 def remove_admin(admin_id: int):
-    """Remove another admin, with their passkeys and sessions, after a confirmation; never the last one."""
+    """Remove another admin, with their passkeys and logins, after a confirmation; never the last one."""
     session = db.get_session(write=True)
     admin = _admin_or_404(session, admin_id)
     if admin.id == current_user.id:
@@ -80,7 +80,7 @@ def remove_admin(admin_id: int):
     session.delete(admin)
     audit.record(session, current_user, AuditAction.ADMIN_REMOVED, 1, f"admin {name}")
     session.commit()
-    flash(_("%(name)s was removed, with their passkeys and sessions.", name=name))
+    flash(_("%(name)s was removed, with their passkeys and logins.", name=name))
     return redirect(url_for("admin.admins"), 303)
 
 

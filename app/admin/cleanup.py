@@ -11,16 +11,9 @@ from app.admin import bp
 from app.admin.labels import label
 from app.cleanup import ledger
 from app.core import db
-from app.models import CleanupStatus
 from app.notify import health as delivery_health
 
 RECENT_RUNS = 20
-
-
-@bp.context_processor
-def ledger_statuses() -> dict:
-    """Templates compare a run's status with ``CleanupStatus``, never with bare strings."""
-    return {"CleanupStatus": CleanupStatus}
 
 
 @bp.get("/cleanup")

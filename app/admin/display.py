@@ -1,4 +1,4 @@
-"""How the admin pages show messages (Jinja filters); times, dates, numbers and days are app.core.i18n's."""
+"""How the admin pages show messages (filters, registered by app.templating); times and numbers: app.core.i18n."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ from zoneinfo import ZoneInfo
 from flask import current_app
 from flask_babel import format_decimal, ngettext
 
-from app.admin import bp
 from app.auth.browser import browser_name
 
 FIRST_LINE_MAX = 120
@@ -19,7 +18,6 @@ def local_zone() -> ZoneInfo:
     return ZoneInfo(current_app.config["TIME_ZONE"])
 
 
-@bp.app_template_filter("first_line")
 def first_line(message: str) -> str:
     """The message's first non-empty line, shortened for the inbox table."""
     line = next((part.strip() for part in message.splitlines() if part.strip()), "")
@@ -28,19 +26,16 @@ def first_line(message: str) -> str:
     return line
 
 
-@bp.app_template_filter("mailto")
 def mailto(address: str) -> str:
     """A ``mailto:`` URL for ``address``, encoded (RFC 6068): a ``?`` or ``&`` in it adds no header."""
     return f"mailto:{quote(address, safe='@')}"
 
 
-@bp.app_template_filter("browser")
 def browser(user_agent: str | None) -> str:
     """A user agent as a short browser name, e.g. ``Firefox 133 on Linux`` (``app.auth.browser``)."""
     return browser_name(user_agent)
 
 
-@bp.app_template_filter("inquiry_count")
 def inquiry_count(count) -> str:
     """A count of inquiries from ``inquiries.count_capped``.
 

@@ -27,7 +27,7 @@ from app.forms import answers as form_answers
 from app.forms import store as form_store
 from app.inquiries import reads, retention, search
 from app.models import Form
-from app.notify import email
+from app.notify.channels import email
 from app.replies import compose, sending
 
 MAX_QUERY_LENGTH = 254
@@ -112,15 +112,12 @@ def form_arg(forms: list[Form]) -> Form | None:
     return found
 
 
-@bp.app_context_processor
-def navigation_counts():
+def unread_inquiries():
     """``unread_inquiries()`` for the admin navigation, the inquiries this admin has not read: counted only when
     a page asks, for a logged-in admin who may read inquiries."""
-    def unread_inquiries():
-        if not guard.may(Permission.READ):
-            return None
-        return unread_count(db.get_session(), current_user.id)
-    return {"unread_inquiries": unread_inquiries}
+    if not guard.may(Permission.READ):
+        return None
+    return unread_count(db.get_session(), current_user.id)
 
 
 def _cursor_arg(name: str) -> Cursor | None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from flask_babel import lazy_pgettext
 
-from app.admin import bp
 from app.models import AuditAction
 
 # The contexts are written out: the extractor reads only literal strings.
@@ -55,7 +54,6 @@ LABELS = {
 }
 
 
-@bp.app_template_filter("label")
 def label(code: object) -> str:
     """The words for ``code`` in this request's language; the code itself when it has none."""
     text = LABELS.get(str(code))

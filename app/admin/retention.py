@@ -40,12 +40,6 @@ def settings_moved():
     return redirect(url_for("admin.retention_page"), 301)
 
 
-@bp.context_processor
-def retention_bounds() -> dict:
-    """The bounds of the retention rule, for the form's limits and hint."""
-    return {"min_days": retention.MIN_DAYS, "max_days": retention.MAX_DAYS}
-
-
 @bp.get("/retention")
 def retention_page():
     """Both retentions and the forms to change them."""

@@ -90,7 +90,6 @@ def answered_by_name(inquiry: Inquiry) -> str | None:
     return db.get_session().scalar(select(Admin.name).where(Admin.id == inquiry.answered_by))
 
 
-@bp.app_template_filter("reply_link")
 def reply_link(inquiry: Inquiry) -> str:
     """A ``mailto:`` link to the inquirer: subject "Re: <first line>", the message quoted (RFC 6068 encoding)."""
     subject = _("Re: %(topic)s", topic=_topic(inquiry.message))

@@ -19,18 +19,12 @@ after (``app.inquiries.gone``) leave no copy of the bytes in the file or its WAL
 
 from __future__ import annotations
 
-from flask import Flask, current_app
+from flask import current_app
 
-from app.attachments.rules import PREVIEWED, file_size
 from app.attachments.uploads import limits_text
 
 
-def init_app(app: Flask) -> None:
-    """Templates get ``file_size`` (bytes in words), a file field's limits in words and the types shown inline."""
-    app.jinja_env.filters["file_size"] = file_size
-    app.jinja_env.globals.update(previewed_types=PREVIEWED, file_limits=_file_limits)
-
-
-def _file_limits(most: int) -> str:
+def file_limits(most: int) -> str:
+    """A file field's limits in words: how many files, how large in all, which types."""
     config = current_app.config
     return limits_text(most, config["ATTACHMENT_MAX_BYTES"], config["ATTACHMENT_TYPES"])

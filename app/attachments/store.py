@@ -1,7 +1,7 @@
 """Attachments' bytes in the database, in pieces: written with their inquiry, read a piece at a time.
 
 A file is written in ``CHUNK_SIZE`` pieces inside the inquiry's own write
-transaction (``app.web.public``), so an inquiry is saved with all its files or
+transaction (``app.inquiries.store``), so an inquiry is saved with all its files or
 with none. Reading never loads a file whole: a download, the People
 export's zip and the backup each take one piece per query.
 """

@@ -14,7 +14,7 @@ login_manager = LoginManager()
 
 
 def init_app(app: Flask) -> None:
-    """Resolve the current admin from the session cookie on each request."""
+    """Resolve the current admin from the login cookie on each request."""
     login_manager.init_app(app)
     login_manager.request_loader(logins.load_admin_from_request)
     login_manager.unauthorized_handler(_unauthorized)

@@ -1,6 +1,6 @@
 """A short, readable browser name from a User-Agent string, e.g. "Chrome 156 on Linux".
 
-Shown on the account page so an admin can recognise each session; it is a
+Shown on the account page so an admin can recognise each login; it is a
 label, never a security decision, so a small table of patterns is enough.
 """
 

@@ -62,10 +62,10 @@ def enroll_verify(token: str):
         passkey = _add_passkey(writer, admin.id, verified, body)
         audit.record(writer, admin, AuditAction.PASSKEY_ADDED if invite.admin_id else AuditAction.ADMIN_ENROLLED,
                      1, f"passkey #{passkey.id}")
-        session_token, _row = logins.start_login(
+        token, _row = logins.start_login(
             admin.id, passkey.id, browser_name(request.user_agent.string), writer
         )
-    return web.logged_in_response(session_token)
+    return web.logged_in_response(token)
 
 
 @bp.post("/register/options")

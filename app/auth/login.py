@@ -39,7 +39,7 @@ def login_options():
 
 @bp.post("/login/verify")
 def login_verify():
-    """Verify an assertion; on success start a new session and set its cookie (counted either way)."""
+    """Verify an assertion; on success start a new login and set its cookie (counted either way)."""
     _limit_attempt()
     cleanup.trigger("login_verify")
     try:
@@ -54,7 +54,7 @@ def login_verify():
 
 
 def _verify(credential) -> str:
-    """Check the assertion, record the passkey's use and start a session; its token."""
+    """Check the assertion, record the passkey's use and start a login; its token."""
     ceremony = challenges.consume(challenges.LOGIN)
     if ceremony is None:
         raise CeremonyFailed(_("This login attempt expired or was already used. Please try again."))
@@ -65,7 +65,7 @@ def _verify(credential) -> str:
     admin = session.get(Admin, passkey.admin_id)
     _check_user_handle(credential, admin)
     verified = ceremonies.verify_login(credential, ceremony, passkey)
-    # One transaction that writes first: the counter and the new session together.
+    # One transaction that writes first: the counter and the new login together.
     with db.transaction(write=True) as writer:
         if not passkeys.record_use(
             writer, passkey, verified.new_sign_count, verified.credential_backed_up, clock.now()
@@ -79,8 +79,8 @@ def _verify(credential) -> str:
 
 @bp.post("/logout")
 def logout():
-    """End this browser's session (the row is deleted) and go to the login page."""
-    if current_user.is_authenticated:  # resolves the cookie to its session row
+    """End this browser's login (the row is deleted) and go to the login page."""
+    if current_user.is_authenticated:  # resolves the cookie to its login row
         logins.end_login(logins.current_login().id)
     browser_session.clear()
     flash(_("You are logged out."))

@@ -1,4 +1,4 @@
-"""Server-side admin sessions: the cookie carries a random token, the row its hash."""
+"""Server-side admin logins: the cookie carries a random token, the ``admin_logins`` row its hash."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def hash_token(token: str) -> str:
 def start_login(
     admin_id: int, passkey_id: int | None, browser: str, session: Session | None = None
 ) -> tuple[str, AdminLogin]:
-    """Add a new session row to ``session`` (default: the request's) and return its token.
+    """Add a new login row to ``session`` (default: the request's) and return its token.
 
     The caller commits.
     """
@@ -43,18 +43,18 @@ def start_login(
         browser=browser[:100],
         created_at=moment,
         last_seen_at=moment,
-        expires_at=moment + timedelta(seconds=current_app.config["SESSION_LIFETIME"]),
+        expires_at=moment + timedelta(seconds=current_app.config["LOGIN_LIFETIME"]),
     )
     (session or db.get_session()).add(row)
     return token, row
 
 
 def set_cookie(response, token: str) -> None:
-    """Send the session token as an HttpOnly, SameSite=Lax cookie (Secure on https)."""
+    """Send the login token as an HttpOnly, SameSite=Lax cookie (Secure on https)."""
     response.set_cookie(
         cookie_name(),
         token,
-        max_age=current_app.config["SESSION_LIFETIME"],
+        max_age=current_app.config["LOGIN_LIFETIME"],
         path="/",
         secure=current_app.config["ORIGIN"].startswith("https://"),
         httponly=True,
@@ -63,7 +63,7 @@ def set_cookie(response, token: str) -> None:
 
 
 def clear_cookie(response) -> None:
-    """Remove the session cookie from the browser."""
+    """Remove the login cookie from the browser."""
     response.delete_cookie(
         cookie_name(),
         path="/",
@@ -74,13 +74,13 @@ def clear_cookie(response) -> None:
 
 
 def live_login_clause(moment):
-    """Sessions that are accepted at ``moment``: neither expired nor idle too long."""
-    idle = timedelta(seconds=current_app.config["SESSION_IDLE_TIMEOUT"])
+    """Logins that are accepted at ``moment``: neither expired nor idle too long."""
+    idle = timedelta(seconds=current_app.config["LOGIN_IDLE_TIMEOUT"])
     return (AdminLogin.expires_at > moment) & (AdminLogin.last_seen_at > moment - idle)
 
 
 def load_admin_from_request(_request=None) -> Admin | None:
-    """Resolve the cookie's token to a live session and its admin (Flask-Login's loader)."""
+    """Resolve the cookie's token to a live login and its admin (Flask-Login's loader)."""
     token = request.cookies.get(cookie_name())
     if not token:
         return None
@@ -102,20 +102,20 @@ def load_admin_from_request(_request=None) -> Admin | None:
     return admin
 
 
-def _touch(session_id: int, moment) -> None:
+def _touch(login_id: int, moment) -> None:
     # Its own short transaction, so a read-only request holds no write lock.
     with db.transaction(write=True) as session:
         session.execute(
-            update(AdminLogin).where(AdminLogin.id == session_id).values(last_seen_at=moment)
+            update(AdminLogin).where(AdminLogin.id == login_id).values(last_seen_at=moment)
         )
 
 
 def current_login() -> AdminLogin | None:
-    """The session row of the request's logged-in admin, if any."""
+    """The login row of the request's logged-in admin, if any."""
     return g.get("admin_login")
 
 
-def end_login(session_id: int) -> None:
-    """Delete one session row (logout or revoke)."""
+def end_login(login_id: int) -> None:
+    """Delete one login row (logout or revoke)."""
     with db.transaction(write=True) as session:
-        session.execute(delete(AdminLogin).where(AdminLogin.id == session_id))
+        session.execute(delete(AdminLogin).where(AdminLogin.id == login_id))

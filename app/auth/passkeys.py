@@ -84,7 +84,7 @@ def rename(session: Session, admin_id: int, passkey_id: int, name: str) -> None:
 
 
 def remove(session: Session, admin_id: int, passkey_id: int) -> None:
-    """Remove a passkey and the sessions it created; never the admin's last one (caller commits)."""
+    """Remove a passkey and the logins it created; never the admin's last one (caller commits)."""
     # Write first: a no-op update locks the admin row on PostgreSQL and takes
     # the write lock on SQLite, so two removals cannot both see "two left".
     session.execute(

@@ -28,7 +28,7 @@ def json_options(options_json: str) -> Response:
 
 
 def logged_in_response(token: str, next_path=None) -> Response:
-    """The JSON answer to a successful ceremony: a fresh Flask session and the session cookie."""
+    """The JSON answer to a successful ceremony: a fresh Flask session and the login cookie."""
     # A new Flask session too, so nothing set before login (fixation) survives it.
     browser_session.clear()
     response = jsonify(ok=True, redirect=safe_next(next_path) or DEFAULT_AFTER_LOGIN)

@@ -37,8 +37,8 @@ from app.models import (
     MessageKind,
     MessageState,
     Reply,
+    ReplyStatus,
 )
-from app.replies.delivery import FAILED
 
 CHUNK_SIZE = 256 * 1024  # as the form's files (``app.attachments.store``)
 UNMATCHED, OTHER_SENDER = "unmatched", "other_sender"
@@ -125,8 +125,9 @@ def _held_because(inquiry: Inquiry | None, parsed: Parsed) -> str | None:
 def _effects(session: Session, inquiry_id: int, parsed: Parsed, now: datetime) -> None:
     """A person's message reopens its inquiry; a bounce marks its reply failed; an automatic reply does nothing."""
     if parsed.kind == MessageKind.BOUNCE:
-        session.execute(update(Reply).where(Reply.message_id.in_((parsed.reported_ids + parsed.references)[:50]),
-                                            Reply.inquiry_id == inquiry_id).values(status=FAILED, sent_at=None))
+        returned = (parsed.reported_ids + parsed.references)[:50]
+        session.execute(update(Reply).where(Reply.message_id.in_(returned), Reply.inquiry_id == inquiry_id)
+                        .values(status=ReplyStatus.FAILED, sent_at=None))
     elif parsed.kind == MessageKind.MESSAGE:
         reopen(session, inquiry_id, now)
 

@@ -10,9 +10,11 @@
 * ``app.models.UTCDateTime``: SQLite stores naive UTC text, PostgreSQL
   ``timestamptz``.
 * ``app.cleanup.plans``: the batch-delete plan and the batch defaults.
-* ``app.notify.outbox``: the outbox claim picks its rows ``FOR UPDATE SKIP
+* ``app.outbox.store``: the outbox claim picks its rows ``FOR UPDATE SKIP
   LOCKED`` on PostgreSQL (SQLite has one writer at a time anyway).
 * ``app.admin.export``: reads ``created_at`` as each driver returns it.
+* ``app.inquiries.store``: a solved submission's used challenge and inquiry in
+  one statement on PostgreSQL (a data-modifying CTE), two on SQLite.
 * ``app.inquiries.search``: the search index (SQLite FTS5 with trigrams, PostgreSQL
   ``pg_trgm``), made by migration 0004, and how a search uses it.
 """
@@ -35,5 +37,5 @@ def upsert(session: Session, table):
 
 
 def upsert_for(database: Dialect, table):
-    """``upsert`` for a dialect rather than a session (statements compiled ahead, ``app.inquiries.spam``)."""
+    """``upsert`` for a dialect rather than a session (statements compiled ahead, ``app.inquiries.store``)."""
     return _INSERTS[database.name](table).execution_options(preserve_rowcount=True)

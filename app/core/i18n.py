@@ -58,15 +58,10 @@ SCRIPT_MESSAGES = (
 
 
 def init_app(app: Flask) -> None:
-    """Install gettext, the locale selector, the time and number filters and the switch."""
+    """Install gettext, the locale selector and the switch (its filters: ``app.templating``)."""
     Babel(app, locale_selector=select_locale, default_locale=app.config["DEFAULT_LOCALE"],
           default_timezone=app.config["TIME_ZONE"])
     app.register_blueprint(bp)
-    app.context_processor(_page_language)
-    app.add_template_filter(local_time)
-    app.add_template_filter(local_date)
-    app.add_template_filter(number)
-    app.add_template_filter(days)
 
 
 def normalize(value: object) -> str | None:
@@ -115,7 +110,8 @@ def language_tag(locale: str | None = None) -> str:
     return (locale or str(get_locale())).replace("_", "-")
 
 
-def _page_language() -> dict:
+def page_language() -> dict:
+    """Every page's language: its tag and locale, the language links, the scripts' messages."""
     return {
         "page_lang": language_tag(),
         "page_locale": str(get_locale()),

@@ -12,16 +12,9 @@ renamed or removed later still shows on the inquiries that answered it.
 
 from __future__ import annotations
 
-from flask import Flask
 from markupsafe import Markup, escape
 
-from app.forms import store
 from app.forms.fields import Field
-
-
-def init_app(app: Flask) -> None:
-    """Give templates ``words`` (an admin's text in the request's language) and ``field_aria``."""
-    app.jinja_env.globals.update(words=store.words, field_aria=field_aria, input_aria=input_aria)
 
 
 def field_aria(field: Field, errors: dict[str, str], prefix: str = "", limits: str | None = None) -> Markup:

@@ -13,12 +13,14 @@ is its ``Origin`` header or, where a browser sends none, its ``Referer``'s.
 
 CORS headers go only to allowed origins, only on the form's JSON endpoints
 (its submissions, its ``embed`` description and its challenges), never with
-credentials. ``static/embed.js`` is the script; docs/embed.md says how a
-host page uses it.
+credentials. ``static/embed.js`` is the script (``described`` gives it each
+field); docs/embed.md says how a host page uses it.
 """
 
 from __future__ import annotations
 
+import logging
+import unicodedata
 from urllib.parse import urlsplit
 
 from flask import Flask, current_app, request
@@ -26,8 +28,11 @@ from flask_babel import lazy_gettext as _l
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from werkzeug.exceptions import NotFound
+from werkzeug.urls import iri_to_uri
 
+from app.attachments import uploads
 from app.forms import store as form_store
+from app.forms.fields import Field
 from app.models import Form
 
 CORS_ENDPOINTS = frozenset({"public.submit_named_json", "public.form_embed", "public.form_challenge"})
@@ -35,6 +40,7 @@ PREFLIGHT_MAX_AGE = 600  # seconds a browser may reuse an answered preflight
 MAX_ORIGINS = 20
 NOT_ALLOWED = _l("This form does not accept inquiries from this site, so nothing was saved.")
 DEFAULT_PORTS = {"http": 80, "https": 443}
+log = logging.getLogger(__name__)
 
 
 def init_app(app: Flask) -> None:
@@ -106,11 +112,61 @@ def is_own(origin: str | None) -> bool:
 
 
 def thanks_url_ok(form: Form, url: str | None) -> bool:
-    """Whether ``url`` is an ``http(s)`` address on one of the form's allowed origins."""
-    if not url:
+    """Whether ``url`` is an ``http(s)`` address on one of the form's allowed origins that a redirect can carry."""
+    if not url or not redirectable(url):
         return False
     parts = urlsplit(url)
     return parts.scheme in DEFAULT_PORTS and bool(parts.netloc) and allowed(form, f"{parts.scheme}://{parts.netloc}")
+
+
+def described(field: Field) -> dict:
+    """Field ``field`` as ``static/embed.js`` renders it, in the visitor's language (``/api/forms/<slug>/embed``)."""
+    choices = [{"value": choice.value, "label": form_store.words(choice.label) or choice.value}
+               for choice in field.choices]
+    description = {"key": field.key, "type": field.type, "label": form_store.words(field.label),
+                   "help": form_store.words(field.help), "required": field.required, "choices": choices}
+    if field.type in ("text", "email", "textarea", "tel", "url", "hidden"):
+        description["maxlength"] = field.max_length()
+    if field.type == "number":
+        description.update(min=field.minimum, max=field.maximum)
+    if field.type == "hidden":
+        description["value"] = field.default
+    if field.type == "file":
+        config = current_app.config
+        most, max_bytes = uploads.files_allowed(field), config["ATTACHMENT_MAX_BYTES"]
+        types = config["ATTACHMENT_TYPES"]
+        description.update(accept=",".join(types), files=most, max_bytes=max_bytes,
+                           limits=uploads.limits_text(most, max_bytes, types))
+    return description
+
+
+def redirectable(url: str) -> bool:
+    """Whether ``url`` can be a redirect's ``Location``: ``http(s)`` with a host, no control, space, line
+    separator or invisible format character (``urlsplit`` drops a line break it is given, the header
+    refuses it), a valid port, and host labels that IDNA encodes (each 1 to 63 characters)."""
+    if any(unicodedata.category(char)[0] in "CZ" for char in url):
+        return False
+    try:
+        parts = urlsplit(url)
+        iri_to_uri(url)
+        return parts.scheme in DEFAULT_PORTS and bool(parts.hostname) and parts.port != 0
+    except ValueError:  # a bad port, an IPv6 address unclosed, a label IDNA refuses (UnicodeError)
+        return False
+
+
+def thanks_url(form: Form, embedded: str | None) -> str | None:
+    """Where a visitor goes after sending ``form`` from ``embedded`` (an allowed origin of another site; None
+    from Sundown's own pages): the form's thank-you address when it has one on an allowed origin, else None
+    (Sundown's page). A stored address no redirect can carry (saved before the editor refused such) is
+    ignored with a warning, so every submission still gets its answer."""
+    stored = form.thanks_url
+    if embedded is None or not stored:
+        return None
+    if not redirectable(stored):
+        log.warning("form %s: its thank-you address cannot be redirected to, so Sundown's page is shown; "
+                    "save the form's address again in its editor", form.slug)
+        return None
+    return stored if thanks_url_ok(form, stored) else None
 
 
 def _cors(response):

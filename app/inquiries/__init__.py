@@ -1,1 +1,2 @@
-"""Inquiries: retention, the spam defence, search, and deletion that leaves nothing behind."""
+"""Inquiries: the intake (``submit``, ``store``), retention, the spam defence, search, and deletion that leaves
+nothing behind."""

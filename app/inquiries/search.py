@@ -35,9 +35,7 @@ from sqlalchemy import ColumnElement, Connection, Engine, column, func, literal_
 from sqlalchemy.orm import Session
 
 from app.core.db import UNICODE_LOWER, WRITE_OPTION
-from app.models import Inquiry, Reply
-
-REPLY_KIND = "reply"  # app.replies.REPLY (imported there from app.admin, which imports this)
+from app.models import Inquiry, Reply, ReplyKind
 
 CANDIDATE_LIMIT = 20_000
 TRIGRAM = 3
@@ -76,7 +74,7 @@ def _answered_with(session: Session, query: str):
         matches = _lowered_contains(field, query)
     else:
         matches = _ilike(field, query)
-    return select(Reply.inquiry_id).where(matches, Reply.kind == REPLY_KIND).distinct()
+    return select(Reply.inquiry_id).where(matches, Reply.kind == ReplyKind.REPLY).distinct()
 
 
 def contains(session: Session, query: str) -> ColumnElement[bool]:

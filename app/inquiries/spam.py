@@ -1,10 +1,13 @@
-"""Spam defence with no third party: proof-of-work in the ALTCHA format, a time trap, the spam folder.
+"""Spam defence with no third party: proof-of-work in the ALTCHA format, a time trap, a honeypot.
 
-Nothing a person typed is refused for looking suspicious: a submission
-without a valid, unused solution, or sent sooner than ``MIN_FILL_SECONDS``
-after the form was shown (or from a form older than ``FORM_MAX_AGE``), is
-saved with ``status = 'spam'`` and answered like any other. The honeypot
-(``app.web.public``) still discards outright.
+This module judges; it never stores. Its verdict on a submission is one of
+three: ``ok`` (the inbox, with a verified challenge to consume), suspicious
+with a ``Reason`` (the spam folder), or ``discard`` (the honeypot field was
+filled: nothing is stored). Nothing a person typed is refused for looking
+suspicious: a submission without a valid, unused solution, or sent sooner
+than ``MIN_FILL_SECONDS`` after the form was shown (or from a form older
+than ``FORM_MAX_AGE``), is saved with ``status = 'spam'`` and answered like
+any other (``app.inquiries.submit``; the insert is ``app.inquiries.store``).
 
 * **Proof-of-work.** ``issue()`` makes an ALTCHA v2 challenge with the
   ``altcha`` package (``create_challenge``, its current default format):
@@ -30,12 +33,14 @@ saved with ``status = 'spam'`` and answered like any other. The honeypot
   clock (``time.time()``), which the app's injected clock cannot reach, so
   the expiry (``POW_TTL`` seconds from ``app.core.clock.now()``) is signed into
   ``parameters.data.expires`` instead and checked here, after the signature.
-* **Once only.** A verified solution counts once: ``save()`` inserts the
-  challenge's expiry and signature into ``used_challenges`` (its primary key) with
-  ``ON CONFLICT DO NOTHING``, with the inquiry (in the same statement on
-  PostgreSQL); of any number of racing requests exactly one inserts it.
-  The row is kept until the challenge expires (a cleanup target).
+* **Once only.** A verified solution counts once: the store inserts the
+  challenge's expiry and signature into ``used_challenges`` with the inquiry
+  (``app.inquiries.store``); of any number of racing requests exactly one
+  inserts it, and the others are filed as spam (``Reason.REPLAYED``). The row
+  is kept until the challenge expires (a cleanup target).
 * **Time trap.** The form carries its render time, signed (``form_token()``).
+* **Honeypot.** A field no person sees (``HONEYPOT``); filled in, the
+  submission is discarded (it still counts against the rate limits).
 """
 
 from __future__ import annotations
@@ -46,6 +51,7 @@ import hmac
 import json
 import logging
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
@@ -55,20 +61,17 @@ from typing import Any
 import altcha
 from flask import current_app
 from itsdangerous import BadSignature, Signer
-from sqlalchemy import bindparam, case, exists, false, insert
-from sqlalchemy.dialects import postgresql
-from sqlalchemy.engine import Connection, Dialect
-from sqlalchemy.orm import Session
 
-from app.core import clock, dialect, driver
-from app.models import Inquiry, InquiryStatus, UsedChallenge
+from app.core import clock
+from app.models import InquiryStatus
 
 log = logging.getLogger(__name__)
 
 ALGORITHM = "PBKDF2/SHA-256"
-COST = 100  # PBKDF2 iterations per try: the browser's cost per try is mostly fixed overhead below ~100
+COST = 100  # PBKDF2 iterations per try: still mostly fixed overhead in the browser (docs/spam.md)
 FIELD = "altcha"  # the form field and JSON key holding the solution
 RENDERED_FIELD = "rendered"  # the form field holding the signed render time
+HONEYPOT = "website"  # the field people do not see and leave empty (the form pages and embed.js hide it)
 FORM_MAX_AGE = timedelta(days=1)
 _PAYLOAD_ERRORS = (ValueError, KeyError, TypeError, AttributeError, RecursionError)
 # The canonical JSON of the parameters ``issue()`` signs, keys in the package's (sorted) order.
@@ -78,11 +81,10 @@ _UNSIGNED = frozenset({"expiresAt", "memoryCost", "parallelism"})  # parameters 
 _CANONICAL_QUOTES = _CANONICAL.count('"')
 _ESCAPED = re.compile(r"[\x00-\x1f\\\ud800-\udfff]")  # what JSON.stringify escapes in a string, but quotes
 _MAX_SAFE = 2**53  # larger integers are floats in JSON.stringify
-_INQUIRY_COLUMNS = ("name", "email", "message", "user_agent", "created_at")  # what ``save`` is given
 
 
 class Reason(StrEnum):
-    """Why a submission went to the spam folder (logged; no personal data)."""
+    """Why a submission went to the spam folder (logged; no personal data), or was discarded (the honeypot)."""
 
     NO_SOLUTION = "no_solution"
     MALFORMED = "malformed_solution"
@@ -92,15 +94,22 @@ class Reason(StrEnum):
     NO_RENDER_TIME = "no_render_time"
     TOO_FAST = "too_fast"
     FORM_TOO_OLD = "form_too_old"
+    HONEYPOT = "honeypot"
 
 
 @dataclass(frozen=True)
 class Verdict:
-    """The checks that need no database: a reason for spam, or the verified challenge to consume."""
+    """The checks that need no database: ok (no ``reason``; the verified challenge to consume), suspicious
+    (a ``reason``: the spam folder), or ``discard`` (the honeypot: nothing stored)."""
 
     reason: Reason | None
     signature: str | None = None
     expires_at: datetime | None = None
+
+    @property
+    def discard(self) -> bool:
+        """Whether the submission is to be thrown away unstored (it filled in the honeypot)."""
+        return self.reason == Reason.HONEYPOT
 
 
 @lru_cache(maxsize=4)
@@ -278,107 +287,28 @@ def check_form_time(token: str | None) -> Reason | None:
     return None
 
 
-def judge_form(solution: Any, token: str | None) -> Verdict:
-    """The form's verdict: the time trap first, then the proof-of-work."""
-    reason = check_form_time(token)
-    return Verdict(reason) if reason else check_solution(solution)
+def judge_form(data: Mapping) -> Verdict:
+    """The page form's verdict on its fields ``data``: the honeypot, the time trap, then the proof-of-work."""
+    if data.get(HONEYPOT):
+        return Verdict(Reason.HONEYPOT)
+    reason = check_form_time(data.get(RENDERED_FIELD))
+    return Verdict(reason) if reason else check_solution(data.get(FIELD))
 
 
-def save(session: Session, verdict: Verdict, values: dict[str, Any]) -> tuple[int, InquiryStatus]:
-    """Insert the inquiry (``values``: its columns) in the inbox or the spam folder; its id and status.
-
-    A verified solution is consumed in the same transaction, so the used
-    challenge and the inquiry are stored together or not at all, and of any
-    number of requests racing with one solution exactly one files in the
-    inbox. On PostgreSQL both rows go in one statement (``_consuming_insert``):
-    in a threaded worker every extra round trip also waits to take the GIL
-    back, and with a separate insert the throughput of solved submissions
-    fell clearly below the same app's with the proof-of-work switched off
-    (figures: docs/benchmarks.md, "Figures behind the code").
-    SQLite has no data-modifying CTE and no round trips: two statements.
-    """
-    connection = session.connection()
-    reason = verdict.reason
-    if reason is None and connection.dialect.name == "postgresql":
-        inquiry_id, status = _insert_consuming(connection, values, verdict)
-        reason = None if status == InquiryStatus.INBOX else Reason.REPLAYED
-    else:
-        if reason is None and not _consume(connection, verdict.signature, verdict.expires_at):
-            reason = Reason.REPLAYED
-        status = InquiryStatus.INBOX if reason is None else InquiryStatus.SPAM
-        inquiry_id = insert_inquiry(connection, values, status)
-    if reason is not None:
-        log.info("inquiry filed as spam: %s", reason)
-    return inquiry_id, InquiryStatus(status)
+def judge_api(data: Any) -> Verdict:
+    """The API's verdict on its body ``data`` (a JSON value, or a multipart post's fields): the honeypot,
+    then the proof-of-work. A body that is not an object is refused before any verdict counts."""
+    fields = data if isinstance(data, Mapping) else {}
+    if fields.get(HONEYPOT):
+        return Verdict(Reason.HONEYPOT)
+    return check_solution(fields.get(FIELD))
 
 
-def insert_inquiry(connection: Connection, values: dict[str, Any], status: InquiryStatus) -> int:
-    """Insert one inquiry with ``status``; its id.
-
-    A Core insert: the ORM's unit of work cost more on this hot path
-    (figures: docs/benchmarks.md, "Figures behind the code").
-    """
-    inquiries = Inquiry.__table__
-    return connection.execute(insert(inquiries).values(**values, status=status).returning(inquiries.c.id)).scalar_one()
-
-
-def _insert_consuming(connection: Connection, values: dict[str, Any], verdict: Verdict) -> tuple[int, str]:
-    """PostgreSQL: the used-challenge insert and the inquiry's in one statement; the inquiry's id and status."""
-    row = connection.execute(_consuming_insert(), {
-        **values, "signature": verdict.signature, "expires_at": verdict.expires_at,
-    }).one()
-    return row.id, row.status
-
-
-@lru_cache(maxsize=1)
-def _consuming_insert() -> Any:
-    """PostgreSQL's one statement for a solved submission (a data-modifying CTE, which SQLite lacks)::
-
-        WITH used AS (INSERT INTO used_challenges ...
-                      ON CONFLICT (expires_at, signature) DO NOTHING RETURNING signature)
-        INSERT INTO submissions (..., status)
-        VALUES (..., CASE WHEN EXISTS (SELECT FROM used) THEN 'inbox' ELSE 'spam' END) RETURNING id, status
-
-    A replayed signature inserts nothing into ``used`` (a racing transaction's
-    insert is waited for, as with the unique key alone), so the inquiry goes
-    to the spam folder.
-    """
-    used_table, inquiries = UsedChallenge.__table__, Inquiry.__table__
-    used = (
-        postgresql.insert(used_table)
-        .values(signature=bindparam("signature"), expires_at=bindparam("expires_at"))
-        .on_conflict_do_nothing(index_elements=[used_table.c.expires_at, used_table.c.signature])
-        .returning(used_table.c.signature)
-        .cte("used")
-    )
-    status = case((exists(used.select()), InquiryStatus.INBOX.value), else_=InquiryStatus.SPAM.value)
-    columns = {name: bindparam(name) for name in _INQUIRY_COLUMNS}
-    # Executed with this CTE, SQLAlchemy sent legal_hold's Python-side default as NULL: it is given here.
-    statement = insert(inquiries).values(**columns, legal_hold=false(), status=status).add_cte(used)
-    return statement.returning(inquiries.c.id, inquiries.c.status)
-
-
-def _consume(connection: Connection, signature: str, expires_at: datetime) -> bool:
-    """Record the challenge as used; False when it already was (one atomic insert, unique key).
-
-    Run on the DBAPI cursor (``app.core.driver``): it is in every submission with
-    a solution.
-    """
-    values = {"signature": signature, "expires_at": expires_at}
-    return driver.rowcount(connection, _consume_statement(connection.dialect), values) == 1
-
-
-@lru_cache(maxsize=4)
-def _consume_statement(database: Dialect) -> driver.Compiled:
-    """The used-challenge insert, compiled for ``database``."""
-    table = UsedChallenge.__table__
-    statement = (
-        dialect.upsert_for(database, table)
-        .values(signature=bindparam("signature", type_=table.c.signature.type),
-                expires_at=bindparam("expires_at", type_=table.c.expires_at.type))
-        .on_conflict_do_nothing(index_elements=[table.c.expires_at, table.c.signature])
-    )
-    return driver.compile_for(statement, database)
+def note_filed(verdict: Verdict, status: InquiryStatus) -> None:
+    """Log why an inquiry went to the spam folder: its verdict's reason, or its solution was replayed (the
+    store found its challenge used)."""
+    if status == InquiryStatus.SPAM:
+        log.info("inquiry filed as spam: %s", verdict.reason or Reason.REPLAYED)
 
 
 def _signer() -> Signer:

@@ -35,9 +35,9 @@ from app.conversations import references, store
 from app.core import clock, dialect, i18n, metrics, ratelimit
 from app.forms import store as form_store
 from app.inquiries.addresses import mailbox_key
-from app.models import Form, RateLimit
+from app.models import Form, RateLimit, ReplyKind
 from app.people import lookup
-from app.replies import ACK, sending
+from app.replies import sending
 
 PLACEHOLDERS = ("{name}", "{form}", "{date}")
 TEXT_MAX = 2000
@@ -71,7 +71,7 @@ def queue_for(session: Session, inquiry_id: int, form: Form, values: dict, local
         quote = form.ack_include_message and (form.ack_quote_new or store.has_written(session, values["email"]))
         subject, body = _compose(form, values, locale, quote)
         reply_to = references.reply_address(inquiry_id) or current_app.config["REPLY_TO"]
-        sending.queue(session, inquiry_id, ACK, subject, body, locale, reply_to)
+        sending.queue(session, inquiry_id, ReplyKind.ACK, subject, body, locale, reply_to)
         outcome = "queued"
     metrics.count_acknowledgement(outcome)
     return outcome

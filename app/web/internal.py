@@ -26,7 +26,7 @@ from werkzeug.exceptions import Forbidden, NotFound, Unauthorized
 from app.cleanup import ledger, runs
 from app.conversations import inbound, parse
 from app.core import db, metrics, ratelimit
-from app.notify import deliver
+from app.outbox import deliver
 from app.web import intake
 from app.web.security import csrf
 

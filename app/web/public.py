@@ -1,18 +1,17 @@
 """The public side: the inquiry form, the JSON API, the challenge, privacy and health pages.
 
-Both submission views receive the body whole first (``app.web.intake``), so nothing
-is stored from a body that did not fully arrive. The form answers every
-refusal with the form again and a message in words, keeping the visitor's
-text whenever it was received.
-
-A submission passes, in order: the honeypot (discarded, but counted), the
-field rules (422; not counted), the rate limit (429), then ``app.inquiries.spam``'s
-verdict, which files it in the inbox or the spam folder and never refuses it.
+The submission views are adapters of one service, ``app.inquiries.submit``: the
+page form (``/``, ``/f/<slug>``), the JSON API (``/api/inquiries``,
+``/api/forms/<slug>/inquiries``) and a form embedded on another site, which
+posts to the same two. Each receives the body whole first (``app.web.intake``),
+so nothing is stored from a body that did not fully arrive; checks what is the
+web's (the CSRF token, the origin: ``app.forms.embed``); asks
+``app.inquiries.spam`` for its verdict; and turns what ``submit`` returns into a
+response. The form answers every refusal with the form again and a message in
+words, keeping the visitor's text whenever it was received.
 """
 
 from __future__ import annotations
-
-from typing import NoReturn
 
 from flask import Blueprint, current_app, g, jsonify, redirect, render_template, request, url_for
 from flask_babel import get_locale
@@ -20,27 +19,21 @@ from flask_babel import lazy_gettext as _l
 from flask_wtf.csrf import CSRFError
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
-from sqlalchemy.orm import Session
-from werkzeug.exceptions import Forbidden, HTTPException, NotFound, TooManyRequests, UnsupportedMediaType
+from werkzeug.exceptions import Forbidden, HTTPException, NotFound, UnsupportedMediaType
 
-from app import cleanup, notify
-from app.attachments import store as attachment_store
-from app.attachments import uploads
-from app.core import clock, db, i18n, metrics, ratelimit
+from app import cleanup
+from app.core import db, i18n, metrics, ratelimit
 from app.forms import answers as form_answers
 from app.forms import embed
 from app.forms import store as form_store
-from app.inquiries import retention, spam
-from app.models import InquiryStatus
-from app.people import lookup
-from app.replies import ack
+from app.inquiries import retention, spam, submit
+from app.inquiries.submit import Accepted, Invalid, Limited
 from app.web import errors, intake
 from app.web.security import csrf
 
 bp = Blueprint("public", __name__)
 
-HONEYPOT = "website"
-PAGE_FIELDS = frozenset({HONEYPOT, "csrf_token", spam.FIELD, spam.RENDERED_FIELD})  # the page's, not the visitor's
+PAGE_FIELDS = frozenset({spam.HONEYPOT, "csrf_token", spam.FIELD, spam.RENDERED_FIELD})  # the page's, not the visitor's
 
 # What the form says when it refuses a submission: whole sentences, translated when shown.
 TOO_LARGE = _l("Your inquiry is too large to send (the limit is {kib} KB), so nothing was saved, "
@@ -54,7 +47,6 @@ UNAVAILABLE = _l("The inbox cannot save inquiries right now, so nothing was save
                  "Your text is kept below: please send it again in a minute.")
 NOT_JSON_TYPE = _l("Send the inquiry as JSON (Content-Type: application/json).")
 CROSS_ORIGIN = _l("Cross-origin requests are not accepted.")
-NOT_AN_OBJECT = _l("Send a JSON object.")
 # The words ``static/embed.js`` shows on another site, in the visitor's language.
 EMBED_TEXTS = {
     "send": _l("Send inquiry"), "sending": _l("Sending…"), "optional": _l("(optional)"), "choose": _l("Choose…"),
@@ -105,31 +97,12 @@ def form_embed(slug: str):
         form=form.slug, title=form.title, description=form.description, lang=i18n.language_tag(),
         action=f"{origin}{url_for('public.submit_named_json', slug=form.slug)}",
         page=f"{origin}{url_for('public.named_form', slug=form.slug)}",
-        fields=[_embedded_field(each) for each in form.fields], rendered=spam.form_token(),
+        fields=[embed.described(each) for each in form.fields], rendered=spam.form_token(),
         challenge=spam.issue(), challenge_url=f"{origin}{url_for('public.form_challenge', slug=form.slug)}",
         challenge_ttl=current_app.config["POW_TTL"], texts={key: str(text) for key, text in EMBED_TEXTS.items()},
     )
     response.headers["Cache-Control"] = "no-store"
     return response
-
-
-def _embedded_field(field) -> dict:
-    described = {"key": field.key, "type": field.type, "label": form_store.words(field.label),
-                 "help": form_store.words(field.help), "required": field.required,
-                 "choices": [{"value": c.value, "label": form_store.words(c.label) or c.value} for c in field.choices]}
-    if field.type in ("text", "email", "textarea", "tel", "url", "hidden"):
-        described["maxlength"] = field.max_length()
-    if field.type == "number":
-        described.update(min=field.minimum, max=field.maximum)
-    if field.type == "hidden":
-        described["value"] = field.default
-    if field.type == "file":
-        config = current_app.config
-        most, max_bytes = uploads.files_allowed(field), config["ATTACHMENT_MAX_BYTES"]
-        types = config["ATTACHMENT_TYPES"]
-        described.update(accept=",".join(types), files=most, max_bytes=max_bytes,
-                         limits=uploads.limits_text(most, max_bytes, types))
-    return described
 
 
 @bp.post("/")
@@ -177,13 +150,28 @@ def _submit_page(slug: str | None):
         metrics.count_inquiry("invalid")
         return _missing_form(Forbidden(), str(embed.NOT_ALLOWED))
     try:
-        return _accept_form(form, values, token, embedded)
+        if embedded is None:  # from another site the allowed origin is the proof, and there is no session
+            csrf.protect()
+        result = submit.submit(form, request.form, request.files, spam.judge_form(request.form), embedded, _sender())
     except CSRFError as refusal:
         return _form_refused(refusal, values, str(EXPIRED), token)
-    except TooManyRequests as refusal:
-        return _form_refused(refusal, values, RATE_LIMITED.format(refusal=refusal.description), token)
     except (DBAPIError, PoolTimeout) as error:
         return _form_refused(errors.database_unavailable(error), values, str(UNAVAILABLE), token)
+    return _page_answer(result, form, values, token, embedded)
+
+
+def _page_answer(result: submit.Result, form: form_store.Shown, values: dict, token: str | None,
+                 embedded: str | None):
+    """The page's answer to ``result``: the thank-you page, or the form again with the errors or the wait."""
+    match result:
+        case Invalid(errors=field_errors, status=status):
+            return _form_page(values, field_errors, token=token, back=_back_link(form, embedded)), status
+        case Limited(wait=wait):
+            refusal = ratelimit.too_many(wait)
+            return _form_refused(refusal, values, RATE_LIMITED.format(refusal=refusal.description), token)
+        case Accepted():
+            cleanup.trigger("inquiry_form")
+    return redirect(_thanks_url(form, embedded), 303)
 
 
 @bp.post("/api/inquiries")
@@ -222,20 +210,13 @@ def _submit_json(slug: str | None):
     if with_files:
         _receive(slug)
     data = request.form if with_files else intake.json_body()
-    if not isinstance(data, dict):
-        metrics.count_inquiry("invalid")
-        return jsonify(ok=False, errors={"_": str(NOT_AN_OBJECT)}), 422
-    if data.get(HONEYPOT):
-        _limit_submissions()
-        metrics.count_inquiry("honeypot")
-        return jsonify(ok=True), 201
-    clean, field_errors = form_answers.check(form.fields, data)
-    files = _files_of(form, clean)
-    if field_errors or files.errors:
-        metrics.count_inquiry("invalid")
-        return jsonify(ok=False, errors={**field_errors, **files.errors}), files.status or 422
-    _save(form, clean, spam.check_solution(data.get(spam.FIELD)), embedded, files.uploads)
-    cleanup.trigger("inquiry_api")
+    match submit.submit(form, data, request.files, spam.judge_api(data), embedded, _sender()):
+        case Invalid(errors=field_errors, status=status):
+            return jsonify(ok=False, errors=field_errors), status
+        case Limited(wait=wait):
+            raise ratelimit.too_many(wait)
+        case Accepted():
+            cleanup.trigger("inquiry_api")
     return jsonify(ok=True), 201
 
 
@@ -279,25 +260,6 @@ def privacy():
                            own_retention=own)
 
 
-def _accept_form(form: form_store.Shown, values: dict, token: str | None, embedded: str | None):
-    """``embedded``: the allowed origin of another site the form was posted from (no CSRF token then)."""
-    if embedded is None:
-        csrf.protect()
-    if request.form.get(HONEYPOT):
-        _limit_submissions()
-        metrics.count_inquiry("honeypot")
-        return redirect(_thanks_url(form, embedded), 303)
-    clean, field_errors = form_answers.check(form.fields, request.form)
-    files = _files_of(form, clean)
-    if field_errors or files.errors:
-        metrics.count_inquiry("invalid")
-        shown = _form_page(values, {**field_errors, **files.errors}, token=token, back=_back_link(form, embedded))
-        return shown, files.status or 422
-    _save(form, clean, spam.judge_form(request.form.get(spam.FIELD), token), embedded, files.uploads)
-    cleanup.trigger("inquiry_form")
-    return redirect(_thanks_url(form, embedded), 303)
-
-
 def _receive(slug: str | None) -> None:
     """Receive the body whole: with room for files when it is a form's upload (``app.attachments``)."""
     if request.mimetype == "multipart/form-data" and _takes_files(slug):
@@ -314,23 +276,10 @@ def _takes_files(slug: str | None) -> bool:
         return False
 
 
-def _files_of(form: form_store.Shown, clean: dict) -> uploads.Checked:
-    """The submission's files checked (``app.attachments.uploads``); each file field's answer, their names."""
-    config = current_app.config
-    checked = uploads.check(form.fields, request.files, config["ATTACHMENT_MAX_BYTES"], config["ATTACHMENT_TYPES"])
-    for each in form.fields:
-        if each.type == "file":
-            clean[each.key] = [upload.name for upload in checked.uploads if upload.field_key == each.key]
-    return checked
-
-
 def _thanks_url(form: form_store.Shown, embedded: str | None) -> str:
     """The form's own thank-you address for a submission from another site, if it is on an allowed
     origin; else Sundown's. Never an address the request names."""
-    stored = form.form.thanks_url
-    if embedded is not None and embed.thanks_url_ok(form.form, stored):
-        return stored
-    return url_for("public.thanks")
+    return embed.thanks_url(form.form, embedded) or url_for("public.thanks")
 
 
 def _back_link(form: form_store.Shown, embedded: str | None) -> str | None:
@@ -369,46 +318,6 @@ def _form_refused(refusal: HTTPException, values: dict[str, str], notice: str, t
     return _form_page(values, {}, notice, token), refusal.code, headers
 
 
-def _limit_submissions() -> None:
-    """Count a submission that is not saved (the honeypot's); 429 when over a limit."""
-    wait = _count_submission()
-    if wait is not None:
-        _refuse(wait)
-
-
-def _count_submission(session: Session | None = None) -> int | None:
-    config = current_app.config
-    return ratelimit.hit_all([
-        ("submit", ratelimit.client_id(), ratelimit.parse_limits(config["SUBMIT_RATE_LIMITS"])),
-        # From every client together: a flood from endless addresses cannot grow the database without bound.
-        ("submit-all", "all", ratelimit.parse_limits(config["SUBMIT_GLOBAL_RATE_LIMITS"])),
-    ], session)
-
-
-def _refuse(wait: int) -> NoReturn:
-    metrics.count_inquiry("rate_limited")
-    raise ratelimit.too_many(wait)
-
-
-def _save(form: form_store.Shown, clean: dict, verdict: spam.Verdict, embedded: str | None = None,
-          files: list[uploads.Upload] | tuple = ()) -> None:
-    """Count the submission against the rate limits and save the inquiry in the inbox or the spam
-    folder, with its files, its challenge consumed and, for the inbox, its notifications enqueued: one
-    write transaction, so on SQLite a submission takes the write lock once. Over a limit the hit is
-    committed alone (refused attempts count) and the answer is 429."""
-    default_locale = current_app.config["DEFAULT_LOCALE"]
-    stored = form_answers.stored(form.fields, form.form.email_field, clean, str(get_locale()), default_locale)
-    values = dict(stored, form_id=form.id, email_key=lookup.key_of(stored["email"]),
-                  user_agent=request.user_agent.string[:300] or None,
-                  created_at=clock.now(), origin=embedded[:200] if embedded else None)
-    with db.transaction(write=True) as session:
-        wait = _count_submission(session)
-        if wait is None:
-            inquiry_id, status = spam.save(session, verdict, values)
-            attachment_store.save(session, inquiry_id, files)
-            if status == InquiryStatus.INBOX:  # the proof-of-work passed: never spam, honeypot or refused
-                notify.enqueue_inquiries(session, [inquiry_id], form.form)
-                ack.queue_for(session, inquiry_id, form.form, stored, str(get_locale()))
-    if wait is not None:
-        _refuse(wait)
-    metrics.count_inquiry("accepted" if status == InquiryStatus.INBOX else "spam")
+def _sender() -> submit.Sender:
+    """Who sent the request, as ``submit`` needs it: language, rate limits' key, browser."""
+    return submit.Sender(str(get_locale()), ratelimit.client_id(), request.user_agent.string)

@@ -43,7 +43,7 @@ def test_add_passkey_options_exclude_existing_passkeys(laptop):
     assert options["user"]["name"] == "Ada"
 
 
-def test_registering_needs_a_session(client):
+def test_registering_needs_a_login(client):
     response = client.post("/auth/register/options", json={}, headers={"Accept": "application/json"})
     assert response.status_code in (400, 401)  # CSRF or login: either way no options
 
@@ -71,7 +71,7 @@ def test_the_last_passkey_cannot_be_removed(laptop, query):
     assert "cannot remove your last passkey" in page
 
 
-def test_removing_a_passkey_revokes_the_sessions_it_created(app, laptop, query):
+def test_removing_a_passkey_revokes_the_logins_it_created(app, laptop, query):
     laptop.add_passkey()
     first, second = query(PASSKEYS)
     phone = PasskeyBrowser(app, app.test_client(), laptop.authenticator)

@@ -25,7 +25,7 @@ def test_the_admins_page_logs_an_admin_out_everywhere(admin_client, app, login, 
     assert "sessions_revoked" in actions(query)
 
 
-def test_removing_an_admin_takes_a_confirmation_and_their_passkeys_and_sessions(app, query):
+def test_removing_an_admin_takes_a_confirmation_and_their_passkeys_and_logins(app, query):
     ada = PasskeyBrowser(app, app.test_client())
     assert ada.enroll(invite(app, "Ada")).status_code == 200
     grace = PasskeyBrowser(app, app.test_client())
@@ -54,7 +54,7 @@ def test_the_operator_lists_and_removes_admins_but_never_the_last(app, runner, l
     login("Ada")
     assert runner.invoke(args=["admin", "remove", "Ada", "--yes"]).exit_code == 1  # the last one
     login("Grace", as_client=app.test_client())
-    assert "Grace: 0 passkeys, 1 sessions" in runner.invoke(args=["admin", "list"]).output
+    assert "Grace: 0 passkeys, 1 logins" in runner.invoke(args=["admin", "list"]).output
     result = runner.invoke(args=["admin", "remove", "Grace", "--yes"])
     assert result.exit_code == 0 and "Grace was removed" in result.output
     assert query(select(Admin.name)) == ["Ada"]
@@ -80,10 +80,10 @@ def test_an_invite_needs_a_passkey_verified_in_the_last_five_minutes(app, clock,
     assert query(select(AuditEntry.detail).where(AuditEntry.action == "invite_created"))[-1] == "for Lin"
 
 
-def test_passkey_changes_and_revoked_sessions_are_audited(app, login, query, admin_client):
+def test_passkey_changes_and_revoked_logins_are_audited(app, login, query, admin_client):
     other = app.test_client()
     login("Ada", as_client=other, admin=query(select(Admin))[0])
     [other_login] = [row.id for row in query(select(AdminLogin))][-1:]
     token = csrf_token(admin_client, "/admin/account")
-    admin_client.post(f"/admin/account/sessions/{other_login}/revoke", data={"csrf_token": token})
+    admin_client.post(f"/admin/account/logins/{other_login}/revoke", data={"csrf_token": token})
     assert "session_revoked" in actions(query)

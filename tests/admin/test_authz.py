@@ -80,7 +80,7 @@ def test_every_admin_response_says_no_store_and_an_anonymous_request_is_refused(
 
 def test_an_expired_session_is_no_session(app, client, login, clock):
     login()
-    clock.advance(seconds=app.config["SESSION_LIFETIME"])
+    clock.advance(seconds=app.config["LOGIN_LIFETIME"])
     for method, url in admin_routes(app):
         if method == "GET":
             assert client.get(url).status_code == 302, url

@@ -1,4 +1,4 @@
-"""Run a prune that stops forever in its third batch, so a test can SIGKILL it there.
+"""Run a cleanup that stops forever in its third batch, so a test can SIGKILL it there.
 
 Usage: ``python -m tests.apps.cleanup_crash`` with ``SUNDOWN_*`` settings,
 ``CLEANUP_TEST_DIR`` (``blocked`` is touched there when the run is held) and

@@ -1,4 +1,4 @@
-"""A WSGI app whose pruner first hits a test target: a barrier on a file, or an error.
+"""A WSGI app whose cleanup first hits a test target: a barrier on a file, or an error.
 
 ``CLEANUP_TEST_MODE``: ``barrier`` (touch ``blocked`` in ``CLEANUP_TEST_DIR``,
 then wait until ``release`` exists there, or the process is stopping: then
@@ -38,7 +38,7 @@ def held_on_barrier(_moment):
 
 
 def failing(_moment):
-    raise RuntimeError("prune failure injected by the test app")
+    raise RuntimeError("cleanup failure injected by the test app")
 
 
 app = create_app()

@@ -23,7 +23,7 @@ def browser(app, client) -> PasskeyBrowser:
     return browser
 
 
-def test_login_creates_a_session_and_opens_the_admin_area(browser, query):
+def test_login_creates_a_login_row_and_opens_the_admin_area(browser, query):
     response = browser.login()
     assert response.status_code == 200, response.get_json()
     assert response.get_json() == {"ok": True, "redirect": "/admin/"}
@@ -70,7 +70,7 @@ def test_login_replaces_any_previous_session_and_flask_session(browser):
     assert cookie.http_only
 
 
-def test_logout_deletes_the_session_row(browser, query):
+def test_logout_deletes_the_login_row(browser, query):
     browser.login()
     assert query.count(AdminLogin) == 1
     response = browser.logout()
@@ -86,7 +86,7 @@ def test_logout_without_csrf_token_is_refused(browser, query):
     assert query.count(AdminLogin) == 1
 
 
-# --- Refusals: each leaves no session behind. ---------------------------------
+# --- Refusals: each leaves no login behind. -----------------------------------
 
 
 def assert_refused(query, response, status=400):

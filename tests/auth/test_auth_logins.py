@@ -1,4 +1,4 @@
-"""Admin logins (server-side sessions): absolute and idle expiry with the injected clock, revoke, listing."""
+"""Admin logins (server-side, a row each): absolute and idle expiry with the injected clock, revoke, listing."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from tests.helpers import csrf_token
 LOGINS = select(AdminLogin).order_by(AdminLogin.id)
 
 
-def test_a_session_dies_at_its_absolute_lifetime_even_when_active(app, client, login, clock):
+def test_a_login_dies_at_its_absolute_lifetime_even_when_active(app, client, login, clock):
     login()
-    lifetime = app.config["SESSION_LIFETIME"]
+    lifetime = app.config["LOGIN_LIFETIME"]
     for _ in range(lifetime // 3600 - 1):
         clock.advance(hours=1)
         assert client.get("/admin/account").status_code == 200
@@ -25,19 +25,19 @@ def test_a_session_dies_at_its_absolute_lifetime_even_when_active(app, client, l
     assert client.get("/admin/account").status_code == 302
 
 
-def test_a_session_dies_after_the_idle_timeout(app, client, login, clock):
+def test_a_login_dies_after_the_idle_timeout(app, client, login, clock):
     login()
-    clock.advance(seconds=app.config["SESSION_IDLE_TIMEOUT"] - 1)
+    clock.advance(seconds=app.config["LOGIN_IDLE_TIMEOUT"] - 1)
     assert client.get("/admin/account").status_code == 200
-    clock.advance(seconds=app.config["SESSION_IDLE_TIMEOUT"] - 1)
+    clock.advance(seconds=app.config["LOGIN_IDLE_TIMEOUT"] - 1)
     assert client.get("/admin/account").status_code == 200  # the last visit reset the idle clock
-    clock.advance(seconds=app.config["SESSION_IDLE_TIMEOUT"])
+    clock.advance(seconds=app.config["LOGIN_IDLE_TIMEOUT"])
     assert client.get("/admin/account").status_code == 302
 
 
 def test_an_expired_row_is_refused_before_the_cleanup_deletes_it(app, client, login, clock, query):
     login()
-    clock.advance(seconds=app.config["SESSION_LIFETIME"] + 1)
+    clock.advance(seconds=app.config["LOGIN_LIFETIME"] + 1)
     assert client.get("/admin/account", headers={"Accept": "application/json"}).status_code == 401
     assert len(query(LOGINS)) == 1
 
@@ -53,7 +53,7 @@ def test_last_seen_is_written_at_most_once_a_minute(client, login, clock, query)
     assert query(LOGINS)[0].last_seen_at == clock()
 
 
-def test_account_page_lists_sessions_and_marks_this_browser(app, client, login):
+def test_account_page_lists_logins_and_marks_this_browser(app, client, login):
     admin = login("Ada")
     phone = app.test_client()
     login(admin=admin, as_client=phone, browser="Safari 18 on iOS")
@@ -64,13 +64,13 @@ def test_account_page_lists_sessions_and_marks_this_browser(app, client, login):
     assert token not in page
 
 
-def test_revoking_another_session_logs_that_browser_out(app, client, login, query):
+def test_revoking_another_login_logs_that_browser_out(app, client, login, query):
     admin = login("Ada")
     phone = app.test_client()
     login(admin=admin, as_client=phone, browser="Safari 18 on iOS")
     phone_row = query(LOGINS)[1]
     response = client.post(
-        f"/admin/account/sessions/{phone_row.id}/revoke", data={"csrf_token": csrf_token(client, "/admin/account")}
+        f"/admin/account/logins/{phone_row.id}/revoke", data={"csrf_token": csrf_token(client, "/admin/account")}
     )
     assert response.status_code == 303
     assert [row.id for row in query(LOGINS)] != [] and phone_row.id not in [row.id for row in query(LOGINS)]
@@ -78,31 +78,31 @@ def test_revoking_another_session_logs_that_browser_out(app, client, login, quer
     assert client.get("/admin/account").status_code == 200
 
 
-def test_revoking_this_session_logs_out_here(client, login, query):
+def test_revoking_this_login_logs_out_here(client, login, query):
     login("Ada")
     own = query(LOGINS)[0]
     response = client.post(
-        f"/admin/account/sessions/{own.id}/revoke", data={"csrf_token": csrf_token(client, "/admin/account")}
+        f"/admin/account/logins/{own.id}/revoke", data={"csrf_token": csrf_token(client, "/admin/account")}
     )
     assert response.headers["Location"].endswith("/auth/login")
     assert query(LOGINS) == []
     assert client.get("/admin/account").status_code == 302
 
 
-def test_an_admin_cannot_revoke_someone_elses_session(app, client, login, query):
+def test_an_admin_cannot_revoke_someone_elses_login(app, client, login, query):
     login("Ada")
     mallory = app.test_client()
     login("Mallory", as_client=mallory)
     ada_row = query(LOGINS)[0]
     mallory.post(
-        f"/admin/account/sessions/{ada_row.id}/revoke",
+        f"/admin/account/logins/{ada_row.id}/revoke",
         data={"csrf_token": csrf_token(mallory, "/admin/account")},
     )
     assert len(query(LOGINS)) == 2
     assert client.get("/admin/account").status_code == 200
 
 
-def test_a_forged_cookie_is_not_a_session(client, login):
+def test_a_forged_cookie_is_not_a_login(client, login):
     login()
     client.set_cookie("sundown_admin", "0" * 64)
     assert client.get("/admin/account").status_code == 302
@@ -110,7 +110,7 @@ def test_a_forged_cookie_is_not_a_session(client, login):
 
 @pytest.mark.parametrize("origin, name", [("http://localhost", "sundown_admin"),
                                           ("https://inbox.example.org", "__Host-sundown_admin")])
-def test_session_cookie_flags(make_app, app_config, origin, name):
+def test_login_cookie_flags(make_app, app_config, origin, name):
     application = make_app({**app_config, "ORIGIN": origin, "RP_ID": origin.split("//")[1]})
     with application.test_request_context():
         response = make_response("")

@@ -1,4 +1,4 @@
-"""The pruner under real processes: after the response in gunicorn, and killed mid-run."""
+"""The cleanup under real processes: after the response in gunicorn, and killed mid-run."""
 
 from __future__ import annotations
 
@@ -60,7 +60,7 @@ def post_inquiry(base_url: str) -> tuple[int, bytes, int]:
         f"{base_url}/api/inquiries", data=json.dumps(VALID).encode(),
         headers={"Content-Type": "application/json"}, method="POST",
     )
-    # A prune run before or during the response would hold it past this timeout.
+    # A cleanup run before or during the response would hold it past this timeout.
     with urllib.request.urlopen(request, timeout=10) as response:
         return response.status, response.read(), int(response.headers["Content-Length"])
 
@@ -78,7 +78,7 @@ def engine(database_url):
 
 
 @pytest.mark.parametrize("worker_class", ["gthread", "sync"])
-def test_the_client_has_the_whole_response_while_the_prune_is_held(
+def test_the_client_has_the_whole_response_while_the_cleanup_is_held(
     database_url, engine, tmp_path, worker_class
 ):
     env = server_env(database_url, tmp_path, "barrier")
@@ -89,13 +89,13 @@ def test_the_client_has_the_whole_response_while_the_prune_is_held(
     ):
         status, body, length = post_inquiry(base_url)
         assert (status, json.loads(body), len(body)) == (201, {"ok": True}, length)
-        wait_for(lambda: (tmp_path / "blocked").exists(), "the prune to reach the barrier")
-        assert statuses(engine) == ["running"]  # the response is complete; the prune is not
+        wait_for(lambda: (tmp_path / "blocked").exists(), "the cleanup to reach the barrier")
+        assert statuses(engine) == ["running"]  # the response is complete; the cleanup is not
         (tmp_path / "release").touch()
-        wait_for(lambda: statuses(engine) == ["ok"], "the prune to finish")
+        wait_for(lambda: statuses(engine) == ["ok"], "the cleanup to finish")
 
 
-def test_a_prune_that_raises_leaves_the_response_a_success(database_url, engine, tmp_path):
+def test_a_cleanup_that_raises_leaves_the_response_a_success(database_url, engine, tmp_path):
     env = server_env(database_url, tmp_path, "raise")
     with running_server(env, tmp_path / "server.log", "tests.apps.cleanup_hooks:app") as (base_url, _):
         status, body, _length = post_inquiry(base_url)

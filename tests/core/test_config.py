@@ -7,6 +7,7 @@ from flask import Flask
 
 from app import config, create_app
 from app.config import ConfigurationError
+from app.settings import SETTINGS
 
 BASE = {"ENV": "production", "SECRET_KEY": "k" * 32, "ORIGIN": "https://inbox.example.org",
         "RP_ID": "inbox.example.org", "DATABASE_URL": "sqlite://"}
@@ -113,8 +114,8 @@ BAD = [
     ("MIN_FILL_SECONDS", "soon"),
     ("CHALLENGE_TTL", "0"),
     ("INVITE_TTL", "-3600"),
-    ("SESSION_LIFETIME", "1.5"),
-    ("SESSION_IDLE_TIMEOUT", "soon"),
+    ("LOGIN_LIFETIME", "1.5"),
+    ("LOGIN_IDLE_TIMEOUT", "soon"),
     ("CLEANUP_INTERVAL", "false"),
     ("CLEANUP_BATCH_SIZE", "0"),
     ("CLEANUP_TIME_BUDGET", "-1"),
@@ -148,7 +149,21 @@ BAD = [
     ("WEBHOOK_ALLOW_PRIVATE", "2"),
     ("DELIVERY_RETRY_BASE", "0"),
     ("DELIVERY_RETRY_BASE", "soon"),
+    ("SUBMIT_GLOBAL_RATE_LIMITS", "300/minute"),
+    ("AUDIT_RETENTION_DAYS", "364"),
+    ("AUDIT_RETENTION_DAYS", "3651"),
+    ("NOTIFY_HOURLY_CAP", "0"),
+    ("REPLY_TO", "team at example.org"),
+    ("ACK_HOURLY_CAP", "0"),
+    ("ACK_PER_ADDRESS_SECONDS", "3599"),
+    ("ATTACHMENT_MAX_BYTES", "1023"),
+    ("ATTACHMENT_MAX_BYTES", "104857601"),
+    ("ATTACHMENT_TYPES", "application/x-unknown-thing"),
 ]
+
+
+def test_every_checked_setting_has_a_bad_value_above():
+    assert {variable.name for variable in SETTINGS} <= {key for key, _value in BAD}
 
 
 @pytest.mark.parametrize(("key", "value"), BAD)
@@ -187,8 +202,8 @@ GOOD = [
     ("MIN_FILL_SECONDS", "2.5", 2.5),
     ("CHALLENGE_TTL", "60", 60),
     ("INVITE_TTL", "86400", 86400),
-    ("SESSION_LIFETIME", "3600.0", 3600),
-    ("SESSION_IDLE_TIMEOUT", "900", 900),
+    ("LOGIN_LIFETIME", "3600.0", 3600),
+    ("LOGIN_IDLE_TIMEOUT", "900", 900),
     ("CLEANUP_INTERVAL", "120", 120),
     ("CLEANUP_BATCH_SIZE", "500", 500),
     ("CLEANUP_BATCH_SIZE", "null", None),
@@ -255,12 +270,20 @@ def test_secrets_are_not_echoed_in_the_error(monkeypatch):
     assert "hunter2" not in str(error.value)
 
 
-def test_renamed_prune_variable_names_its_new_name(monkeypatch):
-    monkeypatch.setenv("SUNDOWN_PRUNE_INTERVAL", "60")
-    with pytest.raises(
-        ConfigurationError, match="SUNDOWN_PRUNE_INTERVAL was renamed SUNDOWN_CLEANUP_INTERVAL"
-    ):
+@pytest.mark.parametrize(("old", "new"), [
+    ("SUNDOWN_PRUNE_INTERVAL", "SUNDOWN_CLEANUP_INTERVAL"),
+    ("SUNDOWN_SESSION_LIFETIME", "SUNDOWN_LOGIN_LIFETIME"),
+    ("SUNDOWN_SESSION_IDLE_TIMEOUT", "SUNDOWN_LOGIN_IDLE_TIMEOUT"),
+])
+def test_a_variable_under_its_old_name_stops_the_app_naming_the_new_one(old, new, monkeypatch):
+    monkeypatch.setenv(old, "60")
+    with pytest.raises(ConfigurationError, match=f"^{old} was renamed {new}: rename it in the environment.$"):
         create_app(BASE)
+
+
+def test_a_name_that_only_begins_like_an_old_one_is_not_refused(monkeypatch):
+    monkeypatch.setenv("SUNDOWN_SESSION_LIFETIME_NOTE", "60")
+    assert create_app(BASE).config["LOGIN_LIFETIME"] == 12 * 3600
 
 
 def test_bad_rate_limit_stops_create_app_before_any_request(monkeypatch):

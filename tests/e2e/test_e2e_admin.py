@@ -59,7 +59,7 @@ def test_invited_operator_registers_a_passkey_and_sees_the_inquiry(
     shot(page, "link-used-up")
 
 
-def test_passkey_login_names_the_browser_and_revokes_another_session(
+def test_passkey_login_names_the_browser_and_revokes_another_login(
     server, page, authenticator, new_context, shot
 ):
     enroll(page, server.quick_invite_link("Grace Admin"))
@@ -68,10 +68,10 @@ def test_passkey_login_names_the_browser_and_revokes_another_session(
     log_in(page)
 
     page.goto("/admin/account")
-    sessions = sessions_table(page)
-    expect(sessions).to_have_count(1)
-    expect(sessions.filter(has_text="this browser")).to_contain_text(BROWSER_NAME)
-    shot(page, "one-session")
+    logins = logins_table(page)
+    expect(logins).to_have_count(1)
+    expect(logins.filter(has_text="this browser")).to_contain_text(BROWSER_NAME)
+    shot(page, "one-login")
 
     other = new_context().new_page()
     copy_passkeys(authenticator, Authenticator(other))  # the same passkey, synced
@@ -79,18 +79,18 @@ def test_passkey_login_names_the_browser_and_revokes_another_session(
     shot(other, "other-browser-inbox")
 
     page.reload()
-    expect(sessions).to_have_count(2)
+    expect(logins).to_have_count(2)
     page.get_by_role("button", name="Revoke").click()
-    expect(page.get_by_text("The session was revoked.")).to_be_visible()
-    expect(sessions).to_have_count(1)
-    expect(sessions).to_contain_text("this browser")
-    shot(page, "other-session-revoked")
+    expect(page.get_by_text("The login was revoked.")).to_be_visible()
+    expect(logins).to_have_count(1)
+    expect(logins).to_contain_text("this browser")
+    shot(page, "other-login-revoked")
 
     expect_logged_out(other)
     shot(other, "other-browser-logged-out")
     page.goto("/admin/")
     expect(page).to_have_url(ADMIN_HOME)  # this browser is still logged in
-    assert session_count(server, "Grace Admin") == 1
+    assert login_count(server, "Grace Admin") == 1
 
 
 def test_hold_delete_and_export_csv(server, page, authenticator, shot):
@@ -141,7 +141,7 @@ def test_hold_delete_and_export_csv(server, page, authenticator, shot):
     assert "Dora Deleted" not in by_name
 
 
-def test_login_without_user_verification_fails_readably_and_starts_no_session(
+def test_login_without_user_verification_fails_readably_and_starts_no_login(
     server, page, authenticator, shot
 ):
     enroll(page, server.quick_invite_link("Uma Admin"))
@@ -155,17 +155,17 @@ def test_login_without_user_verification_fails_readably_and_starts_no_session(
     shot(page, "login-refused")
 
     expect_logged_out(page)
-    assert session_count(server, "Uma Admin") == 0
+    assert login_count(server, "Uma Admin") == 0
     assert not [c for c in page.context.cookies() if c["name"] == "sundown_admin"]
 
 
-def test_second_passkey_renamed_first_removed_logs_out_its_sessions(
+def test_second_passkey_renamed_first_removed_logs_out_its_logins(
     server, page, authenticator, new_context, shot
 ):
     enroll(page, server.quick_invite_link("Kim Admin"))
     other = new_context().new_page()
     copy_passkeys(authenticator, Authenticator(other))
-    log_in(other)  # a session made by the first passkey, in another browser
+    log_in(other)  # a login made by the first passkey, in another browser
 
     authenticator.replace()  # this browser now holds a new, empty security key
     page.goto("/admin/account")
@@ -181,20 +181,20 @@ def test_second_passkey_renamed_first_removed_logs_out_its_sessions(
     log_out(page)
     log_in(page)  # with the new passkey: the only one this browser has
     page.goto("/admin/account")
-    expect(sessions_table(page)).to_have_count(2)
+    expect(logins_table(page)).to_have_count(2)
     passkeys_table(page).nth(0).get_by_role("button", name="Remove").click()
 
     expect(page.get_by_text("Passkey removed; the browsers it logged in were logged out.")).to_be_visible()
     expect(names).to_have_count(1)
     expect(names.first).to_have_value("Blue security key")
     expect(page.get_by_text("Your only passkey")).to_be_visible()
-    expect(sessions_table(page)).to_have_count(1)
+    expect(logins_table(page)).to_have_count(1)
     shot(page, "first-passkey-removed")
 
     expect_logged_out(other)
     shot(other, "other-browser-logged-out")
     assert passkey_count(server, "Kim Admin") == 1
-    assert session_count(server, "Kim Admin") == 1
+    assert login_count(server, "Kim Admin") == 1
 
 
 # --- Reading the pages and the database ---------------------------------------
@@ -205,7 +205,7 @@ def section(page, heading: str):
     return page.locator("section").filter(has=page.get_by_role("heading", name=heading))
 
 
-def sessions_table(page):
+def logins_table(page):
     """The body rows of the "Where you are logged in" table."""
     return section(page, "Where you are logged in").locator("tbody tr")
 
@@ -215,8 +215,8 @@ def passkeys_table(page):
     return section(page, "Your passkeys").locator("tbody tr")
 
 
-def session_count(server, admin_name: str) -> int:
-    """How many session rows the admin has."""
+def login_count(server, admin_name: str) -> int:
+    """How many login rows the admin has."""
     return _count(server, AdminLogin, admin_name)
 
 

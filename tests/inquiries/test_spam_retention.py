@@ -32,7 +32,7 @@ def store_retentions(app, inbox_days: int, spam_days: int) -> None:
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(arranged=rows, inbox_days=st.integers(1, 365), spam_days=st.integers(1, 365))
-def test_each_folder_is_pruned_at_its_own_cutoff_and_reads_agree(app, clock, query, arranged, inbox_days, spam_days):
+def test_each_folder_is_cleaned_at_its_own_cutoff_and_reads_agree(app, clock, query, arranged, inbox_days, spam_days):
     query.using(lambda session: (session.execute(delete(Inquiry)), session.commit()))
     store_retentions(app, inbox_days, spam_days)
     named = [inquiry(clock, days_old=age, status=status, legal_hold=held, name=f"row {i}")

@@ -3,7 +3,7 @@
 PostgreSQL: two servers on two loopback ports, 3 gthread workers each.
 SQLite: one server with 3 workers. On each, 500 submissions arrive at once at
 the moment the claim is due (the workers are fresh, so none has learned a due
-time yet); then the shared rate limit and a session are checked on every
+time yet); then the shared rate limit and a login are checked on every
 server. The servers are stopped gracefully before the ledger is read, so any
 after-response work still in flight has ended by then.
 """
@@ -48,7 +48,7 @@ def _env(url: str) -> dict[str, str]:
 
 
 def _arrange(engine, url: str) -> str:
-    """Expired inquiries and an admin with a live session; the session's ``Cookie`` header."""
+    """Expired inquiries and an admin with a live login; the login's ``Cookie`` header."""
     old = inquiry(wall_clock, days_old=400, name="Old", email="old@example.com", message="old")
     with Session(engine) as session:
         add_inquiries(session, [old] * EXPIRED_ROWS)
@@ -75,7 +75,7 @@ def _get(port: int, path: str, cookie: str | None = None) -> int:
 
 @pytest.fixture(scope="module", params=["postgresql", "sqlite"])
 def scaled_out(request, tmp_path_factory):
-    """Start the servers, fire the burst, then probe limits and sessions; results after a graceful stop."""
+    """Start the servers, fire the burst, then probe limits and logins; results after a graceful stop."""
     kind = request.param
     tmp = tmp_path_factory.mktemp(f"scaleout-{kind}")
     url = new_database_url(kind, request, tmp)
@@ -127,6 +127,6 @@ def test_rate_limit_is_shared_by_every_worker_and_server(scaled_out):
     assert extra.count(429) == EXTRA - (LIMIT - BURST)
 
 
-def test_session_created_once_works_on_every_server_and_worker(scaled_out):
+def test_login_created_once_works_on_every_server_and_worker(scaled_out):
     assert set(scaled_out["with_cookie"]) == {200}
     assert all(status in (302, 303) for status in scaled_out["without_cookie"])

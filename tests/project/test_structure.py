@@ -1,4 +1,11 @@
-"""The code's shape, checked: ruff is clean, and ``app/`` imports at module top with no cycle."""
+"""The code's shape, checked: ruff is clean, and ``app/`` imports at module top, with no cycle, downwards only.
+
+Direction: the core (``app.core`` and ``app.models``) imports nothing above
+it; a feature package (every package under ``app/`` that is not a layer
+below, so a new one is covered the day it appears) imports no web layer,
+admin, login or command module. The root modules (``app``, ``app.config``,
+``app.settings``, ``app.templating``, ``app.auditlog``) stand beside them.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +18,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 APP = ROOT / "app"
 LINTED = ("app", "tests", "bench", "devtools")
+CORE = ("app.core", "app.models")
+# Packages that are layers, not features: a feature may import the core, never the four above it.
+LAYERS = ("app.core", "app.web", "app.admin", "app.auth", "app.cli")
+ABOVE_FEATURES = ("app.web", "app.admin", "app.auth", "app.cli")
+# (importer, imported): why the rule does not hold there. Empty: move a helper down a layer instead.
+EXCEPTIONS: dict[tuple[str, str], str] = {}
 
 
 def modules() -> dict[str, Path]:
@@ -108,3 +121,62 @@ def test_the_cycle_check_finds_a_cycle_and_passes_a_tree():
 def test_the_graph_sees_a_package_init_run_by_a_submodule_import():
     edges, _inside = graph()
     assert {"app.notify", "app.notify.settings"} <= edges["app.admin.notifications"]
+
+
+def area(module: str) -> str:
+    """The package or module directly under ``app`` that ``module`` belongs to (``app`` for the package itself)."""
+    return ".".join(module.split(".")[:2])
+
+
+def features(edges: dict[str, set[str]]) -> set[str]:
+    """Every package directly under ``app`` that is not a layer: today's feature packages and any new one."""
+    packages = {area(name) for name in edges if name.count(".") >= 2 or (APP / name.partition(".")[2]).is_dir()}
+    return packages - set(LAYERS) - {"app"}
+
+
+def wrong_way(edges: dict[str, set[str]]) -> list[str]:
+    """Imports against the direction, as ``importer -> imported``, less the listed exceptions."""
+    found = []
+    for name, targets in sorted(edges.items()):
+        if area(name) in CORE:
+            bad = {target for target in targets if area(target) not in CORE}
+        elif area(name) in features(edges):
+            bad = {target for target in targets if area(target) in ABOVE_FEATURES}
+        else:
+            continue
+        found += [f"{name} -> {target}" for target in sorted(bad) if (name, target) not in EXCEPTIONS]
+    return found
+
+
+def test_the_core_and_the_features_import_nothing_above_them():
+    edges, _inside = graph()
+    assert wrong_way(edges) == []
+
+
+def test_every_feature_package_is_covered_and_a_new_one_would_be():
+    edges, _inside = graph()
+    expected = {"app.inquiries", "app.forms", "app.attachments", "app.notify", "app.replies", "app.people",
+                "app.cleanup"}
+    assert expected <= features(edges)
+    assert "app.newthing" in features({**edges, "app.newthing.module": set()})
+
+
+def test_the_direction_check_finds_an_import_upwards():
+    edges = {"app.core.db": {"app.notify"}, "app.notify.outbox": {"app.web.public", "app.core.db"},
+             "app.notify": set(), "app.web.public": {"app.notify"}, "app.models": set()}
+    assert wrong_way(edges) == ["app.core.db -> app.notify", "app.notify.outbox -> app.web.public"]
+
+
+def test_every_listed_exception_is_still_needed():
+    edges, _inside = graph()
+    assert all(target in edges.get(name, set()) for name, target in EXCEPTIONS)
+def test_the_outbox_reaches_none_of_its_clients():
+    """``app.outbox`` sends with the handlers notify and replies register at init: no import leads to them."""
+    edges, _inside = graph()
+    reached = {name for name in edges if name == "app.outbox" or name.startswith("app.outbox.")}
+    frontier = set(reached)
+    while frontier:
+        frontier = set().union(*(edges[name] for name in frontier)) - reached
+        reached |= frontier
+    assert reached  # the package is there
+    assert not {name for name in reached if name.split(".")[1] in ("notify", "replies")}
