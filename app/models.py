@@ -414,6 +414,7 @@ class DeliveryKind(StrEnum):
     TEST = "test"  # an admin's test notification
     REPLY = "reply"  # an admin's reply to the person who wrote (``app.replies``)
     ACK = "ack"  # a form's acknowledgement to the person who wrote
+    MESSAGE = "message"  # the person's answer by e-mail joined the inquiry's conversation (``app.notify``)
 
 
 class Delivery(Base):

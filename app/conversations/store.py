@@ -10,7 +10,8 @@ owners (``MessageState.HELD``), never put in a thread by guesswork.
 
 A person's message in a thread reopens the inquiry: unread again, no longer
 answered, its ``last_message_at`` moved (a form whose retention counts from
-the last message then keeps it longer). Automatic replies and bounces are
+the last message then keeps it longer), and the site's recipients notified
+on the form's channels (``app.notify.enqueue_message``). Automatic replies and bounces are
 kept in the thread but change nothing; a bounce marks its reply failed.
 One e-mail is stored once: a ``Message-ID`` seen before is skipped, so an
 IMAP fetch that stops between storing and deleting does no harm.
@@ -24,6 +25,7 @@ from datetime import datetime
 from sqlalchemy import insert, select, update
 from sqlalchemy.orm import Session
 
+from app import notify
 from app.conversations import references
 from app.conversations.parse import Parsed
 from app.core import clock
@@ -133,10 +135,12 @@ def _effects(session: Session, inquiry_id: int, parsed: Parsed, now: datetime) -
 
 
 def reopen(session: Session, inquiry_id: int, now: datetime) -> None:
-    """The inquiry unread (for every admin) and unanswered again, its thread's last message ``now``."""
+    """The inquiry unread (for every admin) and unanswered again, its thread's last message ``now``; the
+    site's recipients told through the outbox."""
     session.execute(update(Inquiry).where(Inquiry.id == inquiry_id).values(
         answered_at=None, answered_by=None, last_message_at=now))
     reads.unread_for_everyone(session, inquiry_id)
+    notify.enqueue_message(session, inquiry_id)
 
 
 def file_key(stored_id: int) -> str:

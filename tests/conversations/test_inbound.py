@@ -287,3 +287,18 @@ def test_a_form_counting_from_the_last_message_keeps_a_conversation_going_on(app
     assert query(select(InboundMessage.inquiry_id)) == [talking]
     privacy = client.get("/privacy").get_data(as_text=True)
     assert "180 days after the last message between us" in privacy
+
+
+def test_the_people_export_holds_the_messages_received_but_not_held_mail(app, client, added, clock, login):
+    [row] = added([inquiry(clock, email="ada@example.com")])
+    assert post(client, mail(to=tagged(app, row), body="=1+1 Monday suits me.")).json["outcome"] == "thread"
+    assert post(client, mail(sender="eve@evil.example", to=tagged(app, row), body="Not Ada")).json["outcome"] == "held"
+    login()
+    document = client.get("/admin/people/export.json?email=ada@example.com").get_json()
+    [record] = document["inquiries"]
+    at = clock().strftime("%Y-%m-%dT%H:%M:%SZ")
+    assert record["messages"] == [{"kind": "message", "at": at, "from": "ada@example.com", "name": "Ada",
+                                   "subject": "Re: Contact", "body": "=1+1 Monday suits me.", "files_refused": 0}]
+    csv_text = client.get("/admin/people/export.csv?email=ada@example.com").get_data(as_text=True)
+    assert f"{at} message ada@example.com" in csv_text and "=1+1 Monday suits me." in csv_text
+    assert "Not Ada" not in csv_text
