@@ -11,6 +11,8 @@ The JSON shape is stable (``FORMAT``; docs/people.md documents it)::
                                  "status": "queued", "sent_at": "...Z" or null, "subject": "...", "body": "..."}],
                     "attachments": [{"name": "...", "type": "image/png", "size": 1234,
                                      "path": "files/1/7-photo.png"}],
+                    "messages": [{"kind": "message" or "auto_reply" or "bounce", "at": "...Z", "from": "...",
+                                  "name": "...", "subject": "...", "body": "...", "files_refused": 0}],
                     "notes": [{"at": "...Z", "admin": "...", "text": "..."}],
                     "accessed": [{"at": "...Z", "admin": "...", "what": "opened"}]}]}
 
@@ -23,8 +25,10 @@ Each attachment's ``path`` is where the zip export (``app.people.archive``)
 holds its bytes: ``files/<inquiry id>/<attachment id>-<name>`` (``file_path``).
 
 The CSV has one row per inquiry (``HEADER``), its audit entries in one cell,
-one per line, the e-mails sent to the person (``app.replies``), the notes
-and the accesses in the last three, every free-text cell neutralised as in
+one per line, the e-mails sent to the person (``app.replies``), and the
+e-mails received from them into the inquiry's conversation
+(``app.conversations``; ``messages``, their files among the attachments),
+then the notes and the accesses, every free-text cell neutralised as in
 the main export.
 
 Paging follows the inbox's export (``app.admin.export``, with ``app.core.csvstream``): the ids are read
@@ -49,12 +53,13 @@ from app.attachments import rules, store
 from app.core import clock, db
 from app.core.csvstream import PAGE_SIZE, Chunks, neutralise
 from app.inquiries import access, triage
-from app.models import Access, Admin, Attachment, AuditEntry, Inquiry, Note, Reply
+from app.models import Access, Admin, Attachment, AuditEntry, InboundMessage, Inquiry, MessageState, Note, Reply
 from app.people import lookup
 
 FORMAT = "sundown.person-export.v1"
 HEADER = ("id", "status", "received_utc", "name", "email", "message", "user_agent",
-          "legal_hold", "hold_reason", "hold_by", "held_utc", "audit", "replies", "notes", "accessed")
+          "legal_hold", "hold_reason", "hold_by", "held_utc", "audit", "replies", "messages",
+          "notes", "accessed")
 
 
 class PersonChanged(RuntimeError):
@@ -69,13 +74,14 @@ class Item:
     audit: list[AuditEntry]
     replies: list[dict]
     files: list[Attachment]
+    received: list[dict]
     notes: list[Note] = field(default_factory=list)
     accessed: list[Access] = field(default_factory=list)
 
 
 def pages(app: Flask, address: str, forms: lookup.Forms = None) -> Iterator[list[Item]]:
     """The person's inquiries (of the forms ``forms``; None: every form) with their audit entries, replies,
-    files, notes and accesses, ``PAGE_SIZE`` at a time, oldest first."""
+    files, received messages, notes and accesses, ``PAGE_SIZE`` at a time, oldest first."""
     with app.app_context(), db.transaction() as session:
         ids = lookup.ids_of(session, address, forms)
     for start in range(0, len(ids), PAGE_SIZE):
@@ -87,10 +93,12 @@ def pages(app: Flask, address: str, forms: lookup.Forms = None) -> Iterator[list
             audit = lookup.audit_of(session, wanted)
             replies = _replies_of(session, wanted)
             files = store.of_inquiries(session, wanted)
+            received = _messages_of(session, wanted)
             notes = triage.notes_of(session, wanted)
             accessed = access.of_inquiries(session, wanted)
         yield [Item(found[inquiry_id], audit[inquiry_id], replies.get(inquiry_id, []), files.get(inquiry_id, []),
-                    notes.get(inquiry_id, []), accessed.get(inquiry_id, [])) for inquiry_id in wanted]
+                    received.get(inquiry_id, []), notes.get(inquiry_id, []), accessed.get(inquiry_id, []))
+               for inquiry_id in wanted]
 
 
 def _replies_of(session, ids: list[int]) -> dict[int, list[dict]]:
@@ -104,6 +112,19 @@ def _replies_of(session, ids: list[int]) -> dict[int, list[dict]]:
         found.setdefault(reply.inquiry_id, []).append({
             "kind": reply.kind, "at": iso(reply.created_at), "admin": admin, "status": reply.status,
             "sent_at": iso(reply.sent_at), "subject": reply.subject, "body": reply.body})
+    return found
+
+
+def _messages_of(session, ids: list[int]) -> dict[int, list[dict]]:
+    """The e-mails received into each of ``ids``'s conversation, oldest first, in the export's shape (held
+    mail belongs to no inquiry until an owner puts it into one)."""
+    found: dict[int, list[dict]] = {}
+    for each in session.scalars(select(InboundMessage).where(
+            InboundMessage.inquiry_id.in_(ids), InboundMessage.state == MessageState.THREAD)
+            .order_by(InboundMessage.received_at, InboundMessage.id)):
+        found.setdefault(each.inquiry_id, []).append({
+            "kind": each.kind, "at": iso(each.received_at), "from": each.sender, "name": each.sender_name,
+            "subject": each.subject, "body": each.body, "files_refused": each.files_refused})
     return found
 
 
@@ -122,15 +143,16 @@ def json_parts(app: Flask, address: str, forms: lookup.Forms = None) -> Iterator
     separator = "\n"
     for page in pages(app, address, forms):
         for item in page:
-            record = as_record(item.inquiry, item.audit, item.replies, item.files) | extras(item)
+            record = as_record(item.inquiry, item.audit, item.replies, item.files, item.received) | extras(item)
             yield (separator + json.dumps(record, ensure_ascii=False)).encode("utf-8"), item.files
             separator = ",\n"
     yield b"\n]}\n", []
 
 
 def as_record(inquiry: Inquiry, audit: list[AuditEntry], replies: list[dict] | None = None,
-              files: list[Attachment] | None = None) -> dict:
-    """One inquiry, its audit entries, its replies and its files in the export's JSON shape."""
+              files: list[Attachment] | None = None, received: list[dict] | None = None) -> dict:
+    """One inquiry, its audit entries, its replies, its files and the e-mails received into its conversation
+    in the export's JSON shape."""
     return {
         "id": inquiry.id,
         "status": inquiry.status,
@@ -152,6 +174,7 @@ def as_record(inquiry: Inquiry, audit: list[AuditEntry], replies: list[dict] | N
             {"name": each.name, "type": each.content_type, "size": each.size, "path": file_path(each)}
             for each in files or []
         ],
+        "messages": received or [],
     }
 
 
@@ -180,7 +203,8 @@ def stream_csv(app: Flask, address: str, forms: lookup.Forms = None) -> Iterator
     chunks = Chunks(HEADER)
     yield chunks.take()
     for page in pages(app, address, forms):
-        chunks.writer.writerows(as_row(item.inquiry, item.audit, item.replies) + _extra_cells(item) for item in page)
+        chunks.writer.writerows(as_row(item.inquiry, item.audit, item.replies, item.received) + _extra_cells(item)
+                                for item in page)
         yield chunks.take()
 
 
@@ -190,10 +214,13 @@ def _extra_cells(item: Item) -> tuple:
     return neutralise(notes), neutralise(accessed)
 
 
-def as_row(inquiry: Inquiry, audit: list[AuditEntry], replies: list[dict] | None = None) -> tuple:
+def as_row(inquiry: Inquiry, audit: list[AuditEntry], replies: list[dict] | None = None,
+           received: list[dict] | None = None) -> tuple:
     """One inquiry as a CSV record, every free-text cell neutralised against formulas."""
     sent = "\n\n".join(f"{each['at']} {each['kind']} {each['status']} {each['admin'] or ''}\n{each['subject']}\n"
                        f"{each['body']}" for each in replies or [])
+    answers = "\n\n".join(f"{each['at']} {each['kind']} {each['from']}\n{each['subject']}\n{each['body']}"
+                          for each in received or [])
     entries = "\n".join(
         f"{_utc_text(entry.created_at)} {entry.admin_name}: {entry.action} ({entry.detail})" for entry in audit
     )
@@ -201,7 +228,7 @@ def as_row(inquiry: Inquiry, audit: list[AuditEntry], replies: list[dict] | None
         inquiry.id, inquiry.status, _utc_text(inquiry.created_at), neutralise(inquiry.name),
         neutralise(inquiry.email), neutralise(inquiry.message), neutralise(inquiry.user_agent),
         "yes" if inquiry.legal_hold else "no", neutralise(inquiry.hold_reason), neutralise(inquiry.hold_by),
-        _utc_text(inquiry.held_at), neutralise(entries), neutralise(sent),
+        _utc_text(inquiry.held_at), neutralise(entries), neutralise(sent), neutralise(answers),
     )
 
 

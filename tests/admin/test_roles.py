@@ -18,7 +18,7 @@ from sqlalchemy import select
 
 from app.admin import policy
 from app.auth import permissions, roles
-from app.models import Admin, AdminLogin, AdminRole, Erasure, Form, Inquiry, Passkey, Tag
+from app.models import Admin, AdminLogin, AdminRole, Erasure, Form, InboundMessage, Inquiry, Passkey, Tag
 from tests.admin.test_policy import DELETING, FIELDS, endpoint_of
 from tests.factories import add_file, add_inquiries, inquiry
 from tests.helpers import csrf_token, settle, snapshot
@@ -43,7 +43,8 @@ MATRIX: dict[str, tuple[str, ...]] = {
     "admin.settings_moved": (OWNER,), "admin.retention_page": (OWNER,), "admin.change_retention": (OWNER,),
     "admin.change_spam_retention": (OWNER,), "admin.notifications": (OWNER,), "admin.change_notifications": (OWNER,),
     "admin.rotate_secret": (OWNER,), "admin.send_test": (OWNER,), "admin.cleanup_page": (OWNER,),
-    "admin.run_cleanup": (OWNER,), "admin.admins": (OWNER,), "admin.change_role": (OWNER,),
+    "admin.run_cleanup": (OWNER,), "admin.held_messages": (OWNER,), "admin.thread_held": (OWNER,),
+    "admin.delete_held": (OWNER,), "admin.admins": (OWNER,), "admin.change_role": (OWNER,),
     "admin.log_out_everywhere": (OWNER,), "admin.remove_admin": (OWNER,), "admin.invite": (OWNER,),
     "admin.account": (OWNER, R, V), "admin.change_email": (OWNER, R, V), "admin.change_language": (OWNER, R, V),
     "admin.revoke_login": (OWNER, R, V), "admin.rename_passkey": (OWNER, R, V), "admin.remove_passkey": (OWNER, R, V),
@@ -87,10 +88,12 @@ def team(app, query, login, clock):
         files = [add_file(session, ids[0], PNG, "dot.png", "image/png"), add_file(session, ids[2], PNG, "dot.png",
                                                                                   "image/png")]
         tag = Tag(name="urgent")
-        session.add(tag)
+        held = InboundMessage(inquiry_id=ids[0], state="held", kind="message", sender="ada@work.example",
+                              sender_name="", subject="Hello", body="Hi", files_refused=0, received_at=clock())
+        session.add_all([tag, held])
         session.commit()
-        return {"quote": quote.id, "mine": ids[0], "my_spam": ids[1], "other": ids[2], "other_spam": ids[3],
-                "my_file": files[0], "other_file": files[1], "tag_id": tag.id}
+        return {"message_id": held.id, "quote": quote.id, "mine": ids[0], "my_spam": ids[1], "other": ids[2],
+                "other_spam": ids[3], "my_file": files[0], "other_file": files[1], "tag_id": tag.id}
 
     made = query.using(rows)
     return ada, grace, made

@@ -1,7 +1,7 @@
 """team inbox: admin roles and their forms, triage (state, assignment, tags, notes), who opened what
 
-Revision ID: 0016
-Revises: 0015
+Revision ID: 0017
+Revises: 0016
 Create Date: 2026-12-08
 
 ``admins.role`` is ``owner``, ``responder`` or ``viewer``; every admin
@@ -22,8 +22,8 @@ from alembic import op
 import sqlalchemy as sa
 
 
-revision = '0016'
-down_revision = '0015'
+revision = '0017'
+down_revision = '0016'
 branch_labels = None
 depends_on = None
 
