@@ -159,6 +159,16 @@ BAD = [
     ("ATTACHMENT_MAX_BYTES", "1023"),
     ("ATTACHMENT_MAX_BYTES", "104857601"),
     ("ATTACHMENT_TYPES", "application/x-unknown-thing"),
+    ("ACK_PER_CLIENT_LIMITS", "5 per fortnight"),
+    ("INBOUND_ADDRESS", "replies at example.org"),
+    ("INBOUND_TOKEN", "short"),
+    ("INBOUND_MAX_BYTES", "0"),
+    ("INBOUND_RATE_LIMITS", "lots"),
+    ("IMAP_URL", "ftp://mail.example.org/INBOX"),
+    ("IMAP_CA_FILE", "/nonexistent/ca.pem"),
+    ("IMAP_INTERVAL", "soon"),
+    ("NOTIFY_URLS", "mailto://team@example.org"),
+    ("NOTIFY_API_BASES", "nonsense"),
 ]
 
 
