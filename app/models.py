@@ -30,7 +30,7 @@ from sqlalchemy import (
     TypeDecorator,
     text,
 )
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 
 def utcnow() -> datetime:
@@ -192,8 +192,17 @@ class RateLimit(Base):
     expires_at: Mapped[datetime] = mapped_column(UTCDateTime, index=True)
 
 
+class AdminRole(StrEnum):
+    """What an admin may do (``app.auth.permissions`` maps each to its permissions)."""
+
+    OWNER = "owner"  # everything, on every form: admins, retention, notifications, forms
+    RESPONDER = "responder"  # reads, answers, triages and deletes the inquiries of the forms given to them
+    VIEWER = "viewer"  # reads the inquiries of the forms given to them; writes nothing
+
+
 class Admin(UserMixin, Base):
-    """A person who reads the inbox; logs in with passkeys only."""
+    """A person who reads the inbox; logs in with passkeys only. Owners see every form; responders and viewers
+    the forms given to them (``AdminForm``, loaded with the admin)."""
 
     __tablename__ = "admins"
 
@@ -205,6 +214,26 @@ class Admin(UserMixin, Base):
     locale: Mapped[str | None] = mapped_column(String(16), nullable=True)
     # Where people's answers to this admin's replies go (``Reply-To``, ``app.replies``); None: the team's.
     email: Mapped[str | None] = mapped_column(String(254), nullable=True)
+    role: Mapped[str] = mapped_column(String(16), default=AdminRole.OWNER, server_default=AdminRole.OWNER.value)
+    form_links: Mapped[list[AdminForm]] = relationship(lazy="selectin", cascade="all, delete-orphan")
+
+    @property
+    def form_ids(self) -> frozenset[int]:
+        """The ids of the forms given to this admin (an owner's are every form, whatever is listed)."""
+        return frozenset(link.form_id for link in self.form_links)
+
+
+class AdminForm(Base):
+    """A form given to a responder or viewer (table ``admin_forms``); goes with its admin and its form."""
+
+    __tablename__ = "admin_forms"
+    __table_args__ = (
+        PrimaryKeyConstraint("admin_id", "form_id"),
+        Index("ix_admin_forms_form_id", "form_id"),  # a form's deletion cascades through it
+    )
+
+    admin_id: Mapped[int] = mapped_column(ForeignKey("admins.id", ondelete="CASCADE"))
+    form_id: Mapped[int] = mapped_column(ForeignKey("forms.id", ondelete="CASCADE"))
 
 
 class Passkey(Base):
@@ -358,6 +387,14 @@ class AuditAction(StrEnum):
     PASSKEY_REMOVED = "passkey_removed"
     EMAIL_CHANGED = "email_changed"
     LANGUAGE_CHANGED = "language_changed"
+    ROLE_CHANGED = "role_changed"
+    # triage
+    STATE_CHANGED = "state_changed"
+    ASSIGNED = "assigned"
+    TAGGED = "tagged"
+    NOTE_ADDED = "note_added"
+    TAG_CREATED = "tag_created"
+    TAG_DELETED = "tag_deleted"
 
 
 class AuditEntry(Base):
@@ -484,6 +521,8 @@ class Erasure(Base):
     count: Mapped[int] = mapped_column(Integer, default=0)
     kept_on_hold: Mapped[int] = mapped_column(Integer, default=0)
     actor: Mapped[str] = mapped_column(String(100))
+    # The forms it covered when an admin given some forms erased (their inquiries only); None: every form.
+    form_ids: Mapped[list | None] = mapped_column(JSON(none_as_null=True))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 
@@ -563,6 +602,95 @@ class AttachmentChunk(Base):
     attachment_id: Mapped[int] = mapped_column(ForeignKey("attachments.id", ondelete="CASCADE"))
     seq: Mapped[int] = mapped_column(Integer)
     data: Mapped[bytes] = mapped_column(LargeBinary)
+
+
+class InquiryState(StrEnum):
+    """Where the team's work on an inquiry stands (``InquiryTriage.state``); no row: open."""
+
+    OPEN = "open"
+    WAITING = "waiting"  # on the person who wrote, or on someone else
+    CLOSED = "closed"
+
+
+class InquiryTriage(Base):
+    """An inquiry's state and the admin it is assigned to (``app.inquiries.triage``); no row: open, unassigned.
+
+    A table of its own, not columns of ``submissions``: the intake writes
+    nothing more per inquiry, and the row goes with its inquiry
+    (``ON DELETE CASCADE``); a removed admin's assignments become unassigned.
+    """
+
+    __tablename__ = "inquiry_triage"
+
+    inquiry_id: Mapped[int] = mapped_column(ForeignKey("submissions.id", ondelete="CASCADE"), primary_key=True)
+    state: Mapped[str] = mapped_column(String(16), default=InquiryState.OPEN, server_default=InquiryState.OPEN.value)
+    assigned_to: Mapped[int | None] = mapped_column(ForeignKey("admins.id", ondelete="SET NULL"), index=True)
+    changed_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class Tag(Base):
+    """A tag an owner defines, put on inquiries by those who triage them (``InquiryTag``)."""
+
+    __tablename__ = "tags"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(40), unique=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class InquiryTag(Base):
+    """A tag on an inquiry; goes with either (``ON DELETE CASCADE``)."""
+
+    __tablename__ = "inquiry_tags"
+    __table_args__ = (
+        PrimaryKeyConstraint("inquiry_id", "tag_id"),
+        Index("ix_inquiry_tags_tag_id", "tag_id"),  # the filter by tag, and a tag's deletion
+    )
+
+    inquiry_id: Mapped[int] = mapped_column(ForeignKey("submissions.id", ondelete="CASCADE"))
+    tag_id: Mapped[int] = mapped_column(ForeignKey("tags.id", ondelete="CASCADE"))
+
+
+class Note(Base):
+    """An internal note on an inquiry: for the team only, never sent; kept, exported, erased and deleted with
+    its inquiry (``ON DELETE CASCADE``)."""
+
+    __tablename__ = "inquiry_notes"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    inquiry_id: Mapped[int] = mapped_column(ForeignKey("submissions.id", ondelete="CASCADE"), index=True)
+    admin_id: Mapped[int | None] = mapped_column(ForeignKey("admins.id", ondelete="SET NULL"))
+    admin_name: Mapped[str] = mapped_column(String(100))
+    body: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class AccessKind(StrEnum):
+    """What an admin opened (``Access.kind``)."""
+
+    OPENED = "opened"  # an inquiry's page
+    FILE = "file"  # one of its files, downloaded or previewed
+    EXPORT = "export"  # the CSV export (``count`` inquiries, no inquiry named)
+    PERSON_EXPORT = "person_export"  # a person's export from People (one row per inquiry in it)
+
+
+class Access(Base):
+    """Who opened what, and when (``app.inquiries.access``): no free text, only an inquiry's number.
+
+    Outlives the inquiry as the audit log does (the number names nothing
+    once it is gone) and follows the audit log's retention; keeps the
+    admin's name after they are removed.
+    """
+
+    __tablename__ = "accesses"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    admin_id: Mapped[int | None] = mapped_column(ForeignKey("admins.id", ondelete="SET NULL"))
+    admin_name: Mapped[str] = mapped_column(String(100))
+    kind: Mapped[str] = mapped_column(String(16))
+    inquiry_id: Mapped[int | None] = mapped_column(Integer, index=True)  # None for the CSV export
+    count: Mapped[int] = mapped_column(Integer, default=1)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, index=True)
 
 
 class MessageState(StrEnum):

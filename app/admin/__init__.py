@@ -42,5 +42,7 @@ from app.admin import (  # noqa: E402,F401
     replies,
     retention,
     spam,
+    tags,
+    triage,
     workflow,
 )

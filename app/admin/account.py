@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
-
 from flask import flash, redirect, render_template, request, url_for
 from flask_babel import force_locale
 from flask_babel import gettext as _
@@ -12,12 +10,11 @@ from sqlalchemy import delete, select
 
 from app import audit
 from app.admin import bp
-from app.auth import invites, logins, passkeys
+from app.auth import invites, logins, passkeys, roles
 from app.core import clock, db, i18n
 from app.core.parsing import parse_address
-from app.models import Admin, AdminLogin, AuditAction
-
-INVITE_PROOF = timedelta(minutes=5)
+from app.forms import store as form_store
+from app.models import Admin, AdminLogin, AdminRole, AuditAction
 
 
 @bp.get("/account")
@@ -38,7 +35,7 @@ def _account_page(email_error: str | None = None, email_value: str | None = None
         logins=list(rows),
         current_login_id=logins.this_login().id,
         passkeys=passkeys.of_admin(session, current_user.id),
-        may_invite=_freshly_verified(),
+        may_invite=logins.freshly_verified(), roles=list(AdminRole), forms=form_store.all_forms(session),
         email_error=email_error,
         email_value=current_user.email if email_value is None else email_value,
     )
@@ -58,13 +55,6 @@ def change_email():
     session.commit()
     flash(_("Address saved."))
     return redirect(url_for("admin.account"), 303)
-
-
-def _freshly_verified() -> bool:
-    """Whether this browser's login is a passkey verification of the last ``INVITE_PROOF`` (the login
-    ceremony requires user verification): what minting an invite asks for, so a browser left open, or a
-    stolen login cookie, cannot add admins."""
-    return logins.this_login().created_at >= clock.now() - INVITE_PROOF
 
 
 @bp.post("/account/logins/<int:login_id>/revoke")
@@ -124,22 +114,22 @@ def change_language():
 
 @bp.post("/account/invite")
 def invite():
-    """Create a one-time enrollment link for a new admin and show it once; only within ``INVITE_PROOF`` of
-    a passkey verification in this browser."""
-    if not _freshly_verified():
-        flash(_("To invite an admin, confirm with your passkey first (log in again), then create the link "
-                "within five minutes."), "error")
-        return redirect(url_for("admin.account"), 303)
+    """Create a one-time enrollment link for a new admin, with the role and forms chosen, and show it once;
+    only within five minutes of a passkey verification in this browser (the guard's step-up)."""
     session = db.get_session(write=True)
     name = " ".join(request.form.get("name", "").split())
     try:
-        url = invites.create(session, request.form.get("name", ""))
-    except invites.InviteError as error:
+        role = roles.parse_role(request.form.get("role", AdminRole.OWNER.value))
+        form_ids = roles.form_ids_of(session, request.form.getlist("forms"))
+        url = invites.create(session, name, role=role, form_ids=tuple(form_ids))
+    except (invites.InviteError, roles.RoleError) as error:
         flash(str(error), "error")
         return redirect(url_for("admin.account"), 303)
-    audit.record(session, current_user, AuditAction.INVITE_CREATED, 1, f"for {name}"[:300])
+    slugs = [form.slug for form in form_store.all_forms(session) if form.id in form_ids]
+    audit.record(session, current_user, AuditAction.INVITE_CREATED, 1, f"for {name} as {roles.describe(role, slugs)}")
     session.commit()
-    return render_template("admin/invite_link.html", url=url, name=name)
+    return render_template("admin/invite_link.html", url=url, name=name, role=role,
+                           slugs=[] if role is AdminRole.OWNER else slugs)
 
 
 def _change_passkey(change, done: str, action: AuditAction, passkey_id: int):

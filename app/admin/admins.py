@@ -1,10 +1,13 @@
-"""The Admins page: every admin, their passkeys and browsers; log one out everywhere, or remove them.
+"""The Admins page: every admin, their role, forms, passkeys and browsers; change a role, log one out
+everywhere, or remove them.
 
 Offboarding without the command line: "Log out everywhere" deletes an
 admin's logins; "Remove" deletes the admin, and with them their passkeys
-and logins (the foreign keys cascade). The last admin cannot be removed,
-nor can an admin remove themselves here (another admin, or ``flask admin
-remove``, does it). Everything is audited.
+and logins (the foreign keys cascade). The last owner can be neither
+removed nor demoted (``app.auth.roles``), nor can an admin remove themselves
+here (another admin, or ``flask admin remove``, does it). Each of these
+needs a passkey verified in the last five minutes (the guard's step-up).
+Everything is audited.
 """
 
 from __future__ import annotations
@@ -18,10 +21,11 @@ from flask_login import current_user
 from sqlalchemy import delete, func, select
 
 from app import audit
-from app.admin import bp
-from app.auth import logins
+from app.admin import bp, labels
+from app.auth import logins, roles
 from app.core import clock, db
-from app.models import Admin, AdminLogin, AuditAction, Passkey
+from app.forms import store as form_store
+from app.models import Admin, AdminLogin, AdminRole, AuditAction, Passkey
 
 
 @dataclass(frozen=True)
@@ -46,7 +50,31 @@ def admins():
     live_logins = {admin_id: (count, seen) for admin_id, count, seen in live}
     rows = [Row(each, passkey_counts.get(each.id, 0), *live_logins.get(each.id, (0, None)))
             for each in session.scalars(select(Admin).order_by(Admin.name))]
-    return render_template("admin/admins.html", rows=rows)
+    forms = form_store.all_forms(session)
+    return render_template("admin/admins.html", rows=rows, roles=list(AdminRole), forms=forms,
+                           slugs={form.id: form.slug for form in forms})
+
+
+@bp.post("/admins/<int:admin_id>/role")
+def change_role(admin_id: int):
+    """Give an admin a role and forms (a responder's or viewer's); never demote the last owner."""
+    session = db.get_session(write=True)
+    admin = _admin_or_404(session, admin_id)
+    try:
+        role = roles.parse_role(request.form.get("role", ""))
+        changed = roles.give(session, admin, role, roles.form_ids_of(session, request.form.getlist("forms")))
+    except roles.RoleError as error:
+        session.rollback()
+        flash(str(error), "error")
+        return redirect(url_for("admin.admins"), 303)
+    if changed:
+        slugs = form_store.names(session)
+        audit.record(session, current_user, AuditAction.ROLE_CHANGED, 1,
+                     f"admin {admin.name}: {roles.describe(role, (slugs[each] for each in admin.form_ids))}")
+    session.commit()
+    flash(_("%(name)s is now: %(role)s.", name=admin.name, role=labels.label(role)) if changed else
+          _("Nothing changed."))
+    return redirect(url_for("admin.admins"), 303)
 
 
 @bp.post("/admins/<int:admin_id>/logout")
@@ -73,6 +101,11 @@ def remove_admin(admin_id: int):
     if admin.id == current_user.id:
         flash(_("You cannot remove yourself here: another admin can, or the operator with flask admin remove."),
               "error")
+        return redirect(url_for("admin.admins"), 303)
+    try:
+        roles.check_removable(session, admin)
+    except roles.RoleError as error:
+        flash(str(error), "error")
         return redirect(url_for("admin.admins"), 303)
     if request.form.get("confirm") != admin.name:
         return render_template("admin/admin_confirm_remove.html", admin=admin)

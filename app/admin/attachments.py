@@ -13,20 +13,25 @@ from __future__ import annotations
 
 from flask import Response, abort
 from flask_babel import gettext as _
+from flask_login import current_user
 
 from app.admin import bp
 from app.admin.inquiries import get_inquiry_or_404
 from app.attachments import rules, store
 from app.core import db
-from app.models import Attachment
+from app.inquiries import access
+from app.models import AccessKind, Attachment
 
 FILE_POLICY = "default-src 'none'; sandbox"
 
 
 @bp.get("/inquiries/<int:inquiry_id>/files/<int:attachment_id>")
 def download_file(inquiry_id: int, attachment_id: int):
-    """File ``attachment_id`` of inquiry ``inquiry_id``, as a download under its display name."""
-    return _send(_file_or_404(inquiry_id, attachment_id), "attachment")
+    """File ``attachment_id`` of inquiry ``inquiry_id``, as a download under its display name (recorded as an
+    access; a preview is part of the inquiry's page, whose opening is recorded)."""
+    attachment = _file_or_404(inquiry_id, attachment_id)
+    access.record(current_user, AccessKind.FILE, [inquiry_id])
+    return _send(attachment, "attachment")
 
 
 @bp.get("/inquiries/<int:inquiry_id>/files/<int:attachment_id>/preview")

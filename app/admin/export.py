@@ -25,6 +25,7 @@ from typing import Any
 
 from flask import Flask, current_app, request
 from flask_babel import gettext as _
+from flask_login import current_user
 from sqlalchemy import ColumnElement, Integer, Select, String, and_, bindparam, func, select, tuple_, type_coerce
 from werkzeug.exceptions import BadRequest
 
@@ -35,8 +36,8 @@ from app.auth.permissions import Permission
 from app.core import clock, csvstream, db
 from app.forms import fields as form_fields
 from app.forms import store as form_store
-from app.inquiries import retention
-from app.models import Form, Inquiry, InquiryStatus, Reply, ReplyKind
+from app.inquiries import access, retention
+from app.models import AccessKind, Form, Inquiry, InquiryStatus, Reply, ReplyKind
 
 HEADER = ("id", "received_utc", "name", "email", "message", "legal_hold", "hold_reason", "hold_by", "replies",
           "last_reply_utc")
@@ -85,6 +86,7 @@ def export():
             raise BadRequest(_("Unknown form: choose one of the list, or every form."))
         condition, layout, name = condition & (Inquiry.form_id == form.id), form_layout(form), slug
     filename = f"sundown-{name}-{clock.now().astimezone(local_zone()):%Y-%m-%d}.csv"
+    access.record(current_user, AccessKind.EXPORT, [None], count=0)  # streamed: how many is not known here
     return csvstream.download(stream_csv(current_app._get_current_object(), condition, layout), filename,
                               "text/csv")
 

@@ -17,14 +17,16 @@ cannot do.
 from __future__ import annotations
 
 import logging
+from urllib.parse import urlsplit
 
-from flask import abort, request
+from flask import abort, render_template, request, url_for
 from flask_babel import lazy_gettext as _l
 from flask_login import current_user
 
 from app.admin import policy
-from app.auth import login_manager, permissions
+from app.auth import login_manager, logins, permissions
 from app.auth.permissions import Permission
+from app.core.urls import safe_next
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +54,23 @@ def check():
         abort(403, str(REFUSED))
     if not permissions.may(current_user, needed):
         abort(403, str(REFUSED))
+    if request.endpoint in policy.STEP_UP and not logins.freshly_verified():
+        return step_up()
     return None
+
+
+def step_up():
+    """The page that asks for the passkey again (403): what was asked is not done; it can be done again
+    within five minutes of confirming."""
+    return render_template("admin/step_up.html", back=_came_from() or url_for("admin.account")), 403
+
+
+def _came_from() -> str | None:
+    """The page of this site the request came from (its path and query), to go back to after confirming."""
+    parts = urlsplit(request.referrer or "")
+    if parts.netloc != request.host:
+        return None
+    return safe_next(parts.path + (f"?{parts.query}" if parts.query else ""))
 
 
 def required() -> Permission:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from flask import render_template, request
 from flask_babel import gettext as _
 from flask_login import current_user
+from sqlalchemy import ColumnElement, select, true
 from werkzeug.exceptions import BadRequest
 
 from app import cleanup
@@ -20,13 +21,14 @@ from app.admin.inquiries import (
     unread_count,
 )
 from app.attachments import store as attachment_store
+from app.auth import permissions
 from app.auth.permissions import Permission
 from app.conversations import references, thread
 from app.core import db
 from app.forms import answers as form_answers
 from app.forms import store as form_store
-from app.inquiries import reads, retention, search
-from app.models import Form
+from app.inquiries import access, reads, retention, search, triage
+from app.models import Admin, Form, InquiryState
 from app.notify.channels import email
 from app.replies import compose, sending
 
@@ -56,14 +58,15 @@ def detail(inquiry_id: int):
 
 
 def render_detail(inquiry, errors: dict | None = None, reply_draft: compose.Draft | None = None,
-                  reply_errors: dict | None = None) -> str:
-    """The detail page of ``inquiry``, with the form ``errors`` to show (the hold's, or the composer's
-    ``reply_errors`` with what was written)."""
+                  reply_errors: dict | None = None, note_draft: str = "") -> str:
+    """The detail page of ``inquiry``, with the form ``errors`` to show (the hold's or the note's, or the
+    composer's ``reply_errors`` with what was written)."""
     session = db.get_session()
     form = session.get(Form, inquiry.form_id) if inquiry.form_id is not None else None
     replies, files = sending.of_inquiry(session, inquiry.id), attachment_store.of_inquiry(session, inquiry.id)
     return render_template(
-        "admin/detail.html", inquiry=inquiry, errors=errors or {}, replies=replies,
+        "admin/detail.html", **_triage_of(session, inquiry), note_draft=note_draft,
+        accesses=access.of_inquiry(session, inquiry.id), inquiry=inquiry, errors=errors or {}, replies=replies,
         thread=thread.entries(session, inquiry.id, replies, files),
         can_reply=compose.available(inquiry), reply_draft=reply_draft or compose.draft(inquiry, form),
         reply_errors=reply_errors or {}, smtp_configured=email.configured(),
@@ -72,6 +75,16 @@ def render_detail(inquiry, errors: dict | None = None, reply_draft: compose.Draf
         mine=reads.of(session, inquiry.id, current_user.id),
         form=form, attachments=thread.form_files(files), answers_come_back=references.configured(),
     )
+
+
+def _triage_of(session, inquiry) -> dict:
+    """What the triage card of the detail page shows."""
+    row = triage.triage_of(session, [inquiry.id]).get(inquiry.id)
+    admins = session.scalars(select(Admin).order_by(Admin.name))
+    return {"state": row.state if row else InquiryState.OPEN, "assigned_to": row.assigned_to if row else None,
+            "tags": triage.tags_of(session, [inquiry.id]).get(inquiry.id, []), "all_tags": triage.all_tags(session),
+            "notes": triage.notes_of(session, [inquiry.id]).get(inquiry.id, []), "states": list(InquiryState),
+            "assignees": [admin for admin in admins if permissions.may(admin, Permission.READ, inquiry.form_id)]}
 
 
 def folder_page(policy: retention.Policy, endpoint: str, trigger: str) -> str:
@@ -85,20 +98,45 @@ def folder_page(policy: retention.Policy, endpoint: str, trigger: str) -> str:
     if show and show not in SHOW:
         raise BadRequest(_("Unknown filter: show unread or unanswered inquiries, or every inquiry."))
     session = db.get_session()
-    forms = form_store.all_forms(session)
+    forms = [each for each in form_store.all_forms(session) if guard.may(Permission.READ, each.id)]
     form = form_arg(forms)
+    triaged, narrowed = triage_filters()
     where = listed(session, policy, query, show, form.id if form else None, reader=current_user.id) & in_scope()
-    page = inbox_page(session, after=_cursor_arg("after"), before=_cursor_arg("before"), where=where)
+    page = inbox_page(session, after=_cursor_arg("after"), before=_cursor_arg("before"), where=where & narrowed)
+    ids = [row.id for row in page.rows]
     cleanup.trigger(trigger)
     return render_template(
-        "admin/inbox.html", page=page, query=query, show=show, folder=policy.status, endpoint=endpoint,
+        "admin/inbox.html", triaged=triaged, other_filters={k: v for k, v in triaged.items() if k != "assigned"},
+        states=list(InquiryState), all_tags=triage.all_tags(session), triage_rows=triage.triage_of(session, ids),
+        row_tags=triage.tags_of(session, ids),
+        page=page, query=query, show=show, folder=policy.status, endpoint=endpoint,
         forms=forms, form=form.slug if form else "", form_slugs={each.id: each.slug for each in forms},
-        matches=count_capped(session, where),
+        matches=count_capped(session, where & narrowed),
         file_counts=attachment_store.counts(session, [row.id for row in page.rows]),
         read_ids=reads.read_ids(session, current_user.id, [row.id for row in page.rows]),
         spam_count=count_capped(session, listed(session, retention.SPAM) & in_scope()),
         spam_days=retention.spam_retention_days(session),
     )
+
+
+def triage_filters() -> tuple[dict[str, str], ColumnElement[bool]]:
+    """The triage filters asked for (``state``, ``assigned``: mine or unassigned, ``tag``: an id), as the
+    arguments to keep across links and the condition they make; a 400 for a value not offered."""
+    chosen = {name: request.args.get(name, "") for name in ("state", "assigned", "tag")}
+    condition: ColumnElement[bool] = true()
+    if chosen["state"]:
+        if chosen["state"] not in set(InquiryState):
+            raise BadRequest(_("Unknown state: choose open, waiting or closed, or any state."))
+        condition &= triage.in_state(InquiryState(chosen["state"]))
+    if chosen["assigned"]:
+        if chosen["assigned"] not in ("mine", "unassigned"):
+            raise BadRequest(_("Unknown filter: show the inquiries assigned to you, or those assigned to nobody."))
+        condition &= triage.assigned_to(current_user.id if chosen["assigned"] == "mine" else None)
+    if chosen["tag"]:
+        if not chosen["tag"].isdigit():
+            raise BadRequest(_("Unknown tag: choose one of the list, or any tag."))
+        condition &= triage.tagged(int(chosen["tag"]))
+    return {name: value for name, value in chosen.items() if value}, condition
 
 
 def form_arg(forms: list[Form]) -> Form | None:

@@ -1,4 +1,4 @@
-"""Words for the codes the admin pages show: cleanup targets, outcomes, triggers, audit actions.
+"""Words for the codes the admin pages show: cleanup targets, outcomes, triggers, audit actions, roles, states.
 
 The codes are stored, logged and exported as they are. Cleanup targets are
 table names, so every language shows words for them (English included);
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from flask_babel import lazy_pgettext
 
-from app.models import AuditAction
+from app.models import AccessKind, AdminRole, AuditAction, InquiryState
 
 # The contexts are written out: the extractor reads only literal strings.
 LABELS = {
@@ -26,6 +26,7 @@ LABELS = {
     "rate_limits": lazy_pgettext("cleanup target", "rate-limit counters"),
     "cleanup_runs": lazy_pgettext("cleanup target", "cleanup runs"),
     "audit_entries": lazy_pgettext("cleanup target", "audit log entries"),
+    "accesses": lazy_pgettext("cleanup target", "records of who opened what"),
     # how a run ended (CleanupStatus)
     "running": lazy_pgettext("cleanup outcome", "running"),
     "ok": lazy_pgettext("cleanup outcome", "ok"),
@@ -51,6 +52,26 @@ LABELS = {
     AuditAction.RETENTION_CHANGED: lazy_pgettext("audit action", "retention changed"),
     AuditAction.SPAM_RETENTION_CHANGED: lazy_pgettext("audit action", "spam retention changed"),
     AuditAction.LANGUAGE_CHANGED: lazy_pgettext("audit action", "language changed"),
+    AuditAction.ROLE_CHANGED: lazy_pgettext("audit action", "role changed"),
+    AuditAction.STATE_CHANGED: lazy_pgettext("audit action", "state changed"),
+    AuditAction.ASSIGNED: lazy_pgettext("audit action", "assigned"),
+    AuditAction.TAGGED: lazy_pgettext("audit action", "tags changed"),
+    AuditAction.NOTE_ADDED: lazy_pgettext("audit action", "note added"),
+    AuditAction.TAG_CREATED: lazy_pgettext("audit action", "tag created"),
+    AuditAction.TAG_DELETED: lazy_pgettext("audit action", "tag deleted"),
+    # admin roles (AdminRole)
+    AdminRole.OWNER: lazy_pgettext("admin role", "Owner"),
+    AdminRole.RESPONDER: lazy_pgettext("admin role", "Responder"),
+    AdminRole.VIEWER: lazy_pgettext("admin role", "Viewer"),
+    # where the work on an inquiry stands (InquiryState)
+    InquiryState.OPEN: lazy_pgettext("inquiry state", "Open"),
+    InquiryState.WAITING: lazy_pgettext("inquiry state", "Waiting"),
+    InquiryState.CLOSED: lazy_pgettext("inquiry state", "Closed"),
+    # what an admin opened (AccessKind)
+    AccessKind.OPENED: lazy_pgettext("access", "opened the inquiry"),
+    AccessKind.FILE: lazy_pgettext("access", "opened a file"),
+    AccessKind.EXPORT: lazy_pgettext("access", "exported inquiries (CSV)"),
+    AccessKind.PERSON_EXPORT: lazy_pgettext("access", "exported the person's data"),
 }
 
 

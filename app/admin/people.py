@@ -6,6 +6,10 @@ audit entries about each; ``/admin/people/export.json`` and ``.csv`` stream
 the same, ``.zip`` the JSON with the files sent (``app.people.archive``);
 ``POST /admin/people/erase`` asks for confirmation first (how many
 go, which holds keep which inquiries), then erases.
+
+An admin given some forms finds, exports and erases the inquiries of those
+forms only (``forms_for``), and the page says so. Each export is recorded
+as an access to each inquiry it holds (``app.inquiries.access``).
 """
 
 from __future__ import annotations
@@ -17,9 +21,13 @@ from flask_login import current_user
 from werkzeug.exceptions import BadRequest
 
 from app.admin import bp
+from app.auth import permissions
+from app.auth.permissions import Permission
 from app.core import background, clock, db
 from app.core.csvstream import download
-from app.inquiries import gone, retention
+from app.forms import store as form_store
+from app.inquiries import access, gone, retention
+from app.models import AccessKind
 from app.people import archive, erasure, lookup, records
 
 MAX_ADDRESS_LENGTH = 320
@@ -30,15 +38,16 @@ def people():
     """The lookup form and, for a valid ``email``, everything held about it."""
     raw = request.args.get("email", "").strip()
     if not raw:
-        return render_template("admin/people.html", raw="", person=None, error=None)
+        return render_template("admin/people.html", scope=_scope(), raw="", person=None, error=None)
     address = lookup.normalise(raw)
     if address is None:
         error = _("Enter a valid email address, like name@example.com.")
-        return render_template("admin/people.html", raw=raw[:MAX_ADDRESS_LENGTH], person=None, error=error), 422
+        return render_template("admin/people.html", scope=_scope(), raw=raw[:MAX_ADDRESS_LENGTH], person=None,
+                               error=error), 422
     session = db.get_session()
-    person = lookup.find(session, address)
+    person = lookup.find(session, address, _forms(Permission.PEOPLE))
     cutoffs = {policy.status.value: retention.current_cutoff(session, policy) for policy in retention.POLICIES}
-    return render_template("admin/people.html", raw=address, person=person, error=None, cutoffs=cutoffs)
+    return render_template("admin/people.html", scope=_scope(), raw=address, person=person, error=None, cutoffs=cutoffs)
 
 
 @bp.get("/people/export.json")
@@ -67,12 +76,12 @@ def person_erase():
     """First POST: the confirmation (how many, which holds keep what). With ``confirm=1``: erase."""
     address = _address_arg(request.form)
     if request.form.get("confirm") != "1":
-        person = lookup.find(db.get_session(), address)
+        person = lookup.find(db.get_session(), address, _forms(Permission.ERASE))
         if not person.erasable:
             flash(_nothing_to_erase(len(person.held)), "warning")
             return redirect(url_for("admin.people", email=address), 303)
-        return render_template("admin/people_confirm_erase.html", person=person)
-    outcome = erasure.erase(address, current_user.name)
+        return render_template("admin/people_confirm_erase.html", person=person, scope=_scope())
+    outcome = erasure.erase(address, current_user.name, _forms(Permission.ERASE))
     if outcome.erased:
         gone.forget_after_response()
     flash(_erased_message(outcome), "message" if outcome.erased else "warning")
@@ -87,8 +96,25 @@ def _address_arg(values) -> str:
 
 
 def _download(stream, address: str, mimetype: str, extension: str) -> Response:
+    forms = _forms(Permission.PEOPLE)
+    ids = lookup.ids_of(db.get_session(), address, forms)
+    if ids:
+        access.record(current_user, AccessKind.PERSON_EXPORT, ids)
     filename = f"sundown-person-{clock.now():%Y-%m-%d}.{extension}"
-    return download(stream(background.this_app(), address), filename, mimetype)
+    return download(stream(background.this_app(), address, forms), filename, mimetype)
+
+
+def _scope() -> list[str] | None:
+    """The slugs of the forms this admin reaches in People, for the page to say so; None for every form."""
+    forms = _forms(Permission.PEOPLE)
+    if forms is None:
+        return None
+    return sorted(slug for form_id, slug in form_store.names(db.get_session()).items() if form_id in forms)
+
+
+def _forms(permission: Permission) -> frozenset[int] | None:
+    """The forms this admin reaches in People for ``permission`` (None: every form)."""
+    return permissions.forms_for(current_user, permission)
 
 
 def _nothing_to_erase(held: int) -> str:

@@ -3,7 +3,8 @@
 ``app.admin.guard`` reads it before every request under /admin: an
 endpoint missing here is refused (403), so a new route is closed until it
 is listed. ``tests/admin/test_policy.py`` walks the URL map and fails on
-any admin endpoint missing here, and on any listed endpoint that no route has.
+any admin endpoint missing here, and on any listed endpoint that no route has;
+``tests/admin/test_roles.py`` walks every route as each role.
 """
 
 from __future__ import annotations
@@ -17,12 +18,16 @@ POLICY: dict[str, Permission] = {
     "admin.detail": Permission.READ,                        # GET  /admin/inquiries/<id> (records this admin's opening)
     "admin.download_file": Permission.READ,                 # GET  /admin/inquiries/<id>/files/<file>
     "admin.preview_file": Permission.READ,                  # GET  /admin/inquiries/<id>/files/<file>/preview
-    "admin.mark_read": Permission.READ,                     # POST /admin/inquiries/<id>/read (this admin's own mark)
-    "admin.mark_unread": Permission.READ,                   # POST /admin/inquiries/<id>/unread (this admin's own mark)
+    "admin.mark_read": Permission.MARK,                     # POST /admin/inquiries/<id>/read (this admin's own mark)
+    "admin.mark_unread": Permission.MARK,                   # POST /admin/inquiries/<id>/unread (this admin's own mark)
     "admin.mark_answered": Permission.ANSWER,               # POST /admin/inquiries/<id>/answered
     "admin.mark_unanswered": Permission.ANSWER,             # POST /admin/inquiries/<id>/unanswered
     "admin.send_reply": Permission.ANSWER,                  # POST /admin/inquiries/<id>/reply
     "admin.not_spam": Permission.TRIAGE,                    # POST /admin/spam/not-spam
+    "admin.change_state": Permission.TRIAGE,                # POST /admin/inquiries/<id>/state
+    "admin.assign": Permission.TRIAGE,                      # POST /admin/inquiries/<id>/assign
+    "admin.change_tags": Permission.TRIAGE,                 # POST /admin/inquiries/<id>/tags
+    "admin.add_note": Permission.TRIAGE,                    # POST /admin/inquiries/<id>/notes
     "admin.place_hold": Permission.HOLD,                    # POST /admin/inquiries/<id>/hold
     "admin.release_hold": Permission.HOLD,                  # POST /admin/inquiries/<id>/release
     "admin.delete_inquiries": Permission.DELETE,            # POST /admin/inquiries/delete
@@ -41,6 +46,10 @@ POLICY: dict[str, Permission] = {
     "admin.edit_form": Permission.FORMS,                    # GET  /admin/forms/<id>
     "admin.change_form": Permission.FORMS,                  # POST /admin/forms/<id>
     "admin.delete_form": Permission.FORMS,                  # POST /admin/forms/<id>/delete
+    # tags (app.admin.tags)
+    "admin.tags": Permission.TAGS,                          # GET  /admin/tags
+    "admin.create_tag": Permission.TAGS,                    # POST /admin/tags
+    "admin.delete_tag": Permission.TAGS,                    # POST /admin/tags/<id>/delete
     # site settings (app.admin.retention, notifications, cleanup)
     "admin.settings_moved": Permission.SETTINGS,            # GET  /admin/settings (redirect)
     "admin.retention_page": Permission.SETTINGS,            # GET  /admin/retention
@@ -58,6 +67,7 @@ POLICY: dict[str, Permission] = {
     "admin.delete_held": Permission.SETTINGS,               # POST /admin/held/<id>/delete
     # admins (app.admin.admins, account)
     "admin.admins": Permission.ADMINS,                      # GET  /admin/admins
+    "admin.change_role": Permission.ADMINS,                 # POST /admin/admins/<id>/role
     "admin.log_out_everywhere": Permission.ADMINS,          # POST /admin/admins/<id>/logout
     "admin.remove_admin": Permission.ADMINS,                # POST /admin/admins/<id>/remove
     "admin.invite": Permission.ADMINS,                      # POST /admin/account/invite
@@ -69,6 +79,13 @@ POLICY: dict[str, Permission] = {
     "admin.rename_passkey": Permission.ACCOUNT,             # POST /admin/account/passkeys/<id>/rename
     "admin.remove_passkey": Permission.ACCOUNT,             # POST /admin/account/passkeys/<id>/remove
 }
+
+# What keeps an account needs a passkey verified in the last five minutes as well (``logins.freshly_verified``;
+# adding a passkey, under /auth, asks in ``app.auth.enroll``).
+STEP_UP: frozenset[str] = frozenset({
+    "admin.change_role", "admin.log_out_everywhere", "admin.remove_admin", "admin.invite",
+    "admin.change_email", "admin.remove_passkey",
+})
 
 
 def required(endpoint: str | None) -> Permission | None:

@@ -22,9 +22,9 @@ from app.admin import bp
 from app.admin.inquiries import get_inquiry_or_404, get_writable_inquiry_or_403, in_scope
 from app.core import clock, db
 from app.core.i18n import local_time
-from app.inquiries import reads
+from app.inquiries import access, reads
 from app.inquiries.retention import visible_now
-from app.models import Admin, AuditAction, Inquiry
+from app.models import AccessKind, Admin, AuditAction, Inquiry
 
 SUBJECT_MAX = 60
 QUOTE_MAX = 1500  # mail clients refuse very long mailto: links; the quote is cut, never the address
@@ -35,11 +35,13 @@ def record_opening(inquiry_id: int) -> None:
 
     Its own short write transaction, before the page reads anything, so the
     page (and the unread count beside it) already sees the change. The one
-    write of a GET, and one no other admin sees (the record of the access).
+    write of a GET, and one no other admin sees (the record of the access, with
+    its row in ``accesses``).
     """
     with db.transaction(write=True) as session:
         if _visible(session, inquiry_id):
             reads.opened(session, inquiry_id, current_user.id, clock.now())
+            access.add(session, current_user, AccessKind.OPENED, [inquiry_id])
 
 
 @bp.post("/inquiries/<int:inquiry_id>/read")

@@ -7,10 +7,10 @@ from flask_babel import gettext as _
 from flask_login import current_user, login_required
 from sqlalchemy.exc import IntegrityError
 from webauthn.helpers import base64url_to_bytes, bytes_to_base64url
-from werkzeug.exceptions import BadRequest, Conflict, Gone
+from werkzeug.exceptions import BadRequest, Conflict, Forbidden, Gone
 
 from app import audit
-from app.auth import bp, ceremonies, challenges, invites, logins, origins, passkeys, throttle, web
+from app.auth import bp, ceremonies, challenges, invites, logins, origins, passkeys, roles, throttle, web
 from app.auth.browser import browser_name
 from app.auth.ceremonies import CeremonyFailed
 from app.core import clock, db
@@ -71,7 +71,9 @@ def enroll_verify(token: str):
 @bp.post("/register/options")
 @login_required
 def register_options():
-    """Registration options to add a passkey to the logged-in admin."""
+    """Registration options to add a passkey to the logged-in admin (a passkey verified in the last five
+    minutes first: a browser left open cannot add one of its own)."""
+    _require_step_up()
     existing = passkeys.of_admin(db.get_session(), current_user.id)
     context = {"admin_id": current_user.id}
     options = ceremonies.registration_options(
@@ -84,6 +86,7 @@ def register_options():
 @login_required
 def register_verify():
     """Verify and store a new passkey for the logged-in admin."""
+    _require_step_up()
     body = web.json_body()
     ceremony = _registration_ceremony()
     if ceremony.context.get("admin_id") != current_user.id:
@@ -93,6 +96,12 @@ def register_verify():
         passkey = _add_passkey(writer, current_user.id, verified, body)
         audit.record(writer, current_user, AuditAction.PASSKEY_ADDED, 1, f"passkey #{passkey.id}")
     return jsonify(ok=True, redirect="/admin/account", passkey=passkey.name)
+
+
+def _require_step_up() -> None:
+    if not logins.freshly_verified():
+        raise Forbidden(_("Adding a passkey needs your passkey confirmed in the last five minutes: log in again "
+                          "(Confirm with your passkey), then add it."))
 
 
 def _counted_invite(token: str) -> invites.Invite:
@@ -124,9 +133,10 @@ def _admin_for(session, invite: invites.Invite, user_handle: bytes) -> Admin:
         if admin is None:
             raise Gone(_("The admin this link was made for no longer exists."))
         return admin
-    admin = Admin(name=invite.name, user_handle=user_handle, created_at=clock.now())
+    admin = Admin(name=invite.name, user_handle=user_handle, created_at=clock.now(), role=invite.role)
     session.add(admin)
     _flush(session)
+    roles.give(session, admin, invite.role, roles.existing(session, invite.form_ids))
     return admin
 
 

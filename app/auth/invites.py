@@ -20,7 +20,7 @@ from sqlalchemy.orm import Session
 from webauthn.helpers import bytes_to_base64url
 
 from app.core import clock
-from app.models import Admin, OneTimeSecret
+from app.models import Admin, AdminRole, OneTimeSecret
 
 TOKEN_BYTES = 32
 KIND = "invite"
@@ -34,11 +34,14 @@ class InviteError(ValueError):
 
 @dataclass(frozen=True)
 class Invite:
-    """What an enrollment link grants: a passkey for ``name`` (existing admin if ``admin_id``)."""
+    """What an enrollment link grants: a passkey for ``name`` (existing admin if ``admin_id``); a new admin's
+    role and forms."""
 
     identifier: str
     name: str
     admin_id: int | None
+    role: AdminRole = AdminRole.OWNER
+    form_ids: tuple[int, ...] = ()
 
 
 def identifier_for(token: str) -> str:
@@ -46,8 +49,10 @@ def identifier_for(token: str) -> str:
     return f"{KIND}:{hashlib.sha256(token.encode()).hexdigest()}"
 
 
-def create(session: Session, name: str, recover: bool = False) -> str:
-    """Store a new invite for ``name`` (caller commits) and return its enrollment URL."""
+def create(session: Session, name: str, recover: bool = False, role: AdminRole = AdminRole.OWNER,
+           form_ids: tuple[int, ...] = ()) -> str:
+    """Store a new invite for ``name`` (caller commits) and return its enrollment URL; a new admin gets
+    ``role`` and, unless an owner, the forms ``form_ids``."""
     name = " ".join(name.split())
     if not name or len(name) > MAX_NAME_LENGTH:
         raise InviteError(_("The name must be 1 to %(max)s characters.", max=MAX_NAME_LENGTH))
@@ -61,7 +66,8 @@ def create(session: Session, name: str, recover: bool = False) -> str:
         )
     token = bytes_to_base64url(clock.random_bytes(TOKEN_BYTES))
     moment = clock.now()
-    context = {"name": name, "admin_id": admin.id if admin else None}
+    context = {"name": name, "admin_id": admin.id if admin else None, "role": AdminRole(role).value,
+               "form_ids": [] if role == AdminRole.OWNER else sorted(form_ids)}
     session.add(
         OneTimeSecret(
             identifier=identifier_for(token),
@@ -108,4 +114,6 @@ def _parse(identifier: str, raw: str | None) -> Invite | None:
     if value.get("type") != KIND:
         return None
     context = value["context"]
-    return Invite(identifier, context["name"], context.get("admin_id"))
+    # A link made before roles made an owner, as every admin was then.
+    return Invite(identifier, context["name"], context.get("admin_id"), AdminRole(context.get("role", "owner")),
+                  tuple(context.get("form_ids", ())))

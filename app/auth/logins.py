@@ -14,6 +14,9 @@ from app.models import Admin, AdminLogin
 
 TOKEN_BYTES = 32
 LAST_SEEN_RESOLUTION = timedelta(minutes=1)
+# What keeps an account (passkeys, roles, admins, addresses, invites) needs a passkey verified this recently:
+# a browser left open, or a stolen cookie, cannot take an account over.
+STEP_UP = timedelta(minutes=5)
 
 
 def cookie_name() -> str:
@@ -121,6 +124,13 @@ def this_login() -> AdminLogin:
     if login is None:
         raise LookupError("no admin is logged in on this request")
     return login
+
+
+def freshly_verified() -> bool:
+    """Whether this browser's login is a passkey verification of the last ``STEP_UP`` (the login ceremony
+    requires user verification; logging in again, ``/auth/login?reauth=1``, renews it)."""
+    row = current_login()
+    return row is not None and row.created_at >= clock.now() - STEP_UP
 
 
 def end_login(login_id: int) -> None:

@@ -25,6 +25,7 @@ from app.cleanup.batches import Moment, Target
 from app.core import db
 from app.inquiries import retention
 from app.models import (
+    Access,
     AdminLogin,
     Attachment,
     AttachmentChunk,
@@ -76,6 +77,11 @@ def audit_expired(moment: Moment) -> ColumnElement[bool]:
     return AuditEntry.created_at < moment.now - timedelta(days=current_app.config["AUDIT_RETENTION_DAYS"])
 
 
+def accesses_expired(moment: Moment) -> ColumnElement[bool]:
+    """Records of who opened what older than ``SUNDOWN_AUDIT_RETENTION_DAYS``: kept as the audit log is."""
+    return Access.created_at < moment.now - timedelta(days=current_app.config["AUDIT_RETENTION_DAYS"])
+
+
 TARGETS: tuple[Target, ...] = (
     Target("attachment_chunks", AttachmentChunk, files_expired, AttachmentChunk.id,
            most=FILE_BATCH_BYTES // CHUNK_SIZE, dated=False),
@@ -93,4 +99,5 @@ TARGETS: tuple[Target, ...] = (
            InboundMessage.received_at),
     Target("cleanup_runs", CleanupRun, lambda m: CleanupRun.started_at < m.now - LEDGER_KEEP, CleanupRun.started_at),
     Target("audit_entries", AuditEntry, audit_expired, AuditEntry.created_at),
+    Target("accesses", Access, accesses_expired, Access.created_at),
 )

@@ -22,12 +22,12 @@ from flask_babel import force_locale
 from sqlalchemy import func, select
 
 from app import audit, cleanup
-from app.auth import invites, logins
+from app.auth import invites, logins, roles
 from app.cli import devserver
 from app.core import background, backup, clock, db, migrate
 from app.core.parsing import ConfigurationError
 from app.forms import store as form_store
-from app.models import Admin, AdminLogin, AuditAction, CleanupStatus, Passkey
+from app.models import Admin, AdminLogin, AdminRole, AuditAction, CleanupStatus, Passkey
 from app.outbox import deliver
 from app.people import cli as people_cli
 from app.web import health
@@ -124,16 +124,22 @@ def admin_group() -> None:
 @admin_group.command("invite")
 @click.argument("name")
 @click.option("--recover", is_flag=True, help="Add a passkey to an existing admin instead.")
+@click.option("--role", type=click.Choice([role.value for role in AdminRole]), default=AdminRole.OWNER.value,
+              show_default=True, help="What the new admin may do.")
+@click.option("--forms", default="", help="A responder's or viewer's forms, by slug: quote,jobs")
 @with_appcontext
-def admin_invite(name: str, recover: bool) -> None:
+def admin_invite(name: str, recover: bool, role: str, forms: str) -> None:
     """Print a one-time link that lets NAME register a passkey."""
     session = db.get_session()
     try:
         with force_locale("en"):  # operator output stays English
-            url = invites.create(session, name, recover=recover)
-    except invites.InviteError as error:
+            form_ids = roles.form_ids_of(session, forms.split(","), by="slug")
+            url = invites.create(session, name, recover=recover, role=AdminRole(role), form_ids=tuple(form_ids))
+    except (invites.InviteError, roles.RoleError) as error:
         raise click.ClickException(str(error)) from error
-    audit.record(session, audit.OPERATOR, AuditAction.INVITE_CREATED, 1, f"for {name}")
+    slugs = [slug.strip() for slug in forms.split(",") if slug.strip()]
+    audit.record(session, audit.OPERATOR, AuditAction.INVITE_CREATED, 1,
+                 f"for {name}" if recover else f"for {name} as {roles.describe(role, slugs)}")
     session.commit()
     click.echo(url)
 
@@ -144,11 +150,13 @@ def admin_list() -> None:
     """Print every admin: name, passkeys, live logins."""
     session = db.get_session()
     now = clock.now()
+    forms = form_store.names(session)
     for admin in session.scalars(select(Admin).order_by(Admin.name)):
         keys = session.scalar(select(func.count()).select_from(Passkey).where(Passkey.admin_id == admin.id))
         live = session.scalar(select(func.count()).select_from(AdminLogin).where(
             AdminLogin.admin_id == admin.id, logins.live_login_clause(now)))
-        click.echo(f"{admin.name}: {keys} passkeys, {live} logins")
+        click.echo(f"{admin.name} ({roles.describe(admin.role, (forms.get(each, '?') for each in admin.form_ids))}): "
+                   f"{keys} passkeys, {live} logins")
 
 
 @admin_group.command("remove")
@@ -163,6 +171,11 @@ def admin_remove(name: str, yes: bool) -> None:
         raise click.ClickException(f"no admin named {name!r}")
     if session.scalar(select(func.count()).select_from(Admin)) == 1:
         raise click.ClickException("this is the last admin; invite another one first")
+    try:
+        with force_locale("en"):
+            roles.check_removable(session, admin)
+    except roles.RoleError as error:
+        raise click.ClickException(str(error)) from error
     if not yes:
         click.confirm(f"Remove {name}, their passkeys and logins?", abort=True)
     session.delete(admin)

@@ -36,7 +36,7 @@ from sqlalchemy import Engine
 from app.attachments import store
 from app.core import clock, db
 from app.models import Attachment
-from app.people import records
+from app.people import lookup, records
 
 PERSON_JSON = "person.json"
 FILE_MODE = 0o600 << 16  # what unzip gives each file it extracts: personal data, readable by its owner only
@@ -68,14 +68,14 @@ class Drain:
             yield data
 
 
-def stream_zip(app: Flask, address: str) -> Iterator[bytes]:
+def stream_zip(app: Flask, address: str, forms: lookup.Forms = None) -> Iterator[bytes]:
     """The zip export of ``address``: ``person.json``, then every file it lists, in chunks."""
     with app.app_context():
         moment = clock.now()
     engine, drain, files = db.engine_of(app), Drain(), []
     with zipfile.ZipFile(drain, "w", allowZip64=True) as archive:
         with archive.open(_entry(PERSON_JSON, moment, zipfile.ZIP_DEFLATED), "w", force_zip64=True) as entry:
-            for chunk, listed in records.json_parts(app, address):
+            for chunk, listed in records.json_parts(app, address, forms):
                 entry.write(chunk)
                 files.extend(listed)
                 yield from drain.take()

@@ -29,22 +29,22 @@ class Outcome:
     kept_on_hold: int
 
 
-def erase(address: str, actor: str) -> Outcome:
-    """Erase every inquiry of the normalised ``address`` not on legal hold, in one transaction.
+def erase(address: str, actor: str, forms: lookup.Forms = None) -> Outcome:
+    """Erase every inquiry of the normalised ``address`` not on legal hold (of the forms ``forms``; None:
+    every form), in one transaction.
 
-    Records the erasure (hash, count, actor, time) and an audit entry with the
-    hash only; nothing is recorded when there was nothing to delete. The
-    caller then clears the SQLite WAL (``app.inquiries.gone``).
+    Records the erasure (hash, count, actor, time, the forms it covered) and
+    an audit entry with the hash only; nothing is recorded when there was
+    nothing to delete. The caller then clears the SQLite WAL (``app.inquiries.gone``).
     """
     digest = lookup.email_hash(address)
     with db.transaction(write=True) as session:
-        erased = delete_unheld(session, lookup.of_address(address))
-        kept = session.execute(
-            select(func.count()).select_from(Inquiry).where(lookup.of_address(address), Inquiry.legal_hold.is_(True))
-        ).scalar_one()
+        erased = delete_unheld(session, lookup.of_address(address, forms))
+        kept = session.execute(select(func.count()).select_from(Inquiry).where(
+            lookup.of_address(address, forms), Inquiry.legal_hold.is_(True))).scalar_one()
         if erased:
             audit.scrub(session, erased)
-            _record(session, digest, len(erased), kept, actor, clock.now())
+            _record(session, digest, len(erased), kept, actor, clock.now(), forms)
     return Outcome(len(erased), kept)
 
 
@@ -54,7 +54,10 @@ def delete_unheld(session: Session, condition) -> list[int]:
     return list(session.execute(statement, execution_options={"synchronize_session": False}).scalars())
 
 
-def _record(session: Session, digest: str, count: int, kept: int, actor: str, moment: datetime) -> None:
-    session.add(Erasure(email_hash=digest, count=count, kept_on_hold=kept, actor=actor[:100], created_at=moment))
-    detail = f"address hmac {digest}" + (f"; {kept} on legal hold kept" if kept else "")
+def _record(session: Session, digest: str, count: int, kept: int, actor: str, moment: datetime,
+            forms: lookup.Forms) -> None:
+    session.add(Erasure(email_hash=digest, count=count, kept_on_hold=kept, actor=actor[:100], created_at=moment,
+                        form_ids=None if forms is None else sorted(forms)))
+    detail = f"address hmac {digest}" + (f"; {kept} on legal hold kept" if kept else "") + (
+        "" if forms is None else f"; forms #{', #'.join(map(str, sorted(forms)))} only")
     audit.record(session, actor, AuditAction.ERASED, count, detail, at=moment)

@@ -24,6 +24,8 @@ HASH_CONTEXT = b"sundown erasures: e-mail address hash v1"
 AUDIT_CHUNK = 100  # inquiries per audit query: two conditions each
 
 
+Forms = frozenset[int] | None  # the forms an admin reaches (app.auth.permissions.forms_for); None: every form
+
 def normalise(raw: str) -> str | None:
     """The address as intake stores it, case folded (a person is one address in any case); None if invalid."""
     if not isinstance(raw, str) or not raw.strip() or len(raw) > 320:
@@ -50,20 +52,22 @@ def email_hash(address: str) -> str:
     return hmac.new(key, address.lower().encode("utf-8"), hashlib.sha256).hexdigest()
 
 
-def of_address(address: str) -> ColumnElement[bool]:
-    """Inquiries whose address is ``address`` in any case (by the indexed key)."""
-    return Inquiry.email_key == bindparam("person_address", key_of(address))
+def of_address(address: str, forms: Forms = None) -> ColumnElement[bool]:
+    """Inquiries whose address is ``address`` in any case (by the indexed key), of the forms ``forms`` (None:
+    every form; an admin given some forms reaches only theirs)."""
+    condition = Inquiry.email_key == bindparam("person_address", key_of(address))
+    return condition if forms is None else condition & Inquiry.form_id.in_(sorted(forms))
 
 
-def inquiries_of(session: Session, address: str) -> list[Inquiry]:
+def inquiries_of(session: Session, address: str, forms: Forms = None) -> list[Inquiry]:
     """Every inquiry held for ``address``: both folders, on hold or not, even past retention; oldest first."""
-    statement = select(Inquiry).where(of_address(address)).order_by(Inquiry.created_at, Inquiry.id)
+    statement = select(Inquiry).where(of_address(address, forms)).order_by(Inquiry.created_at, Inquiry.id)
     return list(session.scalars(statement))
 
 
-def ids_of(session: Session, address: str) -> list[int]:
+def ids_of(session: Session, address: str, forms: Forms = None) -> list[int]:
     """The ids of every inquiry held for ``address``, oldest first."""
-    statement = select(Inquiry.id).where(of_address(address)).order_by(Inquiry.created_at, Inquiry.id)
+    statement = select(Inquiry.id).where(of_address(address, forms)).order_by(Inquiry.created_at, Inquiry.id)
     return list(session.scalars(statement))
 
 
@@ -102,6 +106,7 @@ class Person:
     inquiries: list[Inquiry]
     audit: dict[int, list[AuditEntry]] = field(default_factory=dict)
     erasures: list[Erasure] = field(default_factory=list)
+    forms: Forms = None  # the forms looked in (None: every form)
 
     @property
     def held(self) -> list[Inquiry]:
@@ -114,8 +119,8 @@ class Person:
         return len(self.inquiries) - len(self.held)
 
 
-def find(session: Session, address: str) -> Person:
-    """Everything held about the normalised ``address``."""
-    inquiries = inquiries_of(session, address)
+def find(session: Session, address: str, forms: Forms = None) -> Person:
+    """Everything held about the normalised ``address`` (on the forms ``forms``; None: every form)."""
+    inquiries = inquiries_of(session, address, forms)
     audit = audit_of(session, [inquiry.id for inquiry in inquiries])
-    return Person(address, inquiries, audit, erasures_of(session, address))
+    return Person(address, inquiries, audit, erasures_of(session, address), forms)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import cast
 
-from sqlalchemy import and_, func, select
+from sqlalchemy import ColumnElement, and_, func, or_, select
 from sqlalchemy.orm import Session
 
 from app import audit
@@ -37,7 +37,7 @@ def export_records(session: Session) -> dict:
         "exported_at": _iso(clock.now()),
         "erasures": [
             {"email_hash": row.email_hash, "count": row.count, "kept_on_hold": row.kept_on_hold,
-             "actor": row.actor, "erased_at": _iso(row.created_at)}
+             "actor": row.actor, "erased_at": _iso(row.created_at), "form_ids": row.form_ids}
             for row in rows
         ],
     }
@@ -56,6 +56,12 @@ class Record:
     count: int
     kept_on_hold: int
     actor: str
+    form_ids: tuple[int, ...] | None = None  # an erasure by an admin given some forms covered only those
+
+    def covers(self, address: str) -> ColumnElement[bool]:
+        """The inquiries of the stored address key ``address`` this erasure covered."""
+        covered = and_(Inquiry.email_key == address, Inquiry.created_at <= self.erased_at)
+        return covered if self.form_ids is None else covered & Inquiry.form_id.in_(self.form_ids)
 
 
 def parse_records(text: str) -> list[Record]:
@@ -80,8 +86,10 @@ def _parse_record(position: int, entry) -> Record:
         erased_at = datetime.fromisoformat(entry["erased_at"].replace("Z", "+00:00"))
         if erased_at.tzinfo is None:
             raise ValueError("erased_at must carry its time zone")
+        forms = entry.get("form_ids")
         return Record(digest, erased_at.astimezone(UTC), int(entry.get("count", 0)),
-                      int(entry.get("kept_on_hold", 0)), str(entry.get("actor", ""))[:100])
+                      int(entry.get("kept_on_hold", 0)), str(entry.get("actor", ""))[:100],
+                      None if forms is None else tuple(int(each) for each in forms))
     except (KeyError, TypeError, ValueError, AttributeError) as error:
         raise RecordsError(f"erasure {position + 1}: {error}") from None
 
@@ -89,22 +97,23 @@ def _parse_record(position: int, entry) -> Record:
 def apply_records(records: Iterable[Record]) -> Outcome:
     """Erase again what ``records`` covered; add the records this database lacks. Idempotent.
 
-    For each address hash, the latest cut-off counts: every inquiry of that
-    address received up to then and not on legal hold goes. Addresses are
-    matched by hashing each distinct stored address received before the
-    latest cut-off (the hash cannot be reversed).
+    Each record covers the inquiries of its address received up to its
+    cut-off (on its forms, when it names some); those not on legal hold go.
+    Addresses are matched by hashing each distinct stored address received
+    before the latest cut-off (the hash cannot be reversed).
     """
     records = list(records)
     if not records:
         return Outcome(0, 0)
-    cutoffs: dict[str, datetime] = {}
+    by_hash: dict[str, list[Record]] = {}
     for record in records:
-        cutoffs[record.email_hash] = max(record.erased_at, cutoffs.get(record.email_hash, record.erased_at))
+        by_hash.setdefault(record.email_hash, []).append(record)
     erased = kept = 0
     with db.transaction(write=True) as session:
         _add_missing(session, records)
-        for address, cutoff in _stored_addresses_covered(session, cutoffs, max(cutoffs.values())):
-            covered = and_(Inquiry.email_key == address, Inquiry.created_at <= cutoff)
+        latest = max(record.erased_at for record in records)
+        for address, its in _stored_addresses_covered(session, by_hash, latest):
+            covered = or_(*(record.covers(address) for record in its))
             ids = erasure.delete_unheld(session, covered)
             audit.scrub(session, ids)
             erased += len(ids)
@@ -121,18 +130,19 @@ def _add_missing(session: Session, records: list[Record]) -> None:
     for record in records:
         if (record.email_hash, record.erased_at) not in existing:
             session.add(Erasure(email_hash=record.email_hash, count=record.count, kept_on_hold=record.kept_on_hold,
-                                actor=record.actor, created_at=record.erased_at))
+                                actor=record.actor, created_at=record.erased_at,
+                                form_ids=None if record.form_ids is None else list(record.form_ids)))
             existing.add((record.email_hash, record.erased_at))
     session.flush()
 
 
-def _stored_addresses_covered(session: Session, cutoffs: dict[str, datetime], latest: datetime):
-    """Each stored address key whose hash has a record, with that record's cut-off."""
+def _stored_addresses_covered(session: Session, by_hash: dict[str, list[Record]], latest: datetime):
+    """Each stored address key whose hash has records, with those records."""
     statement = select(Inquiry.email_key).where(Inquiry.created_at <= latest, Inquiry.email_key.is_not(None)).distinct()
     for address in session.scalars(statement).all():
-        cutoff = cutoffs.get(lookup.email_hash(cast(str, address)))  # the query leaves out NULL
-        if cutoff is not None:
-            yield address, cutoff
+        its = by_hash.get(lookup.email_hash(cast(str, address)))  # the query leaves out NULL
+        if its:
+            yield address, its
 
 
 def _iso(moment: datetime) -> str:

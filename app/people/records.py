@@ -12,7 +12,14 @@ The JSON shape is stable (``FORMAT``; docs/people.md documents it)::
                     "attachments": [{"name": "...", "type": "image/png", "size": 1234,
                                      "path": "files/1/7-photo.png"}],
                     "messages": [{"kind": "message" or "auto_reply" or "bounce", "at": "...Z", "from": "...",
-                                  "name": "...", "subject": "...", "body": "...", "files_refused": 0}]}]}
+                                  "name": "...", "subject": "...", "body": "...", "files_refused": 0}],
+                    "notes": [{"at": "...Z", "admin": "...", "text": "..."}],
+                    "accessed": [{"at": "...Z", "admin": "...", "what": "opened"}]}]}
+
+``notes`` are the team's internal notes on the inquiry; ``accessed`` who
+opened it, one of its files, or exported it (``app.inquiries.access``:
+``opened``, ``file``, ``person_export``). An export by an admin given
+some forms holds the inquiries of those forms only.
 
 Each attachment's ``path`` is where the zip export (``app.people.archive``)
 holds its bytes: ``files/<inquiry id>/<attachment id>-<name>`` (``file_path``).
@@ -21,7 +28,8 @@ The CSV has one row per inquiry (``HEADER``), its audit entries in one cell,
 one per line, the e-mails sent to the person (``app.replies``), and the
 e-mails received from them into the inquiry's conversation
 (``app.conversations``; ``messages``, their files among the attachments),
-every free-text cell neutralised as in the main export.
+then the notes and the accesses, every free-text cell neutralised as in
+the main export.
 
 Paging follows the inbox's export (``app.admin.export``, with ``app.core.csvstream``): the ids are read
 first, in one short transaction; then each page of ``PAGE_SIZE`` is read in
@@ -35,6 +43,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from flask import Flask
@@ -43,26 +52,38 @@ from sqlalchemy import select
 from app.attachments import rules, store
 from app.core import clock, db
 from app.core.csvstream import PAGE_SIZE, Chunks, neutralise
-from app.models import Admin, Attachment, AuditEntry, InboundMessage, Inquiry, MessageState, Reply
+from app.inquiries import access, triage
+from app.models import Access, Admin, Attachment, AuditEntry, InboundMessage, Inquiry, MessageState, Note, Reply
 from app.people import lookup
 
 FORMAT = "sundown.person-export.v1"
 HEADER = ("id", "status", "received_utc", "name", "email", "message", "user_agent",
-          "legal_hold", "hold_reason", "hold_by", "held_utc", "audit", "replies", "messages")
+          "legal_hold", "hold_reason", "hold_by", "held_utc", "audit", "replies", "messages",
+          "notes", "accessed")
 
 
 class PersonChanged(RuntimeError):
     """The person's inquiries changed while their export streamed; the export stops unfinished."""
 
 
-Item = tuple[Inquiry, list[AuditEntry], list[dict], list[Attachment], list[dict]]
+@dataclass(frozen=True)
+class Item:
+    """One inquiry of the person and what goes with it."""
+
+    inquiry: Inquiry
+    audit: list[AuditEntry]
+    replies: list[dict]
+    files: list[Attachment]
+    received: list[dict]
+    notes: list[Note] = field(default_factory=list)
+    accessed: list[Access] = field(default_factory=list)
 
 
-def pages(app: Flask, address: str) -> Iterator[list[Item]]:
-    """The person's inquiries with their audit entries, replies, files and received messages, ``PAGE_SIZE`` at
-    a time, oldest first."""
+def pages(app: Flask, address: str, forms: lookup.Forms = None) -> Iterator[list[Item]]:
+    """The person's inquiries (of the forms ``forms``; None: every form) with their audit entries, replies,
+    files, received messages, notes and accesses, ``PAGE_SIZE`` at a time, oldest first."""
     with app.app_context(), db.transaction() as session:
-        ids = lookup.ids_of(session, address)
+        ids = lookup.ids_of(session, address, forms)
     for start in range(0, len(ids), PAGE_SIZE):
         wanted = ids[start:start + PAGE_SIZE]
         with app.app_context(), db.transaction() as session:
@@ -73,8 +94,11 @@ def pages(app: Flask, address: str) -> Iterator[list[Item]]:
             replies = _replies_of(session, wanted)
             files = store.of_inquiries(session, wanted)
             received = _messages_of(session, wanted)
-        yield [(found[inquiry_id], audit[inquiry_id], replies.get(inquiry_id, []), files.get(inquiry_id, []),
-                received.get(inquiry_id, [])) for inquiry_id in wanted]
+            notes = triage.notes_of(session, wanted)
+            accessed = access.of_inquiries(session, wanted)
+        yield [Item(found[inquiry_id], audit[inquiry_id], replies.get(inquiry_id, []), files.get(inquiry_id, []),
+                    received.get(inquiry_id, []), notes.get(inquiry_id, []), accessed.get(inquiry_id, []))
+               for inquiry_id in wanted]
 
 
 def _replies_of(session, ids: list[int]) -> dict[int, list[dict]]:
@@ -104,23 +128,23 @@ def _messages_of(session, ids: list[int]) -> dict[int, list[dict]]:
     return found
 
 
-def stream_json(app: Flask, address: str) -> Iterator[bytes]:
+def stream_json(app: Flask, address: str, forms: lookup.Forms = None) -> Iterator[bytes]:
     """The JSON export of ``address`` (see the module docstring), in chunks."""
-    for chunk, _files in json_parts(app, address):
+    for chunk, _files in json_parts(app, address, forms):
         yield chunk
 
 
-def json_parts(app: Flask, address: str) -> Iterator[tuple[bytes, list[Attachment]]]:
+def json_parts(app: Flask, address: str, forms: lookup.Forms = None) -> Iterator[tuple[bytes, list[Attachment]]]:
     """The JSON export in chunks, each with the files its records list (the zip export adds their bytes)."""
     with app.app_context():
         generated_at = clock.now()
     head = {"format": FORMAT, "email": address, "generated_at": iso(generated_at)}
     yield (json.dumps(head, ensure_ascii=False)[:-1] + ', "inquiries": [').encode("utf-8"), []
     separator = "\n"
-    for page in pages(app, address):
-        for inquiry, audit, replies, files, received in page:
-            record = as_record(inquiry, audit, replies, files, received)
-            yield (separator + json.dumps(record, ensure_ascii=False)).encode("utf-8"), files
+    for page in pages(app, address, forms):
+        for item in page:
+            record = as_record(item.inquiry, item.audit, item.replies, item.files, item.received) | extras(item)
+            yield (separator + json.dumps(record, ensure_ascii=False)).encode("utf-8"), item.files
             separator = ",\n"
     yield b"\n]}\n", []
 
@@ -154,6 +178,14 @@ def as_record(inquiry: Inquiry, audit: list[AuditEntry], replies: list[dict] | N
     }
 
 
+def extras(item: Item) -> dict:
+    """An inquiry's notes and accesses in the export's JSON shape."""
+    return {
+        "notes": [{"at": iso(note.created_at), "admin": note.admin_name, "text": note.body} for note in item.notes],
+        "accessed": [{"at": iso(row.created_at), "admin": row.admin_name, "what": row.kind} for row in item.accessed],
+    }
+
+
 def file_path(attachment: Attachment) -> str:
     """Where the zip export holds ``attachment``: ``files/<inquiry id>/<attachment id>-<name>``.
 
@@ -166,14 +198,20 @@ def file_path(attachment: Attachment) -> str:
     return f"files/{attachment.inquiry_id}/{attachment.id}-{name}"
 
 
-def stream_csv(app: Flask, address: str) -> Iterator[bytes]:
+def stream_csv(app: Flask, address: str, forms: lookup.Forms = None) -> Iterator[bytes]:
     """The CSV export of ``address``: the BOM and header, then one chunk per page."""
     chunks = Chunks(HEADER)
     yield chunks.take()
-    for page in pages(app, address):
-        chunks.writer.writerows(as_row(inquiry, audit, replies, received)
-                                for inquiry, audit, replies, _files, received in page)
+    for page in pages(app, address, forms):
+        chunks.writer.writerows(as_row(item.inquiry, item.audit, item.replies, item.received) + _extra_cells(item)
+                                for item in page)
         yield chunks.take()
+
+
+def _extra_cells(item: Item) -> tuple:
+    notes = "\n\n".join(f"{_utc_text(note.created_at)} {note.admin_name}\n{note.body}" for note in item.notes)
+    accessed = "\n".join(f"{_utc_text(row.created_at)} {row.admin_name}: {row.kind}" for row in item.accessed)
+    return neutralise(notes), neutralise(accessed)
 
 
 def as_row(inquiry: Inquiry, audit: list[AuditEntry], replies: list[dict] | None = None,

@@ -54,7 +54,7 @@ def test_the_operator_lists_and_removes_admins_but_never_the_last(app, runner, l
     login("Ada")
     assert runner.invoke(args=["admin", "remove", "Ada", "--yes"]).exit_code == 1  # the last one
     login("Grace", as_client=app.test_client())
-    assert "Grace: 0 passkeys, 1 logins" in runner.invoke(args=["admin", "list"]).output
+    assert "Grace (owner): 0 passkeys, 1 logins" in runner.invoke(args=["admin", "list"]).output
     result = runner.invoke(args=["admin", "remove", "Grace", "--yes"])
     assert result.exit_code == 0 and "Grace was removed" in result.output
     assert query(select(Admin.name)) == ["Ada"]
@@ -71,13 +71,14 @@ def test_an_invite_needs_a_passkey_verified_in_the_last_five_minutes(app, clock,
     assert "needs a fresh confirmation with your passkey" in page and 'id="invite-name"' not in page
     token = csrf_token(ada.client, "/admin/account")
     refused = ada.client.post("/admin/account/invite", data={"csrf_token": token, "name": "Mallory"})
-    assert refused.status_code == 303 and query.count(OneTimeSecret) == secrets_before
+    assert refused.status_code == 403 and query.count(OneTimeSecret) == secrets_before
+    assert 'id="step-up"' in refused.get_data(as_text=True)
     assert ada.client.get("/auth/login?reauth=1&next=/admin/account").status_code == 200  # not sent on
     assert ada.login().status_code == 200  # the passkey again
     token = csrf_token(ada.client, "/admin/account")
     made = ada.client.post("/admin/account/invite", data={"csrf_token": token, "name": "Lin"})
     assert made.status_code == 200 and "/auth/enroll/" in made.get_data(as_text=True)
-    assert query(select(AuditEntry.detail).where(AuditEntry.action == "invite_created"))[-1] == "for Lin"
+    assert query(select(AuditEntry.detail).where(AuditEntry.action == "invite_created"))[-1] == "for Lin as owner"
 
 
 def test_passkey_changes_and_revoked_logins_are_audited(app, login, query, admin_client):

@@ -20,6 +20,7 @@ from app.core import db
 from app.core.clock import epoch_ms
 from app.core.db import get_session
 from app.models import (
+    Access,
     Admin,
     AdminLogin,
     Attachment,
@@ -111,6 +112,9 @@ def add_expiring_rows(session, clock) -> None:
                              idempotency_key=f"msg_{index}", created_at=now - age, finished_at=now - age))
     session.add(Delivery(channel="email", kind="test", status="pending", next_attempt_at=now - timedelta(days=40),
                          idempotency_key="msg_pending", created_at=now - timedelta(days=40)))
+    for days in (366, 364):  # who opened what: kept as the audit log is (365 days in these tests)
+        session.add(Access(admin_id=admin.id, admin_name="Grace", kind="opened", inquiry_id=days,
+                           created_at=now - timedelta(days=days)))
     for age in (timedelta(days=91), timedelta(days=89)):
         session.add(CleanupRun(trigger="old", started_at=now - age, finished_at=now - age,
                              cutoff=now - age, retention_days=180, status="ok"))
@@ -134,7 +138,7 @@ def test_every_target_loses_exactly_its_expired_rows(app, db_session, clock):
     assert json.loads(run.deleted) == {
         "attachment_chunks": 6, "inquiries": 1, "spam": 1, "used_challenges": 1, "one_time_secrets": 1,
         "admin_logins": 1, "rate_limits": 1, "deliveries": 1, "held_messages": 1, "cleanup_runs": 1,
-        "audit_entries": 0,
+        "audit_entries": 0, "accesses": 1,
     }
     db_session.rollback()
     kept = select(Attachment.inquiry_id).join(AttachmentChunk, AttachmentChunk.attachment_id == Attachment.id)
@@ -145,6 +149,7 @@ def test_every_target_loses_exactly_its_expired_rows(app, db_session, clock):
     assert db_session.scalar(select(func.count()).select_from(CleanupRun)) == 2  # the 89-day one and this run
     assert db_session.scalar(select(func.count()).select_from(Inquiry)) == 3
     assert db_session.scalar(select(func.count()).select_from(Delivery)) == 2  # the 29-day one; pending kept
+    assert list(db_session.scalars(select(Access.inquiry_id))) == [364]
 
 
 @pytest.fixture

@@ -92,6 +92,8 @@ def test_the_json_export_has_the_documented_shape(admin_client, db_session, cloc
         "replies": [],
         "attachments": [],
         "messages": [],
+        "notes": [],
+        "accessed": [{"at": "2026-06-01T12:00:00Z", "admin": "Ada", "what": "person_export"}],
     }
 
 

@@ -57,7 +57,10 @@ def test_the_zip_holds_person_json_and_each_file_byte_for_byte(admin_client, db_
     assert archive.namelist() == ["person.json", photo, note]
     assert archive.read(photo) == LARGE and archive.read(note) == b"a short note\n"
     exported = admin_client.get("/admin/people/export.json?email=ada@example.com").get_json()
-    assert json.loads(archive.read("person.json")) == exported
+    zipped = json.loads(archive.read("person.json"))
+    for each in (*zipped["inquiries"], *exported["inquiries"]):
+        each.pop("accessed")  # the second export is one access more
+    assert zipped == exported
 
 
 def test_a_stored_name_whose_extension_the_type_contradicts_is_given_the_types_in_the_zip(admin_client, db_session,

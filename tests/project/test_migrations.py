@@ -285,3 +285,48 @@ def test_the_conversations_migration_keeps_every_inquiry_reply_and_file_both_way
     with engine.begin() as connection:
         connection.execute(sa.delete(Inquiry.__table__))
     engine.dispose()
+
+
+def test_the_team_inbox_migration_makes_every_admin_an_owner_and_its_rows_go_with_their_inquiry(database_url):
+    engine = make_engine(database_url)
+    _downgrade(engine, "0016")
+    with engine.begin() as connection:
+        connection.execute(sa.text(
+            "INSERT INTO admins (id, name, user_handle, created_at) VALUES (1, 'Ada', :a, :now)"),
+            {"a": b"a" * 64, "now": NOW})
+        connection.execute(sa.text(
+            "INSERT INTO submissions (id, name, email, message, created_at, status, legal_hold, form_id) "
+            "VALUES (1, 'Ina', 'i@example.com', 'zebracorn', :now, 'inbox', false, 1)"), {"now": NOW})
+    upgrade(engine)
+    with engine.begin() as connection:
+        assert connection.execute(sa.text("SELECT role FROM admins")).scalars().all() == ["owner"]
+        connection.execute(sa.text("INSERT INTO inquiry_triage (inquiry_id, state, assigned_to, changed_at) "
+                                   "VALUES (1, 'closed', 1, :now)"), {"now": NOW})
+        connection.execute(sa.text("INSERT INTO tags (id, name, created_at) VALUES (1, 'urgent', :now)"), {"now": NOW})
+        connection.execute(sa.text("INSERT INTO inquiry_tags (inquiry_id, tag_id) VALUES (1, 1)"))
+        connection.execute(sa.text("INSERT INTO inquiry_notes (inquiry_id, admin_id, admin_name, body, created_at) "
+                                   "VALUES (1, 1, 'Ada', 'call back', :now)"), {"now": NOW})
+        connection.execute(sa.text("INSERT INTO admin_forms (admin_id, form_id) VALUES (1, 1)"))
+        connection.execute(sa.text("INSERT INTO accesses (admin_id, admin_name, kind, inquiry_id, count, created_at) "
+                                   "VALUES (1, 'Ada', 'opened', 1, 1, :now)"), {"now": NOW})
+        if connection.dialect.name == "sqlite":  # no copy of submissions: the search triggers are still there
+            assert search.found_ids(Session(connection), "zebracorn") == [1]
+    _downgrade(engine, "0016")
+    with engine.connect() as connection:
+        assert "role" not in {column["name"] for column in sa.inspect(connection).get_columns("admins")}
+        assert "inquiry_notes" not in sa.inspect(connection).get_table_names()
+    upgrade(engine)
+    with engine.begin() as connection:
+        context = MigrationContext.configure(connection, opts=COMPARE)
+        assert compare_metadata(context, Base.metadata) == []
+        connection.execute(sa.text("INSERT INTO inquiry_notes (inquiry_id, admin_id, admin_name, body, created_at) "
+                                   "VALUES (1, 1, 'Ada', 'call back', :now)"), {"now": NOW})
+        connection.execute(sa.text("INSERT INTO accesses (admin_id, admin_name, kind, inquiry_id, count, created_at) "
+                                   "VALUES (1, 'Ada', 'opened', 1, 1, :now)"), {"now": NOW})
+        connection.execute(sa.delete(Inquiry.__table__))
+        assert connection.scalar(sa.text("SELECT count(*) FROM inquiry_notes")) == 0  # notes go with the inquiry
+        assert connection.scalar(sa.text("SELECT count(*) FROM accesses")) == 1  # the record of access stays
+        connection.execute(sa.delete(Admin.__table__))
+        assert connection.execute(sa.text("SELECT admin_id, admin_name FROM accesses")).all() == [(None, "Ada")]
+        connection.execute(sa.text("DELETE FROM accesses"))
+    engine.dispose()
