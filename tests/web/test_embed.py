@@ -64,7 +64,7 @@ def test_a_browser_that_sends_only_a_referer_is_judged_by_it(client, quote, quer
 def test_another_site_is_refused_and_nothing_is_stored(client, quote, query):
     response = client.post("/f/quote", data=ANSWERS, headers={"Origin": "https://evil.test"})
     page = response.get_data(as_text=True)
-    assert response.status_code == 403 and "does not accept inquiries from this site" in page
+    assert response.status_code == 403 and "is not one of the sites this form takes inquiries from" in page
     assert "From the shop page." in page  # the visitor's text is kept
     json = client.post("/api/forms/quote/inquiries", json=ANSWERS, headers={"Origin": "https://evil.test"})
     assert json.status_code == 403 and "Access-Control-Allow-Origin" not in json.headers
