@@ -41,6 +41,7 @@ POLICY: dict[str, Permission] = {
     "admin.edit_form": Permission.FORMS,                    # GET  /admin/forms/<id>
     "admin.change_form": Permission.FORMS,                  # POST /admin/forms/<id>
     "admin.delete_form": Permission.FORMS,                  # POST /admin/forms/<id>/delete
+    "admin.allow_site": Permission.FORMS,                   # POST /admin/forms/<id>/allow-site
     # site settings (app.admin.retention, notifications, cleanup)
     "admin.settings_moved": Permission.SETTINGS,            # GET  /admin/settings (redirect)
     "admin.retention_page": Permission.SETTINGS,            # GET  /admin/retention

@@ -131,10 +131,11 @@ def refused(sender: Sender) -> int | None:
 
 
 def _text_of(answers: dict[str, Any], extra: dict[str, str]) -> str:
-    """The words the content checks read: every answer's text."""
-    parts = [answers["name"], answers["message"], *extra.values()]
-    parts += [str(entry["value"]) for entry in answers["answers"] if isinstance(entry.get("value"), str)]
-    return "\n".join(part for part in parts if part)
+    """The words the content checks read: every answer's text, each once (the message may hold others)."""
+    message = answers["message"]
+    others = [answers["name"], *extra.values()]
+    others += [entry["value"] for entry in answers["answers"] if isinstance(entry.get("value"), str)]
+    return "\n".join([message, *dict.fromkeys(part for part in others if part and part not in message)])
 
 
 def _save(inquiry: store.NewInquiry, verdict: spam.Verdict, files: list[uploads.Upload],

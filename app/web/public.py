@@ -52,13 +52,6 @@ UNAVAILABLE = _l("The inbox cannot save inquiries right now, so nothing was save
                  "Your text is kept below: please send it again in a minute.")
 NOT_JSON_TYPE = _l("Send the inquiry as JSON (Content-Type: application/json).")
 CROSS_ORIGIN = _l("Cross-origin requests are not accepted.")
-# The words ``static/embed.js`` shows on another site, in the visitor's language.
-EMBED_TEXTS = {
-    "send": _l("Send inquiry"), "sending": _l("Sending…"), "optional": _l("(optional)"), "choose": _l("Choose…"),
-    "thanks": _l("Thank you. Your inquiry has been received."),
-    "errors": _l("Please correct the errors below."),
-    "failed": _l("Your inquiry could not be sent. Please try again in a minute."),
-}
 # The words of the site's own form (migration 0009), so the catalogs translate them (``form_store.words``).
 SHIPPED_WORDS = (_l("Contact"), _l("We read every message and answer by email."), _l("Your name"),
                  _l("Email address"), _l("Message"))
@@ -104,7 +97,7 @@ def form_embed(slug: str):
         page=f"{origin}{url_for('public.named_form', slug=form.slug)}",
         fields=[embed.described(each) for each in form.fields], rendered=spam.form_token(),
         challenge=spam.issue(), challenge_url=f"{origin}{url_for('public.form_challenge', slug=form.slug)}",
-        challenge_ttl=current_app.config["POW_TTL"], texts={key: str(text) for key, text in EMBED_TEXTS.items()},
+        challenge_ttl=current_app.config["POW_TTL"], texts=embed.texts(),
     )
     response.headers["Cache-Control"] = "no-store"
     return response

@@ -52,7 +52,9 @@ def test_a_plain_html_post_from_an_allowed_site_needs_no_token_and_goes_to_its_t
                            headers={"Origin": SITE})
     assert response.status_code == 303 and response.headers["Location"] == f"{SITE}/thanks.html"
     [row] = query(select(Inquiry))
-    assert (row.name, row.origin, row.form_id, row.status) == ("Hana Host", SITE, quote, "spam")  # no proof of work
+    # No proof of work, but from a listed site with one link: the inbox.
+    assert (row.name, row.origin, row.form_id, row.status) == ("Hana Host", SITE, quote, "inbox")
+    assert "thanks_url: https://evil.test/" in row.message  # a field the form does not know, kept
 
 
 def test_a_browser_that_sends_only_a_referer_is_judged_by_it(client, quote, query):
