@@ -64,7 +64,7 @@ test: install
 	$(BIN)/python -m pytest -n auto --dist loadfile $(PYTEST_ARGS)
 
 bench: install
-	$(BIN)/python -m bench $(if $(QUICK),--quick,) $(if $(STRICT),--strict,) $(if $(ROWS),--rows $(ROWS),)
+	$(BIN)/python -m bench $(if $(QUICK),--quick,) $(if $(STRICT),--strict,) $(if $(ROWS),--rows $(ROWS),) $(if $(ONLY),--only $(ONLY),)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis sundown.egg-info build dist

@@ -11,7 +11,7 @@ from typing import Any
 
 from flask import Flask
 
-from app import admin, auth, cleanup, cli, config, notify, templating
+from app import admin, auth, cleanup, cli, config, notify, outbox, replies, templating
 from app.core import background, db, i18n, logs, metrics, paths
 from app.forms import embed
 from app.inquiries import gone
@@ -42,7 +42,9 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
     auth.init_app(app)
     background.init_app(app)  # the runner for work after responses, off the connection
     cleanup.init_app(app)  # the after-response cleanup
-    notify.init_app(app)  # notifications from the outbox after responses
+    outbox.init_app(app)  # deliveries sent after responses, by the handler of their kind:
+    notify.init_app(app)  # notifications of new inquiries, on every channel in force
+    replies.init_app(app)  # replies and acknowledgements to the people who wrote
     gone.init_app(app)  # after a delete or an erasure: the index and the WAL forget it, off the connection
     app.register_blueprint(public.bp)  # /, /api/inquiries, /privacy
     app.register_blueprint(health.bp)  # /healthz

@@ -297,6 +297,8 @@ class CleanupRun(Base):
     trigger: Mapped[str] = mapped_column(String(40))
     started_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, index=True)
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    # When the deleted rows had left SQLite's search index and WAL too (app.inquiries.gone); None: nothing to forget.
+    forgotten_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     cutoff: Mapped[datetime] = mapped_column(UTCDateTime)
     retention_days: Mapped[int] = mapped_column(Integer)
     # The forms with a retention of their own at the claim: {form id: days}; their cutoffs follow.
@@ -416,7 +418,24 @@ class DeliveryStatus(StrEnum):
 
     PENDING = "pending"
     DONE = "done"
-    FAILED = "failed"  # every attempt of the schedule failed
+    FAILED = "failed"  # every attempt of the schedule failed, or one that can never succeed
+
+
+class DeliveryChannel(StrEnum):
+    """How a delivery goes out (``Delivery.channel``): each is a module of ``app.notify.channels``."""
+
+    EMAIL = "email"
+    WEBHOOK = "webhook"
+
+
+class DeliveryKind(StrEnum):
+    """What a delivery carries (``Delivery.kind``), and so who sends it (``app.outbox.handlers``)."""
+
+    INQUIRY = "inquiry"  # a new inquiry's notification (``app.notify``)
+    CAPPED = "capped"  # one held back by the hourly cap: it waits for the end of the hour, in a digest
+    TEST = "test"  # an admin's test notification
+    REPLY = "reply"  # an admin's reply to the person who wrote (``app.replies``)
+    ACK = "ack"  # a form's acknowledgement to the person who wrote
 
 
 class Delivery(Base):
@@ -445,8 +464,8 @@ class Delivery(Base):
 
     id: Mapped[int] = mapped_column(primary_key=True)
     inquiry_id: Mapped[int | None] = mapped_column(ForeignKey("submissions.id", ondelete="CASCADE"), index=True)
-    channel: Mapped[str] = mapped_column(String(16))  # "email" or "webhook"
-    kind: Mapped[str] = mapped_column(String(16), default="inquiry")  # "inquiry", "capped" (outbox) or "test"
+    channel: Mapped[str] = mapped_column(String(16))  # a DeliveryChannel
+    kind: Mapped[str] = mapped_column(String(16), default=DeliveryKind.INQUIRY)  # a DeliveryKind
     status: Mapped[str] = mapped_column(String(16), default=DeliveryStatus.PENDING)
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     next_attempt_at: Mapped[datetime] = mapped_column(UTCDateTime)
@@ -476,6 +495,21 @@ class Erasure(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 
+class ReplyKind(StrEnum):
+    """Who a reply is from (``Reply.kind``, and the kind of its outbox row)."""
+
+    REPLY = DeliveryKind.REPLY.value  # an admin, from the inbox
+    ACK = DeliveryKind.ACK.value  # the form, automatically
+
+
+class ReplyStatus(StrEnum):
+    """What became of a reply (``Reply.status``), kept once its outbox row is cleaned up."""
+
+    QUEUED = "queued"
+    SENT = "sent"
+    FAILED = "failed"
+
+
 class Reply(Base):
     """An e-mail to the person who wrote an inquiry (``app.replies``): an admin's reply or the form's
     acknowledgement (``kind``), as it was sent, and its thread's ``Message-ID``.
@@ -491,13 +525,13 @@ class Reply(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     inquiry_id: Mapped[int] = mapped_column(ForeignKey("submissions.id", ondelete="CASCADE"), index=True)
     admin_id: Mapped[int | None] = mapped_column(ForeignKey("admins.id", ondelete="SET NULL"), index=True)
-    kind: Mapped[str] = mapped_column(String(16))  # "reply" or "ack"
+    kind: Mapped[str] = mapped_column(String(16))  # a ReplyKind
     subject: Mapped[str] = mapped_column(String(300))
     body: Mapped[str] = mapped_column(Text)
     locale: Mapped[str] = mapped_column(String(16))
     reply_to: Mapped[str | None] = mapped_column(String(254))
     message_id: Mapped[str] = mapped_column(String(200))
-    status: Mapped[str] = mapped_column(String(16))  # "queued", "sent" or "failed"
+    status: Mapped[str] = mapped_column(String(16))  # a ReplyStatus
     delivery_id: Mapped[int | None] = mapped_column(ForeignKey("deliveries.id", ondelete="SET NULL"), index=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     sent_at: Mapped[datetime | None] = mapped_column(UTCDateTime)

@@ -25,7 +25,8 @@ from app.attachments import rules as attachment_rules
 from app.core import i18n
 from app.forms import store as form_store
 from app.inquiries import retention
-from app.models import CleanupStatus
+from app.models import CleanupStatus, ReplyKind, ReplyStatus
+from app.replies import sending as reply_sending
 
 FILTERS: dict[str, Callable[..., Any]] = {
     "local_time": i18n.local_time,  # a moment in TIME_ZONE, the language's way
@@ -48,6 +49,9 @@ GLOBALS: dict[str, Any] = {
     "file_limits": attachments.file_limits,
     "previewed_types": attachment_rules.PREVIEWED,  # file types an admin sees inline
     "CleanupStatus": CleanupStatus,  # templates compare a run's status with it, never with bare strings
+    "ReplyKind": ReplyKind,  # a reply's kind and state, compared with these, never with bare strings
+    "ReplyStatus": ReplyStatus,
+    "REPLY_RETRYING": reply_sending.RETRYING,
     "min_days": retention.MIN_DAYS,
     "max_days": retention.MAX_DAYS,
     "can": guard.can,  # can("inquiries.delete"): whether the logged-in admin holds a permission

@@ -2,21 +2,33 @@
 
 Each trial starts from an identical copy of the run's template database
 (``backlog_rows`` realistic expired rows, ~5% held, and a tenth as many
-recent rows), on a shipped server under open-loop traffic (``rate``
-submissions a second, Poisson, latency from each one's scheduled time):
-``idle_seconds`` of traffic after a warm-up, then the delete, then half a
-second more. Trials alternate, delete-cleanup-cleanup-delete-delete-cleanup:
+recent rows), on a shipped server under open-loop traffic (each of
+``rates`` submissions a second in turn, Poisson, latency from each one's
+scheduled time): ``idle_seconds`` of traffic after a warm-up, then the
+delete, then half a second more. Before each trial the benchmark waits,
+up to ``calm_seconds``, for the machine's 1-minute load average to fall
+below ``calm_load``, and records it at the start and the end of the trial.
+Trials alternate, delete-cleanup-cleanup-delete-delete-cleanup:
 
 * ``delete``: one plain ``DELETE`` of the expired rows, by the benchmark;
 * ``cleanup``: the claim falls due after the idle phase (shipped interval)
   and the next submission's run does the work in its worker, with an hour of
   time budget, so its rows/s are those of its batch loop.
 
-Figures: rows/s of each cleanup run ÷ the paired delete (A/A: delete ÷
-delete); p99 during the runs ÷ p99 idle before them (A/A: idle before a
-cleanup ÷ idle before a delete); the longest any scheduled submission
-waited during a run; failed submissions. Then the shipped defaults
-(10 s budget, 60 s retry): how long the backlog takes to clear, in runs.
+A cleanup run's window runs from its claim (the ledger's ``started_at``)
+until the purge of the search index and the checkpoint after it have
+ended (``forgotten_at``): the traffic goes on the whole time. Figures:
+rows/s of each cleanup run (until ``finished_at``) ÷ the paired delete
+(A/A: delete ÷ delete); p99 during the window ÷ p99 idle before it (A/A:
+idle before a cleanup ÷ idle before a delete); the longest any scheduled
+submission waited in the window, and in its after-run part alone;
+failed submissions; from every worker's log of its write transactions
+(``bench.txlog``), the big ones (over 1,000 rows changed or 100 ms) held
+in a visitor's transaction, the longest single cleanup statement and the
+longest visitor write transaction, and at the end how each grows from the
+smallest size to the largest. Then, at the smallest size only, the
+shipped defaults (10 s budget, 60 s retry): how long the backlog takes to
+clear, in runs.
 
 At the sizes in ``backlog_forms_sizes`` the alternated trials run again on a
 copy whose inquiries are spread in turn over twenty forms, Contact (the
@@ -25,33 +37,39 @@ days: between the recent rows and the expired ones, so the one DELETE and
 the cleanup's twenty cutoffs remove the same rows), reported under
 ``<kind>@<size>/20 forms`` with the same goals.
 
-Controls on SQLite, each one run on ``control_rows`` with ``control_seconds``
-of time budget, which must fail the latency figures: ``one_batch`` (the
-whole backlog in one batch, as a run whose batches were not sized by time
-would do), once on the one-form backlog and once over twenty forms
-(``one_batch_forms``). ``stock_lock`` (live writers on SQLite's stock busy handler) is
-served by ``bench.wsgi`` for manual runs but is no control: how long it
-stalls writers depends on the machine's load by orders of magnitude, so it
-cannot be relied on to fail (docs/benchmarks.md, "Figures behind the code").
+Controls on SQLite, each one cleanup run at 40/s, which must be caught:
+``one_batch`` (the whole backlog in one batch, as a run whose batches
+were not sized by time would do; ``control_rows``, ``control_seconds`` of
+budget), caught by the latency figures; ``crisis_default`` (FTS5's crisis
+merge at its default during the run, ``crisis_rows``), caught by the big
+writes (merges) in visitors' transactions; ``purge_unpaused`` (the index purge
+without its pauses and checkpoints, ``control_rows``), caught by the
+after-run stall. (``files_in`` is ``bench.backlog_files``'s.) ``stock_lock``
+(live writers on SQLite's stock busy handler) is served by ``bench.wsgi`` for manual runs but is no control: with 30 ms
+batches it stalled writers 6.6 s on a loaded machine and 66 ms on a quiet
+one, so it cannot be relied on to fail.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from bench import txlog
 from bench.client import OpenLoop, Samples
 from bench.context import wait_until
 from bench.databases import epoch_of, utcnow
-from bench.report import Control, Figure
+from bench.report import Control, Figure, shown
 from bench.servers import serve
 from bench.stats import Ratio, cyclic_ratios, ratios
 from bench.svg import write_backlog_picture
 
 KINDS = ("sqlite", "postgresql")
+FORGET_WAIT = 3600  # seconds a trial waits for a run's purge and checkpoint after it
 ORDER = ("delete", "cleanup", "cleanup", "delete", "delete", "cleanup")
 WARM = 1.5  # seconds of traffic before the idle window (each worker learns when the claim is due)
 TAIL = 0.5  # seconds of traffic after the delete
@@ -60,16 +78,24 @@ INTERVAL = 3600  # the shipped CLEANUP_INTERVAL
 # newest expired row (200 days) and the oldest recent one (100), so the benchmark's one DELETE at 180 days
 # removes the very rows the cleanup's twenty cutoffs do.
 FORM_DAYS = tuple(range(105, 200, 5))
-# name: (label, served variant, settings). A batch as big as the backlog is one long write lock.
+# name: (label, served variant, template rows key, settings, budget key). A batch as big as the backlog is one long
+# write lock; FTS5's crisis merge at its default lands in visitors' inserts; a purge without pauses in their waits.
 CONTROLS = {
-    "the whole backlog in one batch (batches not sized by time)": ("one_batch", "shipped",
-                                                                  {"cleanup_batch_size": 100_000_000}),
+    "the whole backlog in one batch (batches not sized by time)": (
+        "one_batch", "shipped", "control_rows", {"cleanup_batch_size": 100_000_000}, "control_seconds"),
+    "FTS5's crisis merge at its default during a run": ("crisis_default", "crisis_default", "crisis_rows", {}, None),
+    "the index purge after a run without pauses or checkpoints": (
+        "purge_unpaused", "purge_unpaused", "control_rows", {}, None),
 }
 
 
 @dataclass
 class Trial:
-    """One delete under traffic: what was scheduled, when the delete ran, how many rows it removed."""
+    """One delete under traffic: what was scheduled, when the delete ran and ended, how many rows it removed.
+
+    For a cleanup run ``finished`` is the ledger's ``finished_at`` (its batches' end) and ``forgotten``
+    its ``forgotten_at`` (the purge and the checkpoint after it ended); for a delete both are its end.
+    """
 
     method: str
     samples: Samples
@@ -77,6 +103,13 @@ class Trial:
     started: float
     finished: float
     rows: int
+    forgotten: float = 0.0
+    load: tuple[float, float] = (0.0, 0.0)  # 1-minute load average at the trial's start and end
+    writes: txlog.Writes | None = None
+
+    @property
+    def end(self) -> float:
+        return max(self.finished, self.forgotten)
 
     @property
     def idle(self) -> Samples:
@@ -84,7 +117,11 @@ class Trial:
 
     @property
     def during(self) -> Samples:
-        return self.samples.between(self.started, self.finished)
+        return self.samples.between(self.started, self.end)
+
+    @property
+    def after_run(self) -> Samples:
+        return self.samples.between(self.finished, self.end)
 
     @property
     def rate(self) -> float:
@@ -92,41 +129,61 @@ class Trial:
 
 
 def run(ctx) -> None:
-    """At each backlog size, alternated trials and the shipped defaults on both databases; the control; the
-    picture (of the largest size)."""
-    pictures = {}
+    """At each backlog size and rate, alternated trials on both databases; at the smallest size the shipped
+    defaults and the twenty forms; the controls; how the figures grow; the picture (of the largest size)."""
+    pictures, growth = {}, Growth()
     sizes = ctx.sizes["backlog_sizes"]
     for rows in sizes:
         for kind in KINDS:
             template = ctx.template(kind, rows)
-            label = sized(kind, rows)
-            trials = [_trial(ctx, template, method, f"{method}{i}") for i, method in enumerate(_order(ctx))]
-            report_trials(ctx, label, trials, rows)
-            cleanups = sorted((t for t in trials if t.method == "cleanup"), key=lambda t: t.rate)
-            pictures[kind] = cleanups[len(cleanups) // 2]
-            shipped_defaults(ctx, template, label)
+            for rate in ctx.sizes["rates"]:
+                label = labelled(kind, rows, rate)
+                trials = [_trial(ctx, template, method, f"{method}{i}", rate=rate)
+                          for i, method in enumerate(_order(ctx))]
+                growth.add(kind, rate, rows, report_trials(ctx, label, trials, rows))
+                if rate == ctx.sizes["rates"][0]:
+                    cleanups = sorted((t for t in trials if t.method == "cleanup"), key=lambda t: t.rate)
+                    pictures[kind] = cleanups[len(cleanups) // 2]
+            if rows in ctx.sizes["backlog_defaults_sizes"]:
+                shipped_defaults(ctx, template, sized(kind, rows))
             if rows in ctx.sizes["backlog_forms_sizes"]:
-                over_forms(ctx, template, label, rows)
-    for name, (label, variant, settings) in CONTROLS.items():
-        template = ctx.template("sqlite", ctx.sizes["control_rows"])
-        _control(ctx, Control(name, label), template, variant, settings)
-        with spread_over_forms(template) as database:
-            _control(ctx, Control(f"{name}, over twenty forms", f"{label}_forms"), database, variant, settings)
+                over_forms(ctx, template, sized(kind, rows), rows)
+    for name, (label, variant, rows_key, settings, budget_key) in CONTROLS.items():
+        template = ctx.template("sqlite", ctx.sizes[rows_key])
+        budget = ctx.sizes[budget_key] if budget_key else 3600
+        _control(ctx, Control(name, label), template, variant, budget, settings)
+    growth.report(ctx)
     if ctx.write_docs:
         ctx.report.picture = write_backlog_picture(pictures, sizes[-1], WARM)
 
 
-def _control(ctx, control: Control, template, variant: str, settings: dict) -> None:
-    """One cleanup run of the broken ``variant`` on a copy of ``template``: must fail the latency figures."""
-    trial = _trial(ctx, template, "cleanup", control.variant, variant=variant, budget=ctx.sizes["control_seconds"],
-                   **settings)
+# Controls whose cost grows with the backlog: at the quick sizes (a few thousand rows) nothing separates them.
+QUICK_UNJUDGED = ("crisis_default", "purge_unpaused", "files_in")
+
+
+def _control(ctx, control: Control, template, variant: str, budget: float, settings: dict) -> None:
+    """One cleanup run of the broken ``variant`` on a copy of ``template``: must fail a latency or write figure."""
+    trial = _trial(ctx, template, "cleanup", control.variant, variant=variant, budget=budget, **settings)
     control.figures += report_latency(ctx, "sqlite", [trial], [], variant=control.variant)
-    ctx.report.control(control)
+    judge(ctx, control)
+
+
+def judge(ctx, control: Control) -> None:
+    """Record ``control``; in quick mode, one whose cost grows with the backlog is only printed."""
+    if ctx.quick and control.variant in QUICK_UNJUDGED:
+        print(f"# control {control.name}: not judged in quick mode (judged at the full sizes)", flush=True)
+    else:
+        ctx.report.control(control)
 
 
 def sized(kind: str, rows: int) -> str:
     """A figure's database column with the backlog's size: ``sqlite@50k``."""
     return f"{kind}@{rows // 1000}k" if rows % 1000 == 0 else f"{kind}@{rows}"
+
+
+def labelled(kind: str, rows: int, rate: float) -> str:
+    """``sqlite@50k`` at 40 submissions a second, ``sqlite@50k, 100/s`` at another rate."""
+    return sized(kind, rows) if rate == 40 else f"{sized(kind, rows)}, {rate:.0f}/s"
 
 
 def over_forms(ctx, template, label: str, rows: int) -> None:
@@ -156,75 +213,153 @@ def _order(ctx) -> list[str]:
 
 
 def _trial(ctx, template, method: str, name: str, variant: str = "shipped", budget: float = 3600,
-           **extra) -> Trial:
+           rate: float = 40.0, **extra) -> Trial:
     """One trial on a fresh copy of ``template``; the copy is dropped afterwards. ``extra``: more settings."""
     database = template.copy(f"trial_{name.replace('-', '_')}")
+    log = ctx.workdir / f"writes-{name}-{database.kind}-{rate:.0f}-{time.monotonic_ns()}"
+    log.mkdir()
     try:
         settings = {"cleanup_time_budget": budget, "cleanup_lease": max(7200, 2 * budget), **extra}
-        with serve(database.url, ctx.workdir, f"backlog-{name}-{database.kind}", variant, **settings) as server:
+        load = wait_for_calm(ctx)
+        with serve(database.url, ctx.workdir, f"backlog-{name}-{database.kind}", variant, log_writes=log,
+                   **settings) as server:
             begun = time.time()
             due_at = begun + WARM + ctx.sizes["idle_seconds"]
             # A delete trial keeps the claim an hour away; a cleanup trial's falls due after the idle phase.
             last = utcnow() if method == "delete" else datetime.fromtimestamp(due_at - INTERVAL, UTC)
             database.set_last_cleanup(last)
-            with OpenLoop(server.port, ctx.sizes["rate"]) as traffic:  # the same schedule every trial
-                started, finished, rows = _delete(database, method, due_at)
+            with OpenLoop(server.port, rate) as traffic:  # the same schedule every trial
+                started, finished, forgotten, rows = _delete(database, method, due_at)
                 time.sleep(TAIL)
     finally:
         database.drop()
-    return Trial(method, traffic.collected(), begun, started, finished, rows)
+    writes = txlog.read(log, started, max(finished, forgotten), by_time=database.kind == "sqlite")
+    return Trial(method, traffic.collected(), begun, started, finished, rows, forgotten,
+                 (load, os.getloadavg()[0]), writes)
 
 
-def _delete(database, method: str, due_at: float) -> tuple[float, float, int]:
-    """(started, finished, rows): the benchmark's DELETE at ``due_at``, or the cleanup run the traffic starts."""
+def wait_for_calm(ctx) -> float:
+    """Wait, up to ``calm_seconds``, for the 1-minute load average to fall below ``calm_load``; return it."""
+    deadline = time.monotonic() + ctx.sizes["calm_seconds"]
+    while os.getloadavg()[0] >= ctx.sizes["calm_load"] and time.monotonic() < deadline:
+        time.sleep(1.0)
+    return os.getloadavg()[0]
+
+
+def _delete(database, method: str, due_at: float) -> tuple[float, float, float, int]:
+    """(started, finished, forgotten, rows): the benchmark's DELETE at ``due_at``, or the cleanup run the traffic
+    starts, until the purge and the checkpoint after it have ended."""
     if method == "delete":
         wait_until(due_at)
         started = time.time()
         rows, _seconds = database.plain_delete(utcnow() - timedelta(days=180))
-        return started, time.time(), rows
+        return started, time.time(), time.time(), rows
     runs = database.wait_for_runs(timeout=3600)
+    deadline = time.monotonic() + FORGET_WAIT
+    while runs[0]["forgotten_at"] is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+        runs = database.cleanup_runs()
     run = runs[0]
     assert run["status"] in ("ok", "partial"), f"the run ended {run['status']}: {run.get('error')}"
-    return epoch_of(run["started_at"]), epoch_of(run["finished_at"]), deleted_inquiries(run)
+    assert run["forgotten_at"] is not None, "the run's purge did not end"
+    return (epoch_of(run["started_at"]), epoch_of(run["finished_at"]), epoch_of(run["forgotten_at"]),
+            deleted_inquiries(run))
 
 
-def report_trials(ctx, kind: str, trials: list[Trial], rows: int) -> None:
-    """The rows/s ratio and the latency figures of one database's alternated trials."""
+def report_trials(ctx, kind: str, trials: list[Trial], rows: int) -> list:
+    """The rows/s ratio and the latency and write figures of one database's alternated trials."""
     deletes = [t for t in trials if t.method == "delete"]
     cleanups = [t for t in trials if t.method == "cleanup"]
     delete_rates, cleanup_rates = [t.rate for t in deletes], [t.rate for t in cleanups]
     ratio = Ratio(ratios(cleanup_rates, delete_rates), cyclic_ratios(delete_rates))
     order = "".join("D" if t.method == "delete" else "C" for t in trials)
-    ctx.report.add(
+    loads = ", ".join(f"{t.load[0]:.1f}→{t.load[1]:.1f}" for t in trials)
+    figure = ctx.report.add(
         "backlog_rows_per_s_ratio", ratio.value, "≥ 0.5", kind,
         f"{rows} realistic expired rows; cleanup runs {_list(cleanup_rates)} rows/s vs one"
         f" DELETE {_list(delete_rates)} rows/s (whose longest wait was "
-        f"{max(t.during.longest() for t in deletes) * 1000:.0f} ms)",
+        f"{max(t.during.longest() for t in deletes) * 1000:.0f} ms); load average per trial {loads}",
         samples=f"{len(cleanups)} + {len(deletes)} trials, order {order}", ratio=ratio)
-    report_latency(ctx, kind, cleanups, deletes)
+    return [figure, *report_latency(ctx, kind, cleanups, deletes)]
 
 
 def report_latency(ctx, kind: str, cleanups: list[Trial], deletes: list[Trial], variant: str = "") -> list[Figure]:
-    """p99 during ÷ idle, longest stall, failed submissions, over ``cleanups`` (A/A against ``deletes``)."""
+    """p99 during ÷ idle, longest stalls, failed submissions, big writes and the longest ones, over ``cleanups``
+    (A/A against ``deletes``)."""
     during, idle = _pooled(t.during for t in cleanups), _pooled(t.idle for t in cleanups)
+    after = _pooled(t.after_run for t in cleanups)
     per_trial = [t.during.percentile(0.99) / t.idle.percentile(0.99) for t in cleanups]
     control = ratios([t.idle.percentile(0.99) for t in cleanups], [t.idle.percentile(0.99) for t in deletes])
     extra = {"variant": variant} if variant else {}
     report = ctx.report
-    figures = [
+    window = (f"{_list([t.finished - t.started for t in cleanups])} s of batches, then "
+              f"{_list([t.forgotten - t.finished for t in cleanups])} s of purge and checkpoint")
+    return [
         report.add("backlog_p99_ratio", during.percentile(0.99) / idle.percentile(0.99), "≤ 3", kind,
-                   f"p99 {during.percentile(0.99) * 1000:.1f} ms during the runs vs "
-                   f"{idle.percentile(0.99) * 1000:.1f} ms idle before them; open loop, {ctx.sizes['rate']:.0f}/s",
+                   f"p99 {during.percentile(0.99) * 1000:.1f} ms from the claim until the purge and checkpoint "
+                   f"ended ({window}) vs {idle.percentile(0.99) * 1000:.1f} ms idle before; open loop, "
+                   f"{len(idle.latencies) / max(sum(t.started - t.begun - WARM for t in cleanups), 1):.0f}/s",
                    samples=f"{len(during.latencies)} / {len(idle.latencies)} requests, "
                    f"{during.above(0.99)} / {idle.above(0.99)} above p99",
                    ratio=Ratio(per_trial, control), tail=min(during.above(0.99), idle.above(0.99)), **extra),
         report.add("backlog_longest_stall_ms", during.longest() * 1000, "≤ 250", kind,
                    f"per run {_list([t.during.longest() * 1000 for t in cleanups])} ms; idle before: "
                    f"{idle.longest() * 1000:.0f} ms", samples=f"{len(during.latencies)} requests", **extra),
+        report.add("backlog_after_run_longest_stall_ms", after.longest() * 1000, "≤ 250", kind,
+                   f"from finished_at to forgotten_at (purge, checkpoint): p99 {after.percentile(0.99) * 1000:.0f} ms",
+                   samples=f"{len(after.latencies)} requests", **extra),
         report.add("backlog_failed_submissions", sum(t.samples.failed for t in cleanups), "= 0", kind,
                    samples=f"{sum(len(t.samples.latencies) for t in cleanups)} requests", **extra),
+        *_write_figures(report, kind, cleanups, extra),
     ]
-    return figures
+
+
+def _write_figures(report, kind: str, cleanups: list[Trial], extra: dict) -> list[Figure]:
+    """From the servers' logs of write transactions (``bench.txlog``), over the cleanups' windows."""
+    writes = [t.writes for t in cleanups if t.writes is not None]
+    statement = max((w.longest_cleanup_statement for w in writes), default=(0.0, ""))
+    return [
+        report.add("backlog_visitor_merges", sum(w.merges_in("visitor") for w in writes), "= 0", kind,
+                   f"visitors' write transactions of more than {txlog.BIG_CHANGES} rows (a submission makes 11-17: "
+                   "a merge of the search index); per run: " + " | ".join(w.describe() for w in writes),
+                   samples=f"{sum(w.transactions for w in writes)} write transactions", **extra),
+        report.add("backlog_longest_cleanup_statement_ms", statement[0], "", kind,
+                   f"{statement[1]} (its time includes any wait for the lock)", **extra),
+        report.add("backlog_longest_visitor_write_ms", max((w.longest_visitor_write for w in writes), default=0.0),
+                   "", kind, "a submission's write transaction, write lock held until its commit ended", **extra),
+    ]
+
+
+class Growth:
+    """Per database and rate, each backlog figure at each size: how it grows from the smallest to the largest."""
+
+    NAMES = ("backlog_p99_ratio", "backlog_longest_stall_ms", "backlog_after_run_longest_stall_ms",
+             "backlog_rows_per_s_ratio", "backlog_failed_submissions", "backlog_visitor_merges",
+             "backlog_longest_cleanup_statement_ms", "backlog_longest_visitor_write_ms")
+    JUDGED = ("backlog_longest_cleanup_statement_ms", "backlog_longest_visitor_write_ms")  # goal: ≤ 1.5×
+
+    def __init__(self):
+        self.values: dict[tuple[str, str, float], dict[int, float]] = {}
+
+    def add(self, kind: str, rate: float, rows: int, figures: list[Figure]) -> None:
+        for figure in figures:
+            if figure.name in self.NAMES:
+                self.values.setdefault((figure.name, kind, rate), {})[rows] = figure.value
+
+    def report(self, ctx) -> None:
+        """A growth figure (largest ÷ smallest, ≤ 1.5) for the longest statement and insert; the table."""
+        sizes = ctx.sizes["backlog_sizes"]
+        lines = ["| figure | database | rate | " + " | ".join(sized("", rows)[1:] for rows in sizes)
+                 + " | largest ÷ smallest |", "| --- | --- | --- |" + " --- |" * (len(sizes) + 1)]
+        for (name, kind, rate), by_size in self.values.items():
+            first, last = by_size.get(sizes[0]), by_size.get(sizes[-1])
+            grown = last / first if first and last is not None else None
+            lines.append(f"| {name} | {kind} | {rate:.0f}/s | "
+                         + " | ".join(shown(by_size.get(rows)) for rows in sizes) + f" | {shown(grown)} |")
+            if name in self.JUDGED and len(sizes) > 1:
+                ctx.report.add(name.replace("_ms", "_growth"), grown, "≤ 1.5", f"{kind}, {rate:.0f}/s",
+                               f"{sized(kind, sizes[-1])} ÷ {sized(kind, sizes[0])}: {shown(last)} ÷ {shown(first)} ms")
+        ctx.report.sections.append(("How the backlog figures grow with its size (one form)", lines))
 
 
 def shipped_defaults(ctx, template, kind: str) -> None:
@@ -232,6 +367,7 @@ def shipped_defaults(ctx, template, kind: str) -> None:
     database = template.copy("trial_defaults")
     limit = ctx.sizes["defaults_limit_seconds"]
     try:
+        wait_for_calm(ctx)
         with serve(database.url, ctx.workdir, f"backlog-defaults-{database.kind}") as server:
             database.set_last_cleanup(datetime.fromtimestamp(time.time() + WARM - INTERVAL, UTC))
             with OpenLoop(server.port, ctx.sizes["rate"], seed=11, limit_seconds=limit + 60):

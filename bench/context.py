@@ -21,24 +21,29 @@ TEMPLATE_SOURCES = ("migrations/versions/*.py", "devtools/realistic.py", "bench/
 FULL = {
     "backlog_rows": 50_000,  # expired, plus a tenth as many recent rows: the template the other modules copy
     "backlog_sizes": (50_000, 150_000, 300_000),  # the backlog module's sizes: how its figures grow
-    "backlog_trials": 2,  # of each, per size: plain DELETE and cleanup run, alternated
-    "backlog_forms_sizes": (50_000, 150_000),  # those run again over twenty forms (bench/backlog.over_forms)
+    "backlog_trials": 1,  # of each, per size and rate: plain DELETE and cleanup run, alternated
+    "backlog_forms_sizes": (50_000,),  # those run again over twenty forms (bench/backlog.over_forms)
+    "backlog_defaults_sizes": (50_000,),  # those with the shipped defaults' clearing (bench/backlog.shipped_defaults)
     "upload_rounds": 5,  # of eight 10 MB uploads at once (bench/uploads.py)
     "backlog_files_sizes": (50_000,),  # those run again with files present (bench/backlog_files.py)
     "backlog_files_share": 200,  # one inquiry in this many carries files (about 530 MB at 50k with the 24 of 10 MB)
-    "secure_delete_trials": 3,  # of each: on and off, alternated
-    "rate": 40.0,  # scheduled submissions per second during backlog trials
+    "secure_delete_trials": 1,  # of each: on and off, alternated
+    "rates": (40.0, 100.0),  # scheduled submissions per second during backlog trials, each in turn
+    "rate": 40.0,  # the backlog variants' (forms, files, secure_delete, controls)
     "idle_seconds": 20.0,  # of open-loop traffic before each trial's delete starts
+    "calm_load": 3.0,  # a trial waits for the 1-minute load average to fall below this...
+    "calm_seconds": 10.0,  # ...for at most this long
     "defaults_limit_seconds": 300.0,  # how long the shipped-defaults variant may run (then: a projection)
     "claiming_rows": 20_000,
-    "claiming_rounds": 7,  # direct, and as many again through Caddy
+    "claiming_rounds": 4,  # direct, and as many again through Caddy
     "pause": 1.0,  # seconds of quiet before each measured request in a claiming round
-    "overhead_rounds": 8,
+    "overhead_rounds": 5,
     "overhead_seconds": 3.0,
     "counted_requests": 400,
     "control_seconds": 20.0,  # the time budget of each backlog control's run
     "control_rows": 50_000,  # the backlog those runs start from (the smallest size's template)
-    "control_rounds": 3,
+    "crisis_rows": 150_000,  # crisis_default's: enough deleted rows for crisis merges to build up
+    "control_rounds": 2,
     "forms_sizes": (10_000, 30_000, 60_000),  # rows per database for bench/forms.py, one database per size
     "forms_cleanup_sizes": (10_000, 30_000),  # those with cleanup trials (SQLite's are the slow ones)
     "forms_trials": 2,  # of each: the forms' own retentions and one for all, alternated
@@ -46,14 +51,18 @@ FULL = {
 QUICK = {  # a smoke run under 5 minutes: figures with few samples, every control still run
     "backlog_rows": 5_000,
     "backlog_sizes": (5_000, 10_000, 20_000),
-    "backlog_forms_sizes": (5_000, 20_000),
+    "backlog_forms_sizes": (5_000,),
+    "backlog_defaults_sizes": (5_000,),
     "upload_rounds": 3,
     "backlog_files_sizes": (5_000,),
     "backlog_files_share": 20,
     "backlog_trials": 2,
     "secure_delete_trials": 1,  # of each: on and off
+    "rates": (40.0, 100.0),
     "rate": 40.0,
     "idle_seconds": 2.0,
+    "calm_load": 3.0,
+    "calm_seconds": 10.0,
     "defaults_limit_seconds": 10.0,
     "claiming_rows": 2_000,
     "claiming_rounds": 3,
@@ -63,6 +72,7 @@ QUICK = {  # a smoke run under 5 minutes: figures with few samples, every contro
     "counted_requests": 100,
     "control_seconds": 6.0,
     "control_rows": 5_000,  # the smallest size's template: no second one to load
+    "crisis_rows": 20_000,
     "control_rounds": 2,
     "forms_sizes": (2_000, 5_000),
     "forms_cleanup_sizes": (5_000,),
@@ -88,7 +98,7 @@ class Context:
         if self.rows is None:
             return sizes
         return {**sizes, "backlog_rows": self.rows, "backlog_sizes": (self.rows,), "backlog_forms_sizes": (self.rows,),
-                "control_rows": self.rows}
+                "backlog_defaults_sizes": (self.rows,), "control_rows": self.rows, "crisis_rows": self.rows}
 
     def cluster(self) -> Cluster:
         """The run's PostgreSQL cluster, started on first use."""

@@ -55,7 +55,7 @@ KINDS = ("sqlite", "postgresql")
 CLIENTS = 8
 SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 QUICK = {"rounds": 3, "control_rounds": 1, "seconds": 1.2, "batch": 250, "paced": 30}
-FULL = {"rounds": 8, "control_rounds": 3, "seconds": 5.0, "batch": 1500, "paced": 200}
+FULL = {"rounds": 5, "control_rounds": 2, "seconds": 5.0, "batch": 1500, "paced": 200}
 
 
 def run(ctx) -> None:
@@ -112,11 +112,14 @@ def throughput(ctx, database, sizes, on_settings: dict, variant: str = "shipped"
         ports = [servers[name].port for name in names]
         for port in ports:
             warm_up(port, database.engine)
+        cpu = CpuUse()
         for _round in range(sizes["rounds"]):
             bodies = {port: solved_bodies(port, sizes["batch"]) for port in ports}
-            by_port = paired_loop(ports, bodies, sizes["seconds"])
+            with cpu.measure(servers):
+                by_port = paired_loop(ports, bodies, sizes["seconds"])
             for name, port in zip(names, ports, strict=False):
                 means[name].append(statistics.mean(by_port[port].latencies))
+                cpu.requests[name] += len(by_port[port].latencies)
             on_requests.extend(by_port[servers["on"].port])
             off_requests.extend(by_port[servers["off"].port])
             drains.append(drain(database.engine))
@@ -135,10 +138,62 @@ def throughput(ctx, database, sizes, on_settings: dict, variant: str = "shipped"
                        samples=f"{len(on_requests.latencies)} requests, {on_requests.above(0.99)} above p99")
         ctx.report.add("notify_off_p99_ms", off_requests.percentile(0.99) * 1000, "", kind,
                        samples=f"{len(off_requests.latencies)} requests, {off_requests.above(0.99)} above p99")
+        ctx.report.add("notify_on_cpu_ms_per_submission", cpu.per_request("on"), "", kind,
+                       f"CPU time of the on server's processes per submission during the rounds, vs "
+                       f"{cpu.per_request('off'):.2f} ms for the off server; the machine's CPUs were busy "
+                       f"{cpu.busy():.0%} of the rounds (every process: the servers, the clients, the sinks, "
+                       f"other work)", samples=f"{sizes['rounds']} rounds")
         ctx.report.add("notify_drain_seconds", max(drains), "", kind,
                        f"longest wait after a {sizes['seconds']:g} s round until the outbox was empty",
                        samples=f"{len(drains)} rounds")
     return figure
+
+
+class CpuUse:
+    """CPU seconds each server's processes (master and workers, from /proc) and the whole machine
+    (/proc/stat) spent while the rounds' load ran: what the notifications cost, and whether the CPUs
+    were the resource that ran out."""
+
+    TICK = os.sysconf("SC_CLK_TCK")
+
+    def __init__(self):
+        self.seconds: dict[str, float] = {}
+        self.requests: dict[str, int] = {"on": 0, "off": 0, "on_again": 0}
+        self.machine = [0, 0]  # busy and total ticks
+
+    @contextmanager
+    def measure(self, servers: dict):
+        before = {name: self._process_seconds(server) for name, server in servers.items()}
+        machine = self._machine_ticks()
+        yield
+        for name, server in servers.items():
+            self.seconds[name] = self.seconds.get(name, 0.0) + self._process_seconds(server) - before[name]
+        busy, total = self._machine_ticks()
+        self.machine = [self.machine[0] + busy - machine[0], self.machine[1] + total - machine[1]]
+
+    def per_request(self, name: str) -> float:
+        """Milliseconds of CPU per submission the ``name`` server answered."""
+        return 1000 * self.seconds.get(name, 0.0) / max(self.requests[name], 1)
+
+    def busy(self) -> float:
+        return self.machine[0] / max(self.machine[1], 1)
+
+    def _process_seconds(self, server) -> float:
+        total = 0
+        for pid in [server.pid, *server.workers()]:
+            try:
+                fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()  # noqa: SIM115
+            except OSError:
+                continue
+            total += int(fields[11]) + int(fields[12])  # utime, stime
+        return total / self.TICK
+
+    @staticmethod
+    def _machine_ticks() -> tuple[int, int]:
+        with open("/proc/stat") as stat:
+            values = [int(v) for v in stat.readline().split()[1:]]
+        idle = values[3] + values[4]  # idle, iowait
+        return sum(values) - idle, sum(values)
 
 
 def warm_up(port: int, engine) -> None:

@@ -115,6 +115,7 @@ class Report:
         self.load_at_start = os.getloadavg()[0]
         self.seconds = 0.0
         self.picture = ""
+        self.sections: list[tuple[str, list[str]]] = []  # (title, Markdown lines) after the controls
 
     def add(self, name: str, value, goal: str, database: str, note: str = "", **extra) -> Figure:
         """Record and print one figure (``extra``: samples, ratio, tail, variant)."""
@@ -164,6 +165,8 @@ class Report:
         for c in self.controls:
             guards = "; ".join(f"{f.name}, {f.database}, {shown(f.value)}, {f.met()}" for f in c.figures)
             lines.append(f"| {c.name} | `{c.variant}` | {'yes' if c.caught else '**no**'} | {guards} |")
+        for title, section in self.sections:
+            lines += ["", f"## {title}", "", *section]
         if self.picture:
             lines += ["", "## Submission latency during the backlog cleanup", "", self.picture]
         kept = hand_kept(path)

@@ -55,7 +55,10 @@ def run(ctx) -> None:
             control.figures += _measure(ctx, database, kind, "no_index")
         finally:
             database.drop()
-    ctx.report.control(control)
+    if ctx.quick:  # 5,500 rows: LIKE on every row is still well within the goal, so nothing can separate
+        print(f"# control {control.name}: not judged in quick mode (judged at the full size)", flush=True)
+    else:
+        ctx.report.control(control)
 
 
 def _measure(ctx, database, kind: str, variant: str) -> list:

@@ -71,17 +71,20 @@ class Server:
 
 @contextmanager
 def serve(database_url: str, logdir: Path, name: str, variant: str = "shipped",
-          workers: int = 4, threads: int = 4, **settings):
+          workers: int = 4, threads: int = 4, log_writes: Path | None = None, **settings):
     """Run gunicorn (gthread) with ``bench.wsgi:app`` of ``variant`` on 127.0.0.1; yield a ``Server``.
 
     ``--preload`` builds the app once before forking (it opens no connection
     then), so the workers share ``bench.wsgi``'s counters and start in about a
     second.
+    ``log_writes``: a folder where each worker logs its write transactions (``bench.txlog``).
     Each server is killed (SIGKILL) at the end: its database is thrown away
     or its work finished, and gunicorn's graceful stop would add 1.4 s to
     each of the quick run's sixty-odd servers.
     """
     env = {**server_env(database_url, **settings), "BENCH_VARIANT": variant}
+    if log_writes is not None:  # every write transaction and cleanup statement (bench.txlog)
+        env["BENCH_TXN_LOG"] = str(log_writes)
     with running_server(env, logdir / f"{name}.log", "bench.wsgi:app", workers=workers, threads=threads,
                         extra_args=("--preload",), stop_signal=signal.SIGKILL) as (base_url, process):
         yield Server(base_url, process)

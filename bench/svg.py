@@ -61,7 +61,8 @@ def _panel(kind: str, trial, rows: int, warm: float, top: float) -> list[str]:
     stride = max(1, len(samples.latencies) // MAX_DOTS)
     for t, status, latency in list(zip(samples.started, samples.statuses, samples.latencies, strict=False))[::stride]:
         out.append(_dot(x(t), y(latency), 200 <= status < 300))
-    for moment, label, colour in ((trial.started, "run starts", "#c60"), (trial.finished, "run ends", "#080")):
+    for moment, label, colour in ((trial.started, "run starts", "#c60"), (trial.finished, "run ends", "#080"),
+                                  (trial.forgotten, "purge ends", "#06c")):
         out.append(f'<line x1="{x(moment):.1f}" x2="{x(moment):.1f}" y1="{top}" y2="{top + PLOT_H}" '
                    f'stroke="{colour}" stroke-width="2" stroke-dasharray="6 3"/>')
         out.append(f'<text x="{x(moment) + 4:.1f}" y="{top + 14}" fill="{colour}">{label}</text>')

@@ -20,7 +20,18 @@
   ``files_by_cascade`` (the cleanup without its ``attachment_chunks``
   target: each batch of expired inquiries deletes their files by cascade,
   however many bytes they hold), ``uploads_in_memory`` (a submission's
-  body and each of its files kept in memory, never spooled to disk).
+  body and each of its files kept in memory, never spooled to disk),
+  ``crisis_default`` (FTS5's crisis merge left at its default of 16 during
+  a run and its purge, so a visitor's insert can merge a whole level),
+  ``files_in`` (the file pieces' target as a list of every expired inquiry's
+  files, ``attachment_id IN (...)``, read inside each of its batches),
+  ``purge_unpaused`` (the index purge after a run without its pauses and
+  passive checkpoints, with FTS5's automerge back on meanwhile), and
+  ``landed`` (all three: the cleanup as it was before them, to measure
+  before and after).
+
+With ``BENCH_TXN_LOG`` set, every variant also logs its write transactions
+and the cleanup's statements (``bench.txlog``).
 
 Every variant counts, in memory shared by all workers (gunicorn ``--preload``
 imports this module once, before forking): requests, statements, statements
@@ -31,21 +42,26 @@ runner's claims and batches included). ``GET /_bench/counters`` returns them.
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import multiprocessing
 import os
 import re
 import tempfile
+import time
 from types import SimpleNamespace
 
 from flask import Flask, jsonify, request
-from sqlalchemy import event
+from sqlalchemy import event, or_, select
 
 from app import create_app
-from app.cleanup import hook, runs, state
+from app.cleanup import hook, runs, state, targets
 from app.core import background, db
-from app.notify import hook as notify_hook
+from app.inquiries import retention, search
+from app.models import Attachment, AttachmentChunk, Inquiry
+from app.outbox import hook as outbox_hook
 from app.web import intake
+from bench import txlog
 
 COUNTERS = ("requests", "statements", "settings_statements", "settings_writes")
 _SETTINGS = re.compile(r"\bsettings\b", re.IGNORECASE)
@@ -124,6 +140,54 @@ def _uploads_in_memory(app: Flask) -> None:
     app.request_class = InMemory
 
 
+def _files_in(app: Flask) -> None:
+    """The file pieces' target as it was: ``attachment_id IN`` the files of every expired inquiry."""
+    cleanup_state = state.of(app)
+
+    def files_expired(moment):
+        expired = or_(retention.expired_in(retention.INBOX, moment.cutoff), targets.spam_expired(moment))
+        of_expired = select(Attachment.id).join(Inquiry, Inquiry.id == Attachment.inquiry_id).where(expired)
+        return AttachmentChunk.attachment_id.in_(of_expired)
+
+    cleanup_state.targets = [dataclasses.replace(t, where=files_expired) if t.name == "attachment_chunks" else t
+                             for t in cleanup_state.targets]
+
+
+def _purge_unpaused(connection, should_stop) -> bool:
+    """The index purge as it was: 10 ms between steps, no checkpoint, FTS5's automerge back on meanwhile."""
+    search.set_merging_or_warn(connection, search.FTS5_AUTOMERGE, search.FTS5_CRISISMERGE)
+    driver = connection.connection.driver_connection
+    pages = -search.FORGET_PAGES
+    while not should_stop():
+        with connection.begin():
+            before = driver.total_changes
+            search.merge_step(driver, pages)
+            changed = driver.total_changes - before
+        if changed < 2:
+            return True
+        pages = search.FORGET_PAGES
+        time.sleep(search.FORGET_PAUSE)
+    return False
+
+
+def _broken_cleanup(app: Flask, parts: tuple[str, ...]) -> None:
+    if "files_by_cascade" in parts:
+        cleanup_state = state.of(app)
+        cleanup_state.targets = [t for t in cleanup_state.targets if t.name != "attachment_chunks"]
+    if "crisis_default" in parts:
+        search.QUIET_CRISISMERGE = search.FTS5_CRISISMERGE
+    if "files_in" in parts:
+        _files_in(app)
+    if "purge_unpaused" in parts:
+        search._merge_into_one = _purge_unpaused
+
+
+CLEANUP_CONTROLS = {
+    **{name: (name,) for name in ("files_by_cascade", "crisis_default", "files_in", "purge_unpaused")},
+    "landed": ("crisis_default", "files_in", "purge_unpaused"),
+}
+
+
 def build(variant: str) -> Flask:
     """The app of ``variant`` (see the module docstring)."""
     if variant == "stock_lock":
@@ -139,15 +203,16 @@ def build(variant: str) -> Flask:
         # Listeners run in order: this one after the app's own tuning, which turns it on.
         event.listen(db.engine_of(app), "connect", _secure_delete_off)
     elif variant == "notify_inline":
-        _run_inline(app, notify_hook.JOB, notify_hook)
-    elif variant == "files_by_cascade":
-        cleanup_state = state.of(app)
-        cleanup_state.targets = [t for t in cleanup_state.targets if t.name != "attachment_chunks"]
+        _run_inline(app, outbox_hook.JOB, outbox_hook)
     elif variant == "uploads_in_memory":
         _uploads_in_memory(app)
+    elif variant in CLEANUP_CONTROLS:
+        _broken_cleanup(app, CLEANUP_CONTROLS[variant])
     elif variant not in ("shipped", "stock_lock"):
         raise ValueError(f"unknown BENCH_VARIANT {variant!r}")
     return app
 
 
 app = instrument(build(os.environ.get("BENCH_VARIANT", "shipped")))
+if os.environ.get(txlog.ENV):
+    txlog.install(app)

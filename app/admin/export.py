@@ -36,8 +36,7 @@ from app.core import clock, csvstream, db
 from app.forms import fields as form_fields
 from app.forms import store as form_store
 from app.inquiries import retention
-from app.models import Form, Inquiry, InquiryStatus, Reply
-from app.replies import REPLY
+from app.models import Form, Inquiry, InquiryStatus, Reply, ReplyKind
 
 HEADER = ("id", "received_utc", "name", "email", "message", "legal_hold", "hold_reason", "hold_by", "replies",
           "last_reply_utc")
@@ -56,9 +55,9 @@ COLUMNS = (
     Inquiry.hold_reason,
     Inquiry.hold_by,
     # Each inquiry's replies: two correlated reads of ``ix_replies_inquiry_id``, nothing when there are none.
-    select(func.count(Reply.id)).where(Reply.inquiry_id == Inquiry.id, Reply.kind == REPLY)
+    select(func.count(Reply.id)).where(Reply.inquiry_id == Inquiry.id, Reply.kind == ReplyKind.REPLY)
     .scalar_subquery().label("replies"),
-    select(func.max(Reply.created_at)).where(Reply.inquiry_id == Inquiry.id, Reply.kind == REPLY)
+    select(func.max(Reply.created_at)).where(Reply.inquiry_id == Inquiry.id, Reply.kind == ReplyKind.REPLY)
     .scalar_subquery().label("last_reply"),
 )
 

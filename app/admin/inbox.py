@@ -26,7 +26,7 @@ from app.forms import answers as form_answers
 from app.forms import store as form_store
 from app.inquiries import reads, retention, search
 from app.models import Form
-from app.notify import email
+from app.notify.channels import email
 from app.replies import compose, sending
 
 MAX_QUERY_LENGTH = 254

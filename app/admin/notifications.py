@@ -18,10 +18,12 @@ from flask_login import current_user
 from app import audit
 from app.admin import bp
 from app.core import db, parsing
-from app.models import AuditAction, Delivery
-from app.notify import deliver, email, health, outbox
+from app.models import AuditAction, Delivery, DeliveryKind, DeliveryStatus
+from app.notify import channels, health
 from app.notify import settings as notify_settings
+from app.notify.channels import email
 from app.notify.settings import CONTENT_KEY, DIGEST_KEY, EMAILS_KEY, SECRET_KEY, WEBHOOK_KEY
+from app.outbox import deliver, store
 
 MAX_DIGEST_MINUTES = 7 * 24 * 60
 
@@ -75,23 +77,23 @@ def rotate_secret():
 def send_test():
     """Send a test notification on every channel in force, through the outbox, and show each outcome."""
     session = db.get_session(write=True)
-    channels = notify_settings.load(session).channels
-    if not channels:
+    names = channels.in_force(notify_settings.load(session))
+    if not names:
         flash(_("Nothing to test: set e-mail recipients (with an SMTP server) or a webhook URL and secret."),
               "warning")
         return redirect(url_for("admin.notifications"), 303)
-    rows = outbox.enqueue_test(session, channels)
-    audit.record(session, current_user, AuditAction.NOTIFICATION_TEST, len(rows))
+    ids = store.add(session, [(None, name, DeliveryKind.TEST) for name in names])
+    audit.record(session, current_user, AuditAction.NOTIFICATION_TEST, len(ids))
     session.commit()
     session.close()  # no transaction open while sending
-    for delivery_id, channel in rows:
-        _flash_test_outcome(delivery_id, channel, deliver.deliver_one(delivery_id))
+    for delivery_id, name in zip(ids, names, strict=True):
+        _flash_test_outcome(delivery_id, name, deliver.deliver_one(delivery_id))
     return redirect(url_for("admin.notifications"), 303)
 
 
 def _flash_test_outcome(delivery_id: int, channel: str, status: str | None) -> None:
-    name = _("E-mail") if channel == "email" else _("Webhook")
-    if status == "done":
+    name = channels.label_of(channel)
+    if status == DeliveryStatus.DONE:
         flash(_("%(channel)s test delivered.", channel=name))
         return
     row = db.get_session().get(Delivery, delivery_id)
@@ -118,7 +120,7 @@ def _parse_form(current: notify_settings.Notifications) -> tuple[dict, dict]:
             errors["webhook_url"] = _("Enter an http:// or https:// URL, or leave it empty.")
     values[CONTENT_KEY] = request.form.get("include_content") == "1"
     raw_digest = request.form.get("digest_minutes", "0").strip() or "0"
-    if raw_digest.isdigit() and int(raw_digest) <= MAX_DIGEST_MINUTES:
+    if raw_digest.isascii() and raw_digest.isdigit() and len(raw_digest) <= 6 and int(raw_digest) <= MAX_DIGEST_MINUTES:
         values[DIGEST_KEY] = int(raw_digest)
     else:
         errors["digest_minutes"] = _("Enter a whole number of minutes from 0 (no digest) to %(max)s.",
@@ -149,6 +151,7 @@ def _page(form=None, errors: dict | None = None, new_secret: str | None = None):
     current = notify_settings.load(session)
     return render_template(
         "admin/notifications.html", current=current, form=form, errors=errors or {}, new_secret=new_secret,
-        channels=health.per_channel(session), deliveries=health.recent(session),
+        channels=health.per_channel(session), deliveries=health.recent(session), channel_label=channels.label_of,
+        DeliveryStatus=DeliveryStatus,
         emails_text="\n".join(current.emails), smtp_ready=email.configured(),
     )

@@ -17,9 +17,9 @@ from app.admin.inbox import render_detail
 from app.admin.inquiries import get_writable_inquiry_or_403
 from app.core import clock, db
 from app.inquiries.retention import visible_now
-from app.models import AuditAction, Inquiry
-from app.notify.hook import wake
-from app.replies import REPLY, compose, sending
+from app.models import AuditAction, Inquiry, ReplyKind
+from app.outbox.hook import wake
+from app.replies import compose, sending
 
 
 @bp.post("/inquiries/<int:inquiry_id>/reply")
@@ -35,7 +35,7 @@ def send_reply(inquiry_id: int):
     with db.transaction(write=True) as session:
         if not _still_visible(session, inquiry_id):
             raise BadRequest(_("This inquiry was deleted meanwhile: nothing was sent."))
-        sending.queue(session, inquiry_id, REPLY, written.subject, written.body, str(get_locale()),
+        sending.queue(session, inquiry_id, ReplyKind.REPLY, written.subject, written.body, str(get_locale()),
                       compose.reply_to(current_user.email), current_user.id)
         _mark_answered(session, inquiry_id)
         audit.record(session, current_user, AuditAction.REPLY_SENT, 1, f"inquiry #{inquiry_id}")

@@ -80,7 +80,7 @@ def delete_all_spam():
             return redirect(url_for("admin.spam"), 303)
         return render_template("admin/confirm_delete_spam.html", deletable=deletable, through=newest)
     through = request.form.get("through", "")
-    if not through.isdigit():
+    if not (through.isascii() and through.isdigit() and len(through) <= 18):  # isdigit takes "²", int() does not
         return redirect(url_for("admin.spam"), 303)
     deleted = session.execute(
         delete(Inquiry).where(spam_now, Inquiry.id <= int(through)),

@@ -2,11 +2,13 @@
 
 Types come from the content (the ``filetype`` library's signatures, and
 UTF-8 text with no control characters as ``text/plain``), never from the
-name or the browser's claim: a ``.pdf`` that is an HTML page is refused.
-The name a visitor's file had is kept for display only: path parts,
-control characters and characters no file system takes are removed, and
-downloads carry it in a ``Content-Disposition`` header both as ASCII and
-as RFC 5987 UTF-8.
+name or the browser's claim. The name a visitor's file had is kept for
+display: path parts, control characters and characters no file system
+takes are removed, and its extension follows the type found (``named_for``):
+an HTML page named ``invoice.pdf`` is text, and is kept as
+``invoice.pdf.txt``, so no program opens it as a page or a document.
+Downloads carry the name in a ``Content-Disposition`` header both as ASCII
+and as RFC 5987 UTF-8.
 """
 
 from __future__ import annotations
@@ -32,6 +34,10 @@ NAME_LENGTH = 200
 _UNSAFE = re.compile(r'[\x00-\x1f\x7f"*/:<>?\\|]+')
 _SPACES = re.compile(r"\s+")
 _TEXT_CONTROLS = frozenset(range(32)) - {9, 10, 12, 13}
+# The extensions a plain text file keeps: none that a system opens with a program (.html, .hta, .bat, .url, .svg).
+TEXT_EXTENSIONS = ("txt", "text", "log", "md")
+# Other spellings of a detected type's extension (``filetype`` names one: jpg, tif).
+EXTENSION_ALIASES = {"image/jpeg": ("jpeg", "jpe", "jfif"), "image/tiff": ("tiff",), "image/heic": ("heif",)}
 
 
 def parse_types(value: str | list[str]) -> tuple[str, ...]:
@@ -85,6 +91,26 @@ def clean_name(name: str | None) -> str:
         keep = extension if dot and len(extension) <= 10 else ""
         base = base[:NAME_LENGTH - len(keep) - 1].rstrip(" .") + "." + keep if keep else base[:NAME_LENGTH]
     return base or "file"
+
+
+def extensions(kind: str) -> tuple[str, ...]:
+    """The extensions a file of type ``kind`` may have, lowercase, the usual one first."""
+    if kind == TEXT:
+        return TEXT_EXTENSIONS
+    own = [each.extension for each in filetype.types if each.mime == kind]
+    return tuple(dict.fromkeys([*own, *EXTENSION_ALIASES.get(kind, ())]))
+
+
+def named_for(name: str, kind: str) -> str:
+    """``name`` (cleaned by ``clean_name``) with an extension of type ``kind``: kept when it has one, else the
+    type's usual one added (``x.hta`` becomes ``x.hta.txt``, ``photo.jpg`` holding a PNG ``photo.jpg.png``),
+    at most ``NAME_LENGTH`` characters."""
+    stem, dot, extension = name.rpartition(".")
+    allowed = extensions(kind)
+    if (dot and stem and extension.lower() in allowed) or not allowed:
+        return name
+    added = "." + allowed[0]
+    return name[:NAME_LENGTH - len(added)].rstrip(" .") + added
 
 
 def disposition(kind: str, name: str) -> str:

@@ -108,7 +108,7 @@ def _one(each: Field, item, size: int, types: tuple[str, ...], checked: Checked)
         checked.refuse(each.key, _("%(name)s is not a file this form takes. Attach only %(types)s.",
                                    name=name, types=type_names(types)), 415)
         return None
-    return Upload(each.key, name, kind, size, item.stream)
+    return Upload(each.key, rules.named_for(name, kind), kind, size, item.stream)
 
 
 def type_names(types: tuple[str, ...]) -> str:

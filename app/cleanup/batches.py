@@ -29,8 +29,9 @@ from app.cleanup import plans
 from app.core import db
 from app.inquiries import retention
 
-LOCKED_PATIENCE = 5.0  # seconds a batch refused SQLite's write lock keeps trying
-LOCKED_PAUSE = 0.05  # seconds between those tries
+# A batch refused SQLite's write lock for a whole busy timeout waits this long before it tries again, twice as
+# long after each refusal up to the most, for as long as the run's time budget lasts.
+LOCKED_PAUSE, LOCKED_PAUSE_MOST = 0.05, 1.0
 
 log = logging.getLogger(__name__)
 
@@ -165,13 +166,19 @@ def delete_all(
     def must_stop() -> bool:
         return stop_asked() or time.monotonic() >= deadline
 
-    with db.get_engine().connect() as connection, plans.index_merged_by_batches(connection):
+    def purged_after() -> bool:  # a run that deleted rows leaves the index's merging to the purge after it
+        return any(progress.deleted.values())
+
+    with db.get_engine().connect() as connection, plans.index_merged_by_batches(connection, purged_after):
         for target in targets:
             try:
-                _delete_target(connection, target, moment, limits, progress, record, must_stop)
+                locked_out = not _delete_target(
+                    connection, target, moment, limits, progress, record, (deadline, must_stop, stop_asked))
             except Exception as exc:  # noqa: BLE001 - recorded in the ledger, logged with the run
                 progress.error = f"{type(exc).__name__} while deleting from {target.name}"
                 log.exception("cleanup batch failed on %s", target.name)
+                return progress
+            if locked_out:
                 return progress
             # A stop is heard after any target; the budget is spent only by one
             # that deleted something (an empty target costs one short query).
@@ -187,13 +194,18 @@ def _delete_target(
     limits: Limits,
     progress: Progress,
     record: Recorder,
-    must_stop: Callable[[], bool],
-) -> None:
-    """Batches on one target until it has no expired rows left or the run must stop."""
+    stops: tuple[float, Callable[[], bool], Callable[[], bool]],
+) -> bool:
+    """Batches on one target until it has no expired rows left or the run must stop; False when the run's
+    time ran out (or it was told to stop) while live writers kept SQLite's write lock."""
+    deadline, must_stop, stop_asked = stops
     start, size = None, target.batch_of(limits.batch_size)
     while True:
         batch_started = time.monotonic()
-        deleted, more, start = _one_batch(connection, target, moment, size, start, progress, record)
+        done = _one_batch(connection, target, moment, size, start, progress, record, (deadline, stop_asked))
+        if done is None:
+            return False
+        deleted, more, start = done
         progress.deleted[target.name] += deleted
         plans.after_batch(connection)
         took = time.monotonic() - batch_started
@@ -202,22 +214,42 @@ def _delete_target(
         time.sleep(took * limits.yield_ratio)
         if not more:
             progress.unfinished.remove(target)
-            return
+            return True
         if must_stop():
-            return
+            return True
+
+
+def patiently(action: Callable[[], Any], seconds: float) -> Any:
+    """``action()`` (a transaction of its own), tried again after ``LOCKED_PAUSE`` (doubling) while SQLite
+    refuses its write lock, for up to ``seconds``: a run's ledger row is written even under a burst."""
+    deadline, pause = time.monotonic() + seconds, LOCKED_PAUSE
+    while True:
+        try:
+            return action()
+        except OperationalError as error:
+            if not db.lock_refused(error) or time.monotonic() + pause >= deadline:
+                raise
+        time.sleep(pause)
+        pause = min(2 * pause, LOCKED_PAUSE_MOST)
 
 
 def _one_batch(connection: Connection, target: Target, moment: Moment, size: int, start: Any,
-               progress: Progress, record: Recorder) -> tuple[int, bool, Any]:
+               progress: Progress, record: Recorder,
+               until: tuple[float, Callable[[], bool]]) -> tuple[int, bool, Any] | None:
     """One batch and its ledger counts in one transaction; on SQLite, tried again while the lock is busy.
 
     Live writers take SQLite's write lock by polling every millisecond, so
-    under a burst of submissions a batch can be refused the lock (``database
-    is locked``) before its busy timeout has run: the batch is rolled back
-    and tried again after a pause, for as long as a busy timeout, before the
-    run gives up with an error. Live traffic goes first; the cleanup waits.
+    under a burst of submissions (a flood, a loaded machine) a batch can be
+    refused the lock (``database is locked``) for its whole busy timeout. A
+    busy lock is not an error: the batch is rolled back, and tried again
+    after a pause that doubles each time (``LOCKED_PAUSE``), for as long as
+    the run's time budget lasts. None when it ran out meanwhile (or the run
+    was told to stop): the run ends with the rows left, as a run out of
+    time does. Live traffic goes first; the cleanup waits. Any other error
+    is raised and ends the run in error.
     """
-    deadline = time.monotonic() + LOCKED_PATIENCE
+    deadline, stop_asked = until
+    pause = LOCKED_PAUSE
     while True:
         try:
             with connection.begin():
@@ -226,7 +258,10 @@ def _one_batch(connection: Connection, target: Target, moment: Moment, size: int
                 record(connection, {**progress.deleted, target.name: progress.deleted[target.name] + deleted})
             return deleted, more, following
         except OperationalError as error:
-            if not plans.lock_refused(error) or time.monotonic() >= deadline:
+            if not db.lock_refused(error):
                 raise
-            time.sleep(LOCKED_PAUSE)
-
+        if time.monotonic() + pause >= deadline or stop_asked():
+            log.warning("cleanup: live writers kept the database locked until the run's end, on %s", target.name)
+            return None
+        time.sleep(pause)
+        pause = min(2 * pause, LOCKED_PAUSE_MOST)

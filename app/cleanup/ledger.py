@@ -32,6 +32,7 @@ def as_dict(row: CleanupRun) -> dict[str, Any]:
     return {
         "id": row.id, "trigger": row.trigger, "status": row.status,
         "started_at": iso(row.started_at), "finished_at": iso(row.finished_at),
+        "forgotten_at": iso(row.forgotten_at),
         "cutoff": iso(row.cutoff), "retention_days": row.retention_days,
         "form_retention_days": row.form_retention_days or {},
         "deleted": json.loads(row.deleted or "{}"), "remaining": row.remaining,

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from sqlalchemy import (
@@ -36,8 +36,8 @@ from sqlalchemy import (
     select,
     type_coerce,
 )
-from sqlalchemy.exc import OperationalError
 
+from app.core import db
 from app.inquiries import search
 
 log = logging.getLogger(__name__)
@@ -85,45 +85,41 @@ def after_batch(connection: Connection) -> None:
         # On the driver's connection: neither runs inside a transaction of SQLAlchemy's.
         driver_connection = connection.connection.driver_connection
         _merge_step(driver_connection)
-        driver_connection.execute("PRAGMA wal_checkpoint(PASSIVE)").close()
+        db.checkpoint(driver_connection)
 
 
 @contextmanager
-def index_merged_by_batches(connection: Connection) -> Iterator[None]:
-    """SQLite: while a run deletes, its batches merge the search index, not FTS5's automerge.
+def index_merged_by_batches(connection: Connection, purged_after: Callable[[], bool] = lambda: False) -> Iterator[None]:
+    """SQLite: while a run deletes, and until the purge after it ends, only the run merges the search index.
 
     FTS5 records each batch's deletions as a new segment and merges segments
     as writes go by: every 64 pages written, the write that crosses the mark
-    merges 64 pages per level. Inside a batch sized by time, that held the
-    write lock several times as long as the batch's target, whatever the
-    batch's size. So for the run ``automerge`` is off and each batch is
-    followed by a merge of at most ``MERGE_STEP_PAGES`` in its own short
-    transaction (``after_batch``); at the end FTS5's default comes back.
-    With inserts going on meanwhile, the longest wait of an insert fell to
-    a fraction and the run got faster too (docs/cleanup.md; figures:
-    docs/benchmarks.md, "Figures behind the code"). A run that dies
-    in between leaves ``automerge`` off until the next run ends; FTS5's
-    crisis merge still bounds the segments meanwhile.
+    merges 64 pages per level (``automerge``), and the write that adds a
+    level's 16th segment merges that whole level, then the next one up if
+    it now holds 16 (``crisismerge``). Either lands in whichever write comes
+    along, most often a visitor's insert, and grows with the rows deleted so
+    far: a crisis merge inside one submission made 42,510 row changes and held
+    the write lock 1.5 s in a 300k-row run. So for the run ``automerge`` is
+    off, ``crisismerge`` is raised to ``search.QUIET_CRISISMERGE`` (never
+    reached while the batches merge), and each batch is followed by a merge
+    of at most ``MERGE_STEP_PAGES`` in its own short transaction
+    (``after_batch``): no writer, visitor or batch, does an unbounded merge.
+    A run that deleted rows (``purged_after``) leaves them so: the purge of
+    the index after it (``search.forget_deleted``) restores FTS5's defaults
+    when it ends; otherwise they come back here. A run that dies in between
+    leaves them until the next run's end; the raised crisis merge still
+    bounds the segments meanwhile (docs/cleanup.md; figures:
+    docs/benchmarks.md).
     """
     if connection.dialect.name != "sqlite":
         yield
         return
-    _set_automerge(connection, 0)
+    search.set_merging_or_warn(connection, 0, search.QUIET_CRISISMERGE)
     try:
         yield
     finally:
-        _set_automerge(connection, search.FTS5_AUTOMERGE)
-
-
-def _set_automerge(connection: Connection, value: int) -> None:
-    """Store FTS5's ``automerge`` for the search index; logged, not raised, when live writers kept the lock
-    for a whole busy timeout (the run then goes on with FTS5's merging as it was)."""
-    try:
-        search.set_automerge(connection, value)
-    except OperationalError as error:
-        if not lock_refused(error):
-            raise
-        log.warning("could not set the search index's automerge to %d: the database was locked", value)
+        if not purged_after():
+            search.set_merging_or_warn(connection, search.FTS5_AUTOMERGE, search.FTS5_CRISISMERGE)
 
 
 def _merge_step(driver_connection) -> None:
@@ -140,9 +136,7 @@ def _merge_step(driver_connection) -> None:
             raise
 
 
-def lock_refused(error: Exception) -> bool:
-    """SQLite: whether ``error`` is its ``database is locked`` (another connection held the write lock)."""
-    return "database is locked" in str(getattr(error, "orig", error))
+lock_refused = db.lock_refused
 
 
 def batch_key(connection: Connection, age):

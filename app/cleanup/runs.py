@@ -4,7 +4,8 @@
 ``POST /internal/cleanup``, the admin's "Run cleanup now"). The claim and the
 opening ledger row commit together; the batches follow, with a cutoff fixed
 once per run; the closing ledger row and the claim's release commit together.
-A run that deleted rows ends with a truncating WAL checkpoint (``app.inquiries.gone``).
+A run that deleted rows then makes them gone from SQLite's search index and WAL
+(``app.inquiries.gone``), and records when that ended (the ledger's ``forgotten_at``).
 """
 
 from __future__ import annotations
@@ -19,12 +20,23 @@ from sqlalchemy import update
 
 from app import audit
 from app.cleanup import claim, ledger, plans, state
-from app.cleanup.batches import Limits, Moment, Progress, Target, count, count_and_oldest, delete_all
+from app.cleanup.batches import (
+    Limits,
+    Moment,
+    Progress,
+    Target,
+    count,
+    count_and_oldest,
+    delete_all,
+    patiently,
+)
 from app.core import clock, db, metrics
 from app.inquiries import gone, retention
 from app.models import CleanupRun, CleanupStatus
 
 log = logging.getLogger(__name__)
+
+CLOSE_PATIENCE = 60.0  # seconds the closing writes of a run keep trying while live writers hold SQLite's lock
 
 
 def run(trigger: str, force: bool = False, should_stop: Callable[[], bool] = lambda: False) -> CleanupRun | None:
@@ -42,11 +54,11 @@ def run(trigger: str, force: bool = False, should_stop: Callable[[], bool] = lam
         return None
     times = Moment(now=moment, cutoff=recorded_cutoffs(row))
     progress = delete_all(state.current().targets, times, batch_limits(), _recorder(row), should_stop)
-    _close_ledger(row, progress, times)
+    patiently(lambda: _close_ledger(row, progress, times), CLOSE_PATIENCE)
     if any(progress.deleted.values()):
-        with db.transaction(write=True) as session:
-            audit.scrub_deleted(session)  # a deleted inquiry's hold reason does not stay in the audit log
+        patiently(_scrub_audit_log, CLOSE_PATIENCE)  # a deleted inquiry's hold reason does not stay in the audit log
         gone.forget_now(should_stop)  # the deleted rows leave SQLite's search index and WAL too
+        patiently(lambda: _record_forgotten(row), CLOSE_PATIENCE)
     ledger.log_run(row)
     metrics.count_cleanup_run(row.status, progress.deleted)
     return row
@@ -145,6 +157,19 @@ def _close_ledger(row: CleanupRun, progress: Progress, times: Moment) -> None:
         counted_from = _counted_from(row, progress.interrupted)
         claim.release(session, clock.epoch_ms(row.started_at), counted_from)
     state.current().next_due_ms = counted_from + _ms(current_app.config["CLEANUP_INTERVAL"])
+
+
+def _scrub_audit_log() -> None:
+    with db.transaction(write=True) as session:
+        audit.scrub_deleted(session)
+
+
+def _record_forgotten(row: CleanupRun) -> None:
+    """When the forgetting after the run ended (the index purge and the WAL checkpoint): the ledger's
+    ``forgotten_at``. Until then the run still writes, on SQLite for about as long as its batches did."""
+    with db.transaction(write=True) as session:
+        row.forgotten_at = clock.now()
+        session.execute(update(CleanupRun).where(CleanupRun.id == row.id).values(forgotten_at=row.forgotten_at))
 
 
 def _status(progress: Progress, remaining: int) -> CleanupStatus:

@@ -50,10 +50,22 @@ def spam_expired(moment: Moment) -> ColumnElement[bool]:
 
 
 def files_expired(moment: Moment) -> ColumnElement[bool]:
-    """The pieces of the files of inquiries expired in the inbox or the spam folder at ``moment``."""
+    """The pieces of the files of inquiries expired in the inbox or the spam folder at ``moment``.
+
+    Each piece is checked by its own file's inquiry (a correlated subquery:
+    two lookups by primary key), in the pieces' id order, so a batch reads
+    about as many pieces as it deletes, and none when there are no files.
+    ``attachment_id IN (the files of expired inquiries)`` instead was planned
+    as a read of every expired inquiry, inside the batch's write lock: 0.2 s
+    at 50,000 expired rows, up to 1 s at 300,000, with no file at all.
+    """
     expired = or_(retention.expired_in(retention.INBOX, moment.cutoff), spam_expired(moment))
-    of_expired = select(Attachment.id).join(Inquiry, Inquiry.id == Attachment.inquiry_id).where(expired)
-    return AttachmentChunk.attachment_id.in_(of_expired)
+    # Nested scalar subqueries, not EXISTS over a join: the planners could turn that into a join that reads
+    # every expired inquiry (PostgreSQL did); a key equal to a scalar subquery is looked up whatever the plan.
+    own_file = (select(Attachment.inquiry_id).where(Attachment.id == AttachmentChunk.attachment_id)
+                .correlate(AttachmentChunk))
+    own_inquiry = select(Inquiry.id).where(Inquiry.id == own_file.scalar_subquery(), expired)
+    return own_inquiry.scalar_subquery().is_not(None)
 
 
 def audit_expired(moment: Moment) -> ColumnElement[bool]:

@@ -1,15 +1,23 @@
-"""Operator commands: ``flask --app wsgi COMMAND``."""
+"""Operator commands: ``flask --app wsgi COMMAND`` and ``sundown COMMAND`` (``app.cli.console``).
+
+Every command is listed in ``COMMANDS`` and declared to Flask as a plugin
+(``flask.commands`` in pyproject.toml), so ``--help`` lists and explains
+them without loading the app, with no settings at all. A command loads the
+app when it runs; a setting that is missing or wrong then stops it with its
+one line (``SettingsRefused``), never a traceback.
+"""
 
 from __future__ import annotations
 
 import json
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 
 import click
 from flask import Flask, current_app
-from flask.cli import with_appcontext
+from flask.cli import NoAppException, with_appcontext
 from flask_babel import force_locale
 from sqlalchemy import func, select
 
@@ -17,24 +25,43 @@ from app import audit, cleanup
 from app.auth import invites, logins
 from app.cli import devserver
 from app.core import backup, clock, db, migrate
+from app.core.parsing import ConfigurationError
 from app.forms import store as form_store
 from app.models import Admin, AdminLogin, AuditAction, CleanupStatus, Passkey
-from app.notify import deliver
+from app.outbox import deliver
 from app.people import cli as people_cli
 from app.web import health
 
 
+class SettingsRefused(NoAppException):
+    """The app cannot be built from the settings: the command line prints the one line that says which
+    setting and why, and exits 1 (Flask's own listing of commands prints it as its error line)."""
+
+    exit_code = 1
+
+    def show(self, file=None) -> None:
+        """``Error: SUNDOWN_... is not set: ...``, without a usage line: the command was used right."""
+        click.echo(f"Error: {self.format_message()}", file=file, err=True)
+
+
+def checked(factory: Callable[[], Flask]) -> Flask:
+    """``factory()``, with a ``ConfigurationError`` raised as ``SettingsRefused`` (``wsgi.py``, ``sundown``)."""
+    try:
+        return factory()
+    except ConfigurationError as error:
+        raise SettingsRefused(str(error)) from None
+
+
 def init_app(app: Flask) -> None:
     """Register the operator commands."""
-    app.cli.add_command(db_upgrade)
-    app.cli.add_command(cleanup_command)
-    app.cli.add_command(old_cleanup_name)
-    app.cli.add_command(deliver_command)
-    app.cli.add_command(admin_group)
-    app.cli.add_command(health_command)
-    app.cli.add_command(dev_server)
-    app.cli.add_command(backup_command)
-    people_cli.init_app(app)  # people find/export/erase, erasures export/apply
+    for command in commands():
+        app.cli.add_command(command)
+
+
+def commands() -> tuple[click.Command, ...]:
+    """Every operator command (also listed as ``flask.commands`` plugins in pyproject.toml)."""
+    return (db_upgrade, cleanup_command, old_cleanup_name, deliver_command, admin_group, health_command, dev_server,
+            backup_command, people_cli.people_group, people_cli.erasures_group)
 
 
 @click.command("db-upgrade")
@@ -83,7 +110,7 @@ def old_cleanup_name(context: click.Context, **options) -> None:
 @click.command("deliver")
 @with_appcontext
 def deliver_command() -> None:
-    """Send the notifications that are due now (for idle sites; requests do it otherwise)."""
+    """Send the deliveries that are due now: notifications, replies (for idle sites; requests do it otherwise)."""
     summary = deliver.deliver_due()
     click.echo(f"{summary.attempts} attempted: {summary.counts['done']} delivered, "
                f"{summary.counts['pending']} to retry, {summary.counts['failed']} failed")

@@ -3,7 +3,10 @@
 ``sundown serve`` runs gunicorn with the settings of docs/deploy.md and
 gunicorn.conf.py's hooks; ``sundown migrate`` and ``sundown invite`` are short
 for ``db-upgrade`` and ``admin invite``. The rest (cleanup, backup, health,
-people, erasures, admin ...) are the app's own commands, unchanged.
+people, erasures, admin ...) are the app's own commands (``cli.commands``),
+unchanged. All are the group's own, so ``sundown --help`` and each
+command's ``--help`` need no settings; a command that runs builds the app,
+and a missing setting stops it with its one line.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ import os
 import sys
 
 import click
-from flask.cli import FlaskGroup
+from flask.cli import FlaskGroup, ScriptInfo
 
 from app import cli, create_app
 from app.core import paths
@@ -24,16 +27,38 @@ GUNICORN_OPTIONS = [
 ]
 
 
-@click.group(cls=FlaskGroup, create_app=create_app, add_default_commands=False, add_version_option=False)
+class OperatorGroup(FlaskGroup):
+    """A ``FlaskGroup`` whose commands are all its own: listing or finding one never builds the app."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        """The group's commands, sorted (the app is not built to ask it for more)."""
+        return click.Group.list_commands(self, ctx)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        """The group's command ``cmd_name``, or None (the app is not built to ask it)."""
+        return click.Group.get_command(self, ctx, cmd_name)
+
+
+def _checked_app():
+    return cli.checked(create_app)
+
+
+@click.group(cls=OperatorGroup, create_app=_checked_app, add_default_commands=False, add_version_option=False)
 def sundown() -> None:
     """Sundown's operator commands (settings come from SUNDOWN_* environment variables)."""
+
+
+for _command in cli.commands():
+    sundown.add_command(_command)
 
 
 @sundown.command("serve")
 @click.option("--bind", default="127.0.0.1:8000", show_default=True, help="Address and port to listen on.")
 @click.option("--workers", default=4, show_default=True, type=click.IntRange(1, 64))
-def serve(bind: str, workers: int) -> None:
+@click.pass_context
+def serve(context: click.Context, bind: str, workers: int) -> None:
     """Serve with gunicorn (the process becomes gunicorn: signals and reloads reach it)."""
+    context.ensure_object(ScriptInfo).load_app()  # the settings checked here: a bad one is one line, not a crash loop
     argv = gunicorn_argv(bind, workers)
     os.execv(argv[0], argv)
 

@@ -178,6 +178,17 @@ def _begin_sqlite(busy_timeout: float, connection) -> None:
         cursor.close()
 
 
+def lock_refused(error: Exception) -> bool:
+    """SQLite: whether ``error`` is its ``database is locked`` (another connection held the write lock)."""
+    return "database is locked" in str(getattr(error, "orig", error))
+
+
+def checkpoint(driver_connection) -> None:
+    """SQLite: copy what the WAL holds into the database file, as far as readers allow, never waiting
+    (``PASSIVE``), on the driver's connection outside any transaction. It holds no write lock."""
+    driver_connection.execute("PRAGMA wal_checkpoint(PASSIVE)").close()
+
+
 def forget_deleted(engine: Engine, patience: float = FORGET_PATIENCE) -> bool:
     """SQLite: after a delete, copy the WAL into the database file and truncate it; True when done.
 
@@ -185,7 +196,9 @@ def forget_deleted(engine: Engine, patience: float = FORGET_PATIENCE) -> bool:
     WAL still holds the pages as they were before the delete until a
     checkpoint overwrites them; a ``TRUNCATE`` checkpoint empties it. It
     needs every reader to be on the newest snapshot, and while it waits for
-    one it holds off new writers; so it never waits: it tries every
+    one it holds off new writers; so it never waits: it copies the WAL with a
+    ``PASSIVE`` checkpoint first (no lock held, so the ``TRUNCATE`` only has
+    the last pages to copy while it holds writers off), then tries every
     ``FORGET_RETRY`` seconds for ``patience`` seconds, and reports False
     when readers outlasted that (the next delete's checkpoint completes the
     job; each try that fails still copies what it can). A no-op on
@@ -202,6 +215,7 @@ def forget_deleted(engine: Engine, patience: float = FORGET_PATIENCE) -> bool:
         reading.close()
         driver.execute("PRAGMA busy_timeout=0").close()
         try:
+            checkpoint(driver)
             while not _truncate_wal(driver) and time.monotonic() < deadline:
                 time.sleep(FORGET_RETRY)
             done = _truncate_wal(driver)

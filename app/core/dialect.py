@@ -10,7 +10,7 @@
 * ``app.models.UTCDateTime``: SQLite stores naive UTC text, PostgreSQL
   ``timestamptz``.
 * ``app.cleanup.plans``: the batch-delete plan and the batch defaults.
-* ``app.notify.outbox``: the outbox claim picks its rows ``FOR UPDATE SKIP
+* ``app.outbox.store``: the outbox claim picks its rows ``FOR UPDATE SKIP
   LOCKED`` on PostgreSQL (SQLite has one writer at a time anyway).
 * ``app.admin.export``: reads ``created_at`` as each driver returns it.
 * ``app.inquiries.store``: a solved submission's used challenge and inquiry in

@@ -50,7 +50,6 @@ SUCCEEDED = (CleanupStatus.OK, CleanupStatus.PARTIAL)  # ended without an error
 disable_created_metrics()  # no *_created series: multiprocess mode has none either, so both read alike
 INQUIRIES = Counter("sundown_inquiries", "Inquiry submissions (form and API) by outcome.", ["outcome"])
 LOGINS = Counter("sundown_logins", "Passkey login verifications, and login requests over the rate limit.", ["outcome"])
-DELIVERY_CHANNELS = ("email", "webhook")
 DELIVERY_OUTCOMES = ("ok", "retry", "failed")  # retry: failed, tried again later; failed: given up
 DELIVERIES = Counter("sundown_delivery_attempts", "Notification delivery attempts, by channel and outcome.",
                      ["channel", "outcome"])
@@ -78,9 +77,6 @@ def init_app(app: Flask) -> None:
                             (CLEANUP_RUNS, RUN_STATUSES)):
         for label in labels:
             counter.labels(label)  # present as 0 from the start, so rates work from the first scrape
-    for channel in DELIVERY_CHANNELS:
-        for outcome in DELIVERY_OUTCOMES:
-            DELIVERIES.labels(channel, outcome)
     app.before_request(_start_timer)
     app.after_request(_observe)
 
@@ -89,6 +85,17 @@ def declare_cleanup_targets(names: Iterable[str]) -> None:
     """Show each cleanup target's deleted rows as 0 from the start (the cleanup names them)."""
     for name in names:
         CLEANUP_DELETED.labels(name)
+
+
+_delivery_channels: set[str] = set()  # the channels notifications go out on (``app.notify.channels``)
+
+
+def declare_delivery_channels(names: Iterable[str]) -> None:
+    """Show each channel's delivery attempts as 0 from the start, by outcome (the notifications name them)."""
+    for name in names:
+        _delivery_channels.add(str(name))
+        for outcome in DELIVERY_OUTCOMES:
+            DELIVERIES.labels(name, outcome)
 
 
 def count_capped_notifications(count: int) -> None:
@@ -120,7 +127,7 @@ def count_cleanup_run(status: str, deleted: dict[str, int]) -> None:
 
 def count_delivery(channel: str, outcome: str) -> None:
     """Count one delivery attempt: ``ok``, ``retry`` (tried again later) or ``failed`` (given up)."""
-    if channel not in DELIVERY_CHANNELS or outcome not in DELIVERY_OUTCOMES:
+    if channel not in _delivery_channels or outcome not in DELIVERY_OUTCOMES:
         raise ValueError(f"unknown delivery {channel!r} {outcome!r}")
     DELIVERIES.labels(channel, outcome).inc()
 

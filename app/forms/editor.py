@@ -175,7 +175,7 @@ def _thanks_url(data: Any, rules: list[str] | None, errors: dict[str, str]) -> s
     parts = urlsplit(raw)
     origin = f"{parts.scheme}://{parts.netloc}"
     if parts.scheme not in ("http", "https") or not parts.netloc or len(raw) > 500 \
-            or not any(embed_rules.matches(rule, origin) for rule in rules or ()):
+            or not embed_rules.redirectable(raw) or not any(embed_rules.matches(rule, origin) for rule in rules or ()):
         errors["thanks_url"] = _("Give an address on one of the allowed sites, or leave it empty for Sundown's "
                                  "thank-you page.")
         return None
@@ -185,15 +185,18 @@ def _thanks_url(data: Any, rules: list[str] | None, errors: dict[str, str]) -> s
 def _rows(data: Any) -> list[int]:
     """The row numbers posted, in the order their ``position`` asks (ties: as posted)."""
     count = data.get("field_count", "0")
-    total = min(int(count), MAX_FIELDS + 1) if count.isdigit() else 0
+    # str.isdigit takes "²" and "١" too, which int() refuses or reads, and int() refuses 4,300 digits or more:
+    # a count is a few ASCII digits.
+    total = min(int(count), MAX_FIELDS + 1) if count.isascii() and count.isdigit() and len(count) <= 4 else 0
     rows = [row for row in range(total + 1) if f"field-{row}-type" in data]
 
     def position(row: int) -> tuple[float, int]:
         raw = data.get(f"field-{row}-position", "").strip()
         try:
-            return float(raw), row
+            value = float(raw) if raw.isascii() else float("nan")
         except ValueError:
-            return float(row + 1), row
+            value = float("nan")
+        return (value if value == value else float(row + 1)), row  # NaN or not a number: the row's own place
 
     return sorted(rows, key=position)
 
@@ -255,7 +258,7 @@ def _bound(data: Any, name: str, errors: dict[str, str]) -> float | None:
     if not raw:
         return None
     try:
-        value = float(raw)
+        value = float(raw) if raw.isascii() else float("nan")  # float() reads "٣" as 3: digits are ASCII here
     except ValueError:
         errors[name] = _("Enter a number, or leave it empty.")
         return None

@@ -19,6 +19,8 @@ field); docs/embed.md says how a host page uses it.
 
 from __future__ import annotations
 
+import logging
+import unicodedata
 from urllib.parse import urlsplit
 
 from flask import Flask, current_app, render_template, request, url_for
@@ -27,6 +29,7 @@ from flask_babel import lazy_gettext as _l
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from werkzeug.exceptions import NotFound
+from werkzeug.urls import iri_to_uri
 
 from app.attachments import uploads
 from app.forms import store as form_store
@@ -47,6 +50,7 @@ EMBED_TEXTS = {
 }
 AUTOCOMPLETE = {"name": "name", "email": "email", "tel": "tel", "url": "url"}
 DEFAULT_PORTS = {"http": 80, "https": 443}
+log = logging.getLogger(__name__)
 
 
 def init_app(app: Flask) -> None:
@@ -118,8 +122,8 @@ def is_own(origin: str | None) -> bool:
 
 
 def thanks_url_ok(form: Form, url: str | None) -> bool:
-    """Whether ``url`` is an ``http(s)`` address on one of the form's allowed origins."""
-    if not url:
+    """Whether ``url`` is an ``http(s)`` address on one of the form's allowed origins that a redirect can carry."""
+    if not url or not redirectable(url):
         return False
     parts = urlsplit(url)
     return parts.scheme in DEFAULT_PORTS and bool(parts.netloc) and allowed(form, f"{parts.scheme}://{parts.netloc}")
@@ -160,6 +164,35 @@ def snippet(form: form_store.Shown, origin: str, locale: str) -> str:
         return render_template("forms/snippet.html", fields=fields, slug=form.slug, origin=origin,
                                action=f"{origin}{url_for('public.submit_named_form', slug=form.slug)}",
                                texts=texts())
+
+
+def redirectable(url: str) -> bool:
+    """Whether ``url`` can be a redirect's ``Location``: ``http(s)`` with a host, no control, space, line
+    separator or invisible format character (``urlsplit`` drops a line break it is given, the header
+    refuses it), a valid port, and host labels that IDNA encodes (each 1 to 63 characters)."""
+    if any(unicodedata.category(char)[0] in "CZ" for char in url):
+        return False
+    try:
+        parts = urlsplit(url)
+        iri_to_uri(url)
+        return parts.scheme in DEFAULT_PORTS and bool(parts.hostname) and parts.port != 0
+    except ValueError:  # a bad port, an IPv6 address unclosed, a label IDNA refuses (UnicodeError)
+        return False
+
+
+def thanks_url(form: Form, embedded: str | None) -> str | None:
+    """Where a visitor goes after sending ``form`` from ``embedded`` (an allowed origin of another site; None
+    from Sundown's own pages): the form's thank-you address when it has one on an allowed origin, else None
+    (Sundown's page). A stored address no redirect can carry (saved before the editor refused such) is
+    ignored with a warning, so every submission still gets its answer."""
+    stored = form.thanks_url
+    if embedded is None or not stored:
+        return None
+    if not redirectable(stored):
+        log.warning("form %s: its thank-you address cannot be redirected to, so Sundown's page is shown; "
+                    "save the form's address again in its editor", form.slug)
+        return None
+    return stored if thanks_url_ok(form, stored) else None
 
 
 def _cors(response):

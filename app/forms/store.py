@@ -21,11 +21,12 @@ from werkzeug.exceptions import NotFound
 
 from app.core import clock, db
 from app.forms import fields as form_fields
-from app.forms.fields import Field, text_in
+from app.forms.fields import SLUG, Field, text_in
 from app.models import DEFAULT_FORM_ID, Form, Inquiry
 
 EXTENSION = "sundown.forms"
 FRESH_FOR = 1.0  # seconds a process serves a form as it read it
+MOST_REMEMBERED = 256  # forms a process remembers at once; past it, it forgets them all and reads again
 
 
 @dataclass(frozen=True)
@@ -96,7 +97,14 @@ def page_form(slug: str | None = None) -> Shown:
     the site's own form is shown as it ships (``shipped_form``), so a
     visitor's text is kept on the 503 page a save then gets; any other form
     raises the database's error.
+
+    Anyone can ask for any address, so only forms that exist are remembered,
+    at most ``MOST_REMEMBERED`` of them, and an address that cannot be a slug
+    is 404 before any lookup: a stream of made-up addresses costs a query
+    each (or none), never memory.
     """
+    if slug is not None and not SLUG.match(slug):
+        raise NotFound()
     cached = g.get("sundown_form")
     if cached is not None and (slug is None or cached.slug == slug):
         return cached
@@ -112,11 +120,21 @@ def page_form(slug: str | None = None) -> Shown:
                 raise
             form = shown(shipped_form())
         else:
-            memory[slug] = (time.monotonic(), form)
+            _remember(memory, slug, form)
     if form is None or not form.form.enabled:
         raise NotFound()
     g.sundown_form = form
     return form
+
+
+def _remember(memory: dict, slug: str | None, form: Shown | None) -> None:
+    """Keep ``form`` (read just now) for ``FRESH_FOR``; a miss is not kept, and a full memory starts over."""
+    if form is None:
+        memory.pop(slug, None)
+        return
+    if len(memory) >= MOST_REMEMBERED and slug not in memory:
+        memory.clear()  # forms are few (an admin makes each): past the bound something is off, so start over
+    memory[slug] = (time.monotonic(), form)
 
 
 def _read(slug: str | None) -> Shown | None:

@@ -28,16 +28,18 @@ pagination: the search only narrows the rows.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 
 from sqlalchemy import ColumnElement, Connection, Engine, column, func, literal_column, or_, select, table
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
-from app.core.db import UNICODE_LOWER, WRITE_OPTION
-from app.models import Inquiry, Reply
+from app.core.db import UNICODE_LOWER, WRITE_OPTION, checkpoint, lock_refused
+from app.models import Inquiry, Reply, ReplyKind
 
-REPLY_KIND = "reply"  # app.replies.REPLY (imported there from app.admin, which imports this)
+log = logging.getLogger(__name__)
 
 CANDIDATE_LIMIT = 20_000
 TRIGRAM = 3
@@ -48,11 +50,16 @@ REPLY_TRIGRAM_INDEX = "ix_replies_body_trgm"  # PostgreSQL: the replies' text (m
 
 # Index pages one step of forgetting writes: a step short enough on SQLite's write lock for live writers
 # (docs/cleanup.md; figures: docs/benchmarks.md, "Figures behind the code").
-FORGET_PAGES = 200
-FORGET_PAUSE = 0.01  # seconds between steps, for live writers
+FORGET_PAGES = 64  # as many as a cleanup batch's merge step: 200 held the lock up to 170 ms on a loaded machine
+FORGET_PAUSE = 0.01  # seconds between steps at the least; a step that took longer is followed by as long a pause
 MERGE = f"INSERT INTO {FTS_TABLE}({FTS_TABLE}, rank) VALUES ('merge', ?)"
 AUTOMERGE = f"INSERT INTO {FTS_TABLE}({FTS_TABLE}, rank) VALUES ('automerge', ?)"
-FTS5_AUTOMERGE = 4  # FTS5's default
+CRISISMERGE = f"INSERT INTO {FTS_TABLE}({FTS_TABLE}, rank) VALUES ('crisismerge', ?)"
+FTS5_AUTOMERGE, FTS5_CRISISMERGE = 4, 16  # FTS5's defaults
+# Segments on one level before the write that adds one merges the whole level, while the cleanup merges the
+# index in steps of its own: never reached then (a loaded machine's run reached 63 on level 0), and still a
+# bound, at most a few levels of it, far from FTS5's limit of 2000 segments, if a run dies before restoring 16.
+QUIET_CRISISMERGE = 128
 
 _fts = table(FTS_TABLE, column("rowid"))
 
@@ -76,7 +83,7 @@ def _answered_with(session: Session, query: str):
         matches = _lowered_contains(field, query)
     else:
         matches = _ilike(field, query)
-    return select(Reply.inquiry_id).where(matches, Reply.kind == REPLY_KIND).distinct()
+    return select(Reply.inquiry_id).where(matches, Reply.kind == ReplyKind.REPLY).distinct()
 
 
 def contains(session: Session, query: str) -> ColumnElement[bool]:
@@ -155,10 +162,24 @@ def _candidates(session: Session, phrase: str) -> list[int]:
     return list(session.scalars(select(_fts.c.rowid).where(_fts_match(phrase)).limit(CANDIDATE_LIMIT + 1)))
 
 
-def set_automerge(connection: Connection, value: int) -> None:
-    """SQLite: store FTS5's ``automerge`` for the search index (0: off), in a transaction of its own."""
+def set_merging(connection: Connection, automerge: int, crisismerge: int) -> None:
+    """SQLite: store FTS5's ``automerge`` (0: off) and ``crisismerge`` for the search index, in a transaction of
+    its own (stored in the index's config table: every connection's writes follow them)."""
     with connection.begin():
-        connection.exec_driver_sql(AUTOMERGE, (value,))
+        connection.exec_driver_sql(AUTOMERGE, (automerge,))
+        connection.exec_driver_sql(CRISISMERGE, (crisismerge,))
+
+
+def set_merging_or_warn(connection: Connection, automerge: int, crisismerge: int) -> None:
+    """``set_merging``, logged, not raised, when live writers kept the lock for a whole busy timeout (the
+    index's merging then stays as it was until the next try)."""
+    try:
+        set_merging(connection, automerge, crisismerge)
+    except OperationalError as error:
+        if not lock_refused(error):
+            raise
+        log.warning("could not set the search index's merging to %d/%d: the database was locked",
+                    automerge, crisismerge)
 
 
 def merge_step(driver_connection, pages: int) -> None:
@@ -181,21 +202,40 @@ def forget_deleted(engine: Engine, should_stop: Callable[[], bool] = lambda: Fal
     incremental ``optimize``). The freed pages are zeroed by
     ``secure_delete``; the WAL is truncated after (``app.inquiries.gone``). Its cost
     grows with the whole index, not with what was deleted (docs/cleanup.md).
-    Stopped by ``should_stop``, it returns False and the next one starts
-    over. A no-op on PostgreSQL, whose trigram indexes lose dead entries to
-    vacuum (docs/cleanup.md).
+
+    It rewrites the whole index, gigabytes of WAL for a large one, so it must
+    leave live writers alone: while it runs, ``automerge`` is off and
+    ``crisismerge`` raised (no visitor's insert carries its merge on), each
+    step is followed by a ``PASSIVE`` checkpoint (the WAL stays small, and no
+    visitor's commit copies it) and by a pause as long as the step, so the
+    purge holds the write lock half the time at most. FTS5's defaults come
+    back when it ends, however it ends. Stopped by ``should_stop``, it
+    returns False and the next one starts over. A no-op on PostgreSQL, whose
+    trigram indexes lose dead entries to vacuum (docs/cleanup.md).
     """
     if engine.dialect.name != "sqlite":
         return True
+    with engine.connect().execution_options(**{WRITE_OPTION: True}) as connection:
+        set_merging_or_warn(connection, 0, QUIET_CRISISMERGE)
+        try:
+            return _merge_into_one(connection, should_stop)
+        finally:
+            set_merging_or_warn(connection, FTS5_AUTOMERGE, FTS5_CRISISMERGE)
+
+
+def _merge_into_one(connection: Connection, should_stop: Callable[[], bool]) -> bool:
+    """The steps of ``forget_deleted``: True once a step changed nothing, False when stopped first."""
+    driver = connection.connection.driver_connection
     pages = -FORGET_PAGES
     while not should_stop():
-        with engine.connect().execution_options(**{WRITE_OPTION: True}) as connection, connection.begin():
-            driver = connection.connection.driver_connection
-            before = driver.total_changes
+        with connection.begin():
+            started, before = time.monotonic(), driver.total_changes
             merge_step(driver, pages)
             changed = driver.total_changes - before
+        took = time.monotonic() - started
+        checkpoint(driver)
         if changed < 2:
             return True
         pages = FORGET_PAGES
-        time.sleep(FORGET_PAUSE)
+        time.sleep(max(FORGET_PAUSE, took))
     return False

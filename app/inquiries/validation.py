@@ -61,11 +61,28 @@ def _has_forbidden_characters(value: str, multiline: bool) -> bool:
 
 
 def clean_email(value: str) -> tuple[str, str | None]:
-    """``value`` normalised as intake stores it, and the message when it is not a valid address (else None)."""
+    """``value`` normalised as intake stores it, and the message when it is not a valid address (else None).
+
+    Valid means an address Sundown can answer, too (``answerable``): the
+    replies and acknowledgements to it are built by the same rule.
+    """
     try:
-        return _normalized(value), None
+        address = _normalized(value)
     except EmailNotValidError as error:
         return value, email_message(str(error))
+    return address, None if answerable(address) else str(INVALID_EMAIL)
+
+
+def answerable(address: str) -> bool:
+    """Whether a reply or an acknowledgement can be addressed to ``address`` (``app.replies.message``): one a
+    header carries as it is, with an @, at most 254 characters, no control, space or line separator, and no
+    ``=?``, which opens an encoded word that the ``email`` package decodes in a header.
+
+    The e-mail library accepts ``eve=?utf-8?q?x?=1@example.org`` (``=`` and ``?`` may be in an address);
+    a reply to it is never built, so intake refuses it rather than store an address it cannot answer.
+    """
+    return (0 < len(address) <= 254 and "@" in address and "=?" not in address
+            and not any(char.isspace() or unicodedata.category(char) in ("Cc", "Zl", "Zp") for char in address))
 
 
 def normalize_email(value: str) -> str | None:

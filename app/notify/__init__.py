@@ -1,16 +1,16 @@
-"""Notifications of new inquiries: e-mail and signed webhooks from a transactional outbox.
+"""Notifications of new inquiries: e-mail and signed webhooks, through the outbox (``app.outbox``).
 
 Each module does one thing:
 
-* ``settings``: the operator's (environment) and the admins' (``settings`` table) settings.
-* ``outbox``: rows enqueued with the inquiry; the leased claim; retries with backoff.
-* ``deliver``: the send loop; ``message``: what a notification says; ``digest``: the e-mail digest.
-* ``email`` and ``webhook``: the two channels.
-* ``hook`` and ``state``: a pass after the response when something may be due.
+* ``settings``: the operator's (environment) and the admins' (``settings`` table) settings; ``state``:
+  the settings new inquiries are enqueued under, read once a second.
+* ``channels``: one module per channel (``email``, ``webhook``), one protocol, the one registry.
+* ``sending``: the handler the outbox sends this package's deliveries with; ``message``: what a
+  notification says; ``digest``: the e-mail digest.
 * ``health``: what the admin pages show (``POST /internal/deliver`` is in ``app.web.internal``).
 
-Views call ``enqueue_inquiry(session, inquiry)`` inside the transaction that
-saves (or un-spams) an inquiry.
+Views call ``enqueue_inquiries(session, inquiry_ids)`` inside the transaction that
+saves (or un-spams) inquiries.
 """
 
 from __future__ import annotations
@@ -20,14 +20,17 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.core import clock, metrics, ratelimit
-from app.models import Form, Inquiry
-from app.notify import digest, hook, outbox, settings, state
+from app.models import DeliveryChannel, DeliveryKind, Form, Inquiry
+from app.notify import channels, digest, sending, settings, state
+from app.outbox import handlers, hook, store
 
 
 def init_app(app: Flask) -> None:
-    """Give the app its delivery state and its after-response hook."""
+    """Give the app its settings memory, the metrics' channel labels, and the outbox its handler of
+    notifications (the outbox is set up first)."""
     state.install(app)
-    hook.init_app(app)
+    metrics.declare_delivery_channels(channel.name for channel in channels.CHANNELS)
+    handlers.register(app, sending.KINDS, sending.HANDLER)
 
 
 def enqueue_inquiries(session: Session, inquiry_ids: list[int], form: Form | None = None) -> int:
@@ -44,21 +47,22 @@ def enqueue_inquiries(session: Session, inquiry_ids: list[int], form: Form | Non
     count = 0
     for each_form, ids in groups:
         config = site.for_form(each_form)
-        channels = config.channels
-        if not channels:
+        names = channels.in_force(config)
+        if not names:
             continue
         # With a digest, e-mails to the site's recipients wait for the end of their window; the rest go at
         # once, unless the hourly cap is reached: then they wait for the end of the hour, and go as one.
-        batched = ["email"] if digest.batches(config, each_form) and "email" in channels else []
+        email = DeliveryChannel.EMAIL
+        batched = [email] if digest.batches(config, each_form) and email in names else []
         due = digest.window_end(clock.now(), config.digest_minutes) if batched else None
-        kind = outbox.INQUIRY
-        if "email" in channels and not batched and _over_hourly_cap(session, len(ids)):
-            batched, kind = ["email"], outbox.CAPPED
+        kind = DeliveryKind.INQUIRY
+        if email in names and not batched and _over_hourly_cap(session, len(ids)):
+            batched, kind = [email], DeliveryKind.CAPPED
             due = digest.window_end(clock.now(), digest.CAP_WINDOW_MINUTES)
             metrics.count_capped_notifications(len(ids))
-        outbox.enqueue(session, ids, [channel for channel in channels if channel not in batched])
-        outbox.enqueue(session, ids, batched, due=due, kind=kind)
-        count += len(channels) * len(ids)
+        store.enqueue(session, ids, [name for name in names if name not in batched])
+        store.enqueue(session, ids, batched, due=due, kind=kind)
+        count += len(names) * len(ids)
     if count:
         hook.wake()
     return count

@@ -18,10 +18,11 @@ from flask_babel import ngettext
 from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
-from app.models import Delivery, DeliveryStatus, Form, Inquiry
-from app.notify import email, outbox
+from app.models import Delivery, DeliveryChannel, DeliveryKind, DeliveryStatus, Form, Inquiry
+from app.notify.channels import email
 from app.notify.message import Notice, files_line, local_time
 from app.notify.settings import Notifications
+from app.outbox import store
 
 MAX_LISTED = 100
 
@@ -43,14 +44,15 @@ def batches(config: Notifications, form) -> bool:
 
 def applies(notice: Notice, config: Notifications) -> bool:
     """Whether this delivery goes out in a digest: an inquiry's e-mail to the site's recipients with an
-    interval set, or one held back by the hourly cap (``outbox.CAPPED``)."""
-    if notice.delivery.channel != "email" or notice.delivery.kind not in (outbox.INQUIRY, outbox.CAPPED):
-        return False  # a test, a reply or an acknowledgement (``app.replies``) goes on its own
-    return notice.delivery.kind == outbox.CAPPED or batches(config, notice.form)
+    interval set, or one held back by the hourly cap (``DeliveryKind.CAPPED``)."""
+    kind = notice.delivery.kind
+    if notice.delivery.channel != DeliveryChannel.EMAIL or kind not in (DeliveryKind.INQUIRY, DeliveryKind.CAPPED):
+        return False  # a test goes on its own
+    return kind == DeliveryKind.CAPPED or batches(config, notice.form)
 
 
 def claim_companions(session: Session, first_id: int, now: datetime, lease_until: datetime,
-                     kinds: tuple[str, ...] = (outbox.INQUIRY, outbox.CAPPED)) -> dict[int, datetime]:
+                     kinds: tuple[str, ...] = (DeliveryKind.INQUIRY, DeliveryKind.CAPPED)) -> dict[int, datetime]:
     """The other inquiry e-mails to the site's recipients to list (up to ``MAX_LISTED``): those this sender
     already holds (``lease_until``) and those due now, leased here; their ids and leases."""
     held = (Delivery.status == DeliveryStatus.PENDING) & (Delivery.lease_until == lease_until)
@@ -58,13 +60,13 @@ def claim_companions(session: Session, first_id: int, now: datetime, lease_until
     candidates = session.execute(
         select(Delivery.id, Delivery.lease_until)
         .join(Inquiry, Inquiry.id == Delivery.inquiry_id)
-        .where(or_(outbox.due_now(now), held), Delivery.channel == "email", Delivery.kind.in_(kinds),
+        .where(or_(store.due_now(now), held), Delivery.channel == DeliveryChannel.EMAIL, Delivery.kind.in_(kinds),
                Delivery.id != first_id, or_(Inquiry.form_id.is_(None), Inquiry.form_id.not_in(own_recipients)))
         .order_by(Delivery.id).limit(MAX_LISTED - 1)
     ).all()
     leases = {}
     for delivery_id, lease in candidates:
-        mine = lease_until if lease == lease_until else outbox.claim(session, delivery_id, now)
+        mine = lease_until if lease == lease_until else store.claim(session, delivery_id, now)
         if mine is not None:
             leases[delivery_id] = mine
     return leases

@@ -1,17 +1,19 @@
-"""Delivery health for the admin pages: pending, failed and the last success per channel."""
+"""Delivery health for the admin pages: pending, failed and the last success per channel
+(each of ``app.notify.channels.CHANNELS``)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from flask_babel import LazyString
 from sqlalchemy import case, func, or_, select
 from sqlalchemy.orm import Session
 
 from app.core import clock
 from app.models import Delivery, DeliveryStatus
+from app.notify import channels
 
-CHANNELS = ("email", "webhook")
 FAILING_ATTEMPTS = 3  # a pending delivery this many attempts in counts as failing
 FAILING_LOOKBACK = timedelta(days=7)  # a failed delivery this recent keeps the banner up
 
@@ -21,6 +23,7 @@ class ChannelHealth:
     """One channel's figures."""
 
     channel: str
+    label: LazyString | str  # what the pages call it (``Channel.label``)
     pending: int
     failed: int
     last_success: datetime | None
@@ -37,7 +40,8 @@ def per_channel(session: Session) -> list[ChannelHealth]:
         ).group_by(Delivery.channel)
     ).all()
     found = {channel: (pending, failed, last) for channel, pending, failed, last in rows}
-    return [ChannelHealth(channel, *found.get(channel, (0, 0, None))) for channel in CHANNELS]
+    return [ChannelHealth(channel.name, channel.label, *found.get(channel.name, (0, 0, None)))
+            for channel in channels.CHANNELS]
 
 
 def failing(session: Session) -> bool:

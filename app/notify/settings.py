@@ -61,16 +61,6 @@ class Notifications:
         return replace(self, emails=list(form.notify_emails) if form.notify_emails is not None else self.emails,
                        webhook_url=form.webhook_url or self.webhook_url)
 
-    @property
-    def channels(self) -> list[str]:
-        """The channels a new inquiry is sent on: e-mail when there are recipients and a server."""
-        channels = []
-        if self.emails and current_app.config["SMTP_URL"]:
-            channels.append("email")
-        if self.webhook_url and self.secret:
-            channels.append("webhook")
-        return channels
-
 
 def load(session: Session) -> Notifications:
     """The settings in force: the environment's, else what admins saved."""

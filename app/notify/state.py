@@ -1,11 +1,7 @@
-"""This process's memory of the outbox: when it can next have something due.
+"""This process's memory for notifications: the settings new inquiries are enqueued under, and when they
+were read (``app.notify.settings.for_new_inquiries``).
 
-A request whose process knows nothing is due does no database work at all;
-the memory is a shortcut only, the leases in the database decide.
-``wakeups`` counts hand-offs, so a pass that was running when a new
-inquiry's hand-off was dropped (one job per name) looks once more.
-``settings`` holds the notification settings new inquiries are enqueued
-under, with when they were read (``app.notify.settings.for_new_inquiries``).
+The outbox's own memory (when something can next be due) is ``app.outbox.state``.
 """
 
 from __future__ import annotations
@@ -14,16 +10,23 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from app.core.background import Memory
+from flask import Flask, current_app
+
+EXTENSION = "sundown.notify"
 
 
 @dataclass
-class NotifyState(Memory):
-    """``next_due_ms``: epoch ms before which nothing can be due (0: look at the next request)."""
+class NotifyState:
+    """``settings``: ``(read at, Notifications)``, or None to read them at the next new inquiry."""
 
-    EXTENSION = "sundown.notify"
-    wakeups: int = 0
     settings: tuple[datetime, Any] | None = None
 
 
-install, of, current = NotifyState.install, NotifyState.of, NotifyState.current
+def install(app: Flask) -> None:
+    """Give ``app`` a fresh memory."""
+    app.extensions[EXTENSION] = NotifyState()
+
+
+def current() -> NotifyState:
+    """The memory of the current app."""
+    return current_app.extensions[EXTENSION]

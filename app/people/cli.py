@@ -20,12 +20,6 @@ from app.inquiries import gone
 from app.people import erasure, lookup, reapply, records
 
 
-def init_app(app) -> None:
-    """Register ``people`` and ``erasures``."""
-    app.cli.add_command(people_group)
-    app.cli.add_command(erasures_group)
-
-
 def _address(raw: str) -> str:
     address = lookup.normalise(raw)
     if address is None:

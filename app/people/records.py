@@ -137,10 +137,12 @@ def file_path(attachment: Attachment) -> str:
     """Where the zip export holds ``attachment``: ``files/<inquiry id>/<attachment id>-<name>``.
 
     The stored name is already clean; it is cleaned again (``rules.clean_name``:
-    no folder, no leading dot, never empty), so that no path in the zip can
-    leave its folder, whatever a row holds.
+    no folder, no leading dot, never empty, its extension the type's), so that
+    no path in the zip can leave its folder or open as another type, whatever
+    a row holds.
     """
-    return f"files/{attachment.inquiry_id}/{attachment.id}-{rules.clean_name(attachment.name)}"
+    name = rules.named_for(rules.clean_name(attachment.name), attachment.content_type)
+    return f"files/{attachment.inquiry_id}/{attachment.id}-{name}"
 
 
 def stream_csv(app: Flask, address: str) -> Iterator[bytes]:

@@ -28,9 +28,9 @@ from sqlalchemy.orm import Session
 
 from app.core import clock, dialect, i18n, metrics, ratelimit
 from app.forms import store as form_store
-from app.models import Form, RateLimit
+from app.models import Form, RateLimit, ReplyKind
 from app.people import lookup
-from app.replies import ACK, sending
+from app.replies import sending
 
 PLACEHOLDERS = ("{name}", "{form}", "{date}")
 TEXT_MAX = 2000
@@ -62,7 +62,7 @@ def queue_for(session: Session, inquiry_id: int, form: Form, values: dict, local
     outcome = _capped(session, values["email"])
     if outcome is None:
         subject, body = _compose(form, values, locale)
-        sending.queue(session, inquiry_id, ACK, subject, body, locale, current_app.config["REPLY_TO"])
+        sending.queue(session, inquiry_id, ReplyKind.ACK, subject, body, locale, current_app.config["REPLY_TO"])
         outcome = "queued"
     metrics.count_acknowledgement(outcome)
     return outcome

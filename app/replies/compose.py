@@ -15,7 +15,7 @@ from flask_babel import gettext as _
 from app.core.i18n import local_time
 from app.forms import store as form_store
 from app.models import Form, Inquiry, InquiryStatus
-from app.notify.email import configured
+from app.notify.channels.email import configured
 from app.replies.message import header_text
 
 SUBJECT_MAX = 200

@@ -1,54 +1,72 @@
-"""Sending a reply or an acknowledgement, for the outbox's send loop (``app.notify.deliver``).
+"""Sending a reply or an acknowledgement: the handler ``app.replies`` registers with the outbox.
 
-Kept apart from ``app.replies.sending`` so that the send loop's package
-(``app.notify``, whose hook runs the loop) imports nothing that imports it
-back: this module reads the reply, builds its e-mail and hands it to the
-loop's relay, and keeps each finished attempt's outcome on the reply, since
-finished outbox rows are cleaned up after 30 days.
+For a batch's replies it reads, in the batch's one read transaction, each
+reply and its inquiry; it mails each to the inquiry's address, never to
+the site's recipients and never in a digest, over the batch's SMTP
+connection (shared with the batch's notifications); and it keeps each
+finished attempt's outcome on the reply, since finished outbox rows are
+cleaned up after 30 days.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
-from app.core import clock, db
-from app.models import Delivery, DeliveryStatus, Inquiry, Reply
-from app.replies import KINDS, message
+from app.core import clock
+from app.models import Delivery, DeliveryKind, DeliveryStatus, Inquiry, Reply, ReplyStatus
+from app.notify.channels import email
+from app.outbox.handlers import Batch
+from app.outbox.store import Outcome
+from app.replies import message
 
-QUEUED, SENT, RETRYING, FAILED = "queued", "sent", "retrying", "failed"
-
-
-def is_reply(delivery: Delivery) -> bool:
-    """Whether an outbox row carries a reply or an acknowledgement (sent to the person, not the site)."""
-    return delivery.kind in KINDS
+KINDS = (DeliveryKind.REPLY, DeliveryKind.ACK)
 
 
-def send(delivery: Delivery, inquiry: Inquiry, relay: Callable[[], Any]) -> str | None:
-    """One attempt at the reply ``delivery`` carries, to ``inquiry``'s address, over the batch's ``relay()``
-    (an ``app.notify.email.Relay``); the error, or None when the relay took it."""
-    with db.transaction() as session:
-        reply = session.scalar(select(Reply).where(Reply.delivery_id == delivery.id))
-        if reply is not None:
-            session.expunge(reply)
-    if reply is None:
-        return "reply gone"
-    try:
-        mail = message.build(reply, inquiry, clock.now())
-    except ValueError:
-        return "the address cannot be used in an e-mail"
-    return relay().send(mail).error
+@dataclass(frozen=True)
+class Job:
+    """One reply of a batch: its outbox row, the reply (None once it is gone) and its inquiry."""
+
+    delivery: Delivery
+    reply: Reply | None
+    inquiry: Inquiry
 
 
-def record(session: Session, outcomes: list[tuple[Delivery, str, datetime]]) -> None:
-    """Keep each finished reply's outcome ``(outbox row, its new status, when)`` on the reply."""
-    for delivery, status, at in outcomes:
-        if not is_reply(delivery) or status == DeliveryStatus.PENDING:
-            continue
-        done = status == DeliveryStatus.DONE
-        session.execute(update(Reply).where(Reply.delivery_id == delivery.id)
-                        .values(status=SENT if done else FAILED, sent_at=at if done else None))
+class Replies:
+    """The handler of replies and acknowledgements."""
+
+    def prepare(self, session: Session, rows: list[Delivery]) -> dict[int, Job]:
+        """The job of each row whose inquiry is still there, by delivery id (two queries for the batch)."""
+        ids = [row.id for row in rows]
+        replies = {each.delivery_id: each for each in session.scalars(select(Reply).where(Reply.delivery_id.in_(ids)))}
+        wanted = {row.inquiry_id for row in rows}
+        inquiries = {each.id: each for each in session.scalars(select(Inquiry).where(Inquiry.id.in_(wanted)))}
+        return {row.id: Job(row, replies.get(row.id), inquiries[row.inquiry_id])
+                for row in rows if row.inquiry_id in inquiries}
+
+    def send(self, job: Job, batch: Batch) -> Outcome:
+        """One attempt at the reply, to its inquiry's address, over the batch's relay."""
+        if not email.configured():
+            return Outcome("e-mail not configured")
+        if job.reply is None:
+            return Outcome("reply gone", permanent=True)
+        try:
+            mail = message.build(job.reply, job.inquiry, clock.now())
+        except ValueError:
+            return Outcome("the address cannot be used in an e-mail", permanent=True)
+        return email.relay_of(batch).send(mail)
+
+    def finished(self, session: Session, finished: list[tuple[Delivery, str, datetime]]) -> None:
+        """Keep each finished reply's outcome ``(outbox row, its new status, when)`` on the reply."""
+        for delivery, status, at in finished:
+            if status == DeliveryStatus.PENDING:
+                continue
+            done = status == DeliveryStatus.DONE
+            session.execute(update(Reply).where(Reply.delivery_id == delivery.id).values(
+                status=ReplyStatus.SENT if done else ReplyStatus.FAILED, sent_at=at if done else None))
+
+
+HANDLER = Replies()

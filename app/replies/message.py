@@ -28,7 +28,8 @@ from urllib.parse import urlsplit
 from flask import current_app
 
 from app.core import clock
-from app.models import Inquiry, Reply
+from app.inquiries.validation import answerable
+from app.models import Inquiry, Reply, ReplyKind
 
 HEADER_MAX = 200  # characters of one visitor-given value in a header
 
@@ -75,9 +76,10 @@ def new_message_id() -> str:
 
 
 def recipient(inquiry: Inquiry) -> Address:
-    """The person as ``To``: their name (cleaned) and address; ValueError for an address no header takes."""
+    """The person as ``To``: their name (cleaned) and address; ValueError for an address no header takes
+    (``validation.answerable``, the rule intake accepts an address by)."""
     address = inquiry.email.strip()
-    if not address or address != header_text(address, 254) or "@" not in address:
+    if not answerable(address):
         raise ValueError("unusable address")
     username, _at, host = address.rpartition("@")
     return Address(display_name=header_text(inquiry.name, 100), username=username, domain=host)
@@ -95,7 +97,7 @@ def build(reply: Reply, inquiry: Inquiry, now) -> EmailMessage:
     message["Message-ID"] = reply.message_id
     message["In-Reply-To"] = thread_id(inquiry.id)
     message["References"] = thread_id(inquiry.id)
-    if reply.kind == "ack":
+    if reply.kind == ReplyKind.ACK:
         message["Auto-Submitted"] = "auto-replied"  # RFC 3834: no vacation reply to an automatic one
     message.set_content(reply.body)  # it drops every Content-* header set before it
     message["Content-Language"] = header_text(reply.locale, 16).replace("_", "-")

@@ -3,10 +3,9 @@
 A reply (or an acknowledgement) is one ``replies`` row and one ``deliveries``
 row (channel ``email``, kind ``reply`` or ``ack``) written in the caller's
 transaction, so a commit means a send, with the notifications' lease,
-retries and delivery health (``app.notify.outbox``). The send loop
-(``app.notify.deliver``) hands these rows to ``app.replies.delivery``, which mails
-each to the inquiry's address, never to the site's recipients, and
-never in a digest (``app.replies.delivery``).
+retries and delivery health (``app.outbox``). The outbox's send loop hands
+these rows to ``app.replies.delivery``, which mails each to the inquiry's
+address, never to the site's recipients, and never in a digest.
 """
 
 from __future__ import annotations
@@ -17,30 +16,27 @@ from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
 from app.core import clock
-from app.models import Admin, Delivery, DeliveryStatus, Reply
-from app.notify.outbox import new_key
+from app.models import Admin, Delivery, DeliveryChannel, DeliveryKind, Reply, ReplyKind, ReplyStatus
+from app.outbox import store
 from app.replies import message
-from app.replies.delivery import FAILED, QUEUED, RETRYING, SENT
+
+RETRYING = "retrying"  # shown, never stored: a queued reply whose last attempt failed
 
 
-def queue(session: Session, inquiry_id: int, kind: str, subject: str, body: str, locale: str,
+def queue(session: Session, inquiry_id: int, kind: ReplyKind, subject: str, body: str, locale: str,
           reply_to: str | None = None, admin_id: int | None = None) -> int:
     """Add a reply and its outbox row in the caller's transaction; the reply's id."""
-    now = clock.now()
-    delivery_id = session.execute(insert(Delivery).values(
-        inquiry_id=inquiry_id, channel="email", kind=kind, status=DeliveryStatus.PENDING, attempts=0,
-        next_attempt_at=now, idempotency_key=new_key(), created_at=now,
-    ).returning(Delivery.id)).scalar_one()
+    [delivery_id] = store.add(session, [(inquiry_id, DeliveryChannel.EMAIL, DeliveryKind(kind))])
     return session.execute(insert(Reply).values(
         inquiry_id=inquiry_id, admin_id=admin_id, kind=kind, subject=subject, body=body, locale=locale,
-        reply_to=reply_to, message_id=message.new_message_id(), status=QUEUED, delivery_id=delivery_id,
-        created_at=now,
+        reply_to=reply_to, message_id=message.new_message_id(), status=ReplyStatus.QUEUED,
+        delivery_id=delivery_id, created_at=clock.now(),
     ).returning(Reply.id)).scalar_one()
 
 
 @dataclass(frozen=True)
 class Shown:
-    """A reply as the detail page shows it: its state (queued, sent, retrying, failed), last error, author."""
+    """A reply as the detail page shows it: its state (a ``ReplyStatus``, or ``RETRYING``), last error, author."""
 
     reply: Reply
     state: str
@@ -61,6 +57,6 @@ def of_inquiry(session: Session, inquiry_id: int) -> list[Shown]:
 
 
 def _state(reply: Reply, status: str | None, attempts: int) -> str:
-    if reply.status in (SENT, FAILED) or status is None:
+    if reply.status in (ReplyStatus.SENT, ReplyStatus.FAILED) or status is None:
         return reply.status
-    return RETRYING if attempts else QUEUED
+    return RETRYING if attempts else ReplyStatus.QUEUED

@@ -22,7 +22,7 @@ from werkzeug.exceptions import Forbidden, NotFound, Unauthorized
 
 from app.cleanup import ledger, runs
 from app.core import db, metrics
-from app.notify import deliver
+from app.outbox import deliver
 from app.web.security import csrf
 
 bp = Blueprint("internal", __name__)

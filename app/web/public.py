@@ -295,14 +295,12 @@ def _takes_files(slug: str | None) -> bool:
 
 
 def _thanks_url(form: form_store.Shown, embedded: str | None, named: str | None = None) -> str:
-    """Where a submission from another site goes next: the address the form's own ``_next`` field names
-    (as Formspree's and Basin's forms do), or else the form's thank-you address, each only when it is on
-    one of the form's listed sites; else Sundown's thank-you page."""
-    if embedded is not None:
-        for address in (named, form.form.thanks_url):
-            if embed.thanks_url_ok(form.form, address):
-                return address
-    return url_for("public.thanks")
+    """Where a submission from another site goes next: the address its own ``_next`` field names (as
+    Formspree's and Basin's forms do) when a redirect can carry it and it is on one of the form's listed
+    sites, else the form's thank-you address (``embed.thanks_url``); else Sundown's thank-you page."""
+    if embedded is not None and named and embed.redirectable(named) and embed.thanks_url_ok(form.form, named):
+        return named
+    return embed.thanks_url(form.form, embedded) or url_for("public.thanks")
 
 
 def _back_link(form: form_store.Shown, embedded: str | None) -> str | None:

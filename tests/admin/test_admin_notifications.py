@@ -49,7 +49,9 @@ def test_settings_are_saved_and_audited_without_addresses(admin_client, query):
 
 
 @pytest.mark.parametrize(("field", "value"), [("emails", "not an address"), ("webhook_url", "ftp://x.example.org"),
-                                              ("digest_minutes", "-5"), ("digest_minutes", "ten")])
+                                              ("digest_minutes", "-5"), ("digest_minutes", "ten"),
+                                              ("digest_minutes", "²"), ("digest_minutes", "١٠"),
+                                              ("digest_minutes", "9" * 5000)])
 def test_bad_input_is_refused_with_422_and_nothing_saved(admin_client, query, field, value):
     data = {"emails": "a@example.org", "webhook_url": "", "digest_minutes": "0", field: value}
     response = post(admin_client, PAGE, data)

@@ -93,7 +93,7 @@ def test_files_over_the_size_limit_are_refused_with_the_text_kept_and_nothing_st
 
 
 @pytest.mark.parametrize("data, name", [
-    (b"<html><script>alert(1)</script></html>\x00", "invoice.pdf"),  # not a PDF, whatever its name says
+    (b"<html><script>alert(1)</script></html>\x00", "invoice.pdf"),  # neither a PDF nor text (a NUL byte)
     (b"MZ\x90\x00\x03\x00\x00\x00\x04\x00", "photo.png"),  # a Windows program
     (b"\xff\xfe\x00\x00not utf-8 \xc3", "notes.txt"),
 ])
@@ -105,6 +105,41 @@ def test_a_file_of_a_type_the_form_does_not_take_is_refused_by_its_content(admin
     assert f"{name} is not a file this form takes. Attach only PNG, JPG, GIF, WEBP, PDF, TXT." in page
     assert TEXT["message"] in page
     assert query.count(Inquiry) == query.count(Attachment) == 0
+
+
+@pytest.mark.parametrize("data, name, stored", [
+    (b"<html><script>alert(1)</script></html>", "invoice.pdf", "invoice.pdf.txt"),  # text, whatever its name says
+    (b'<script language="VBScript">CreateObject("WScript.Shell")</script>', "x.hta", "x.hta.txt"),
+    (b"[InternetShortcut]\r\nURL=file:///c:/windows/system32/calc.exe\r\n", "news.url", "news.url.txt"),
+    (b"@echo off\r\ndel /q *\r\n", "run.bat", "run.bat.txt"),
+    (b"<svg onload=alert(1)>", "logo.svg", "logo.svg.txt"),
+    (b"a note\n", "README", "README.txt"),
+    (b"a note\n", "notes.TXT", "notes.TXT"),
+    (png(), "photo.jpg", "photo.jpg.png"),
+    (png(), "shot.PNG", "shot.PNG"),
+])
+def test_a_file_keeps_no_extension_its_content_contradicts(admin_client, client, query, data, name, stored):
+    create_form(admin_client)
+    response = client.post("/f/support", data=page_post(client, [(data, name)]), content_type="multipart/form-data")
+    assert response.status_code == 303
+    [(kept, kind)] = query.rows(select(Attachment.name, Attachment.content_type))
+    assert kept == stored and kind == ("image/png" if data == png() else "text/plain")
+    [answers] = query(select(Inquiry.answers))
+    assert [answer["value"] for answer in answers if answer["key"] == "files"] == [[stored]]
+    inquiry_id, [file_id] = _only_inquiry_id(admin_client), query(select(Attachment.id))
+    download = admin_client.get(f"/admin/inquiries/{inquiry_id}/files/{file_id}")
+    assert download.headers["Content-Disposition"].endswith(f"filename*=UTF-8''{stored}")
+
+
+@pytest.mark.parametrize("name, kind, named", [
+    ("x" * 200, "text/plain", "x" * 196 + ".txt"),
+    ("file", "application/pdf", "file.pdf"),
+    ("scan.jpeg", "image/jpeg", "scan.jpeg"),
+    ("scan.tiff", "image/jpeg", "scan.tiff.jpg"),
+    ("report.pdf", "application/pdf", "report.pdf"),
+])
+def test_the_name_of_a_kept_file_ends_in_an_extension_of_its_type(name, kind, named):
+    assert rules.named_for(name, kind) == named
 
 
 def test_more_files_than_the_field_takes_or_an_empty_one_are_refused(admin_client, client, query):

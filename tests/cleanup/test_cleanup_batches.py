@@ -6,6 +6,7 @@ import sqlite3
 import threading
 from datetime import timedelta
 
+import psycopg
 import pytest
 from sqlalchemy import event, func, select
 
@@ -81,7 +82,7 @@ def test_a_batch_size_that_is_set_is_kept(app, db_kind):
 
 @pytest.mark.parametrize("db_kind", ["sqlite"])  # SQLite's one write lock
 def test_a_batch_refused_the_write_lock_is_tried_again_not_failed(app_config, make_app, clock):
-    """Live writers poll for SQLite's lock; a batch that loses to them waits its turn (``LOCKED_PATIENCE``)."""
+    """Live writers poll for SQLite's lock; a batch that loses to them waits its turn (``LOCKED_PAUSE``)."""
     app = make_app({**app_config, "DB_STATEMENT_TIMEOUT": 0.01})  # the busy handler gives up after 10 ms
     with app.app_context():
         add_inquiries(db.get_session(), aged_inquiries(clock, [200] * 3, legal_hold=False))
@@ -105,3 +106,66 @@ def test_a_batch_refused_the_write_lock_is_tried_again_not_failed(app_config, ma
     assert held and (run.status, run.remaining) == ("ok", 0)
     with app.app_context():
         assert db.get_session().scalar(select(func.count()).select_from(Inquiry)) == 0
+
+
+class LockHolder:
+    """Another connection takes the lock a batch needs, the first time the batch is about to delete from
+    ``table``, and keeps it ``seconds``: SQLite's write lock (as a burst of live writers would), PostgreSQL's
+    lock on the table (a batch there waits for it, with no statement timeout)."""
+
+    def __init__(self, app, db_kind: str, table: str, seconds: float):
+        self.kind, self.table, self.seconds, self.timers = db_kind, table, seconds, []
+        engine = db.engine_of(app)
+        if db_kind == "sqlite":
+            self.connection = sqlite3.connect(engine.url.database, isolation_level=None, check_same_thread=False)
+        else:
+            self.connection = psycopg.connect(engine.url.render_as_string(hide_password=False).replace(
+                "postgresql+psycopg", "postgresql"), autocommit=True)
+        event.listen(engine, "before_cursor_execute", self._before)
+
+    def _before(self, _conn, _cursor, statement, *_args) -> None:
+        if statement.startswith(f"DELETE FROM {self.table}") and not self.timers:
+            self.connection.execute("BEGIN IMMEDIATE" if self.kind == "sqlite" else "BEGIN")
+            if self.kind == "postgresql":
+                self.connection.execute(f"LOCK TABLE {self.table} IN SHARE MODE")
+            self.timers.append(threading.Timer(self.seconds, self.connection.execute, ["COMMIT"]))
+            self.timers[0].start()
+
+    def close(self) -> None:
+        """Wait for the lock's release, and close the connection."""
+        for timer in self.timers:
+            timer.join()
+        self.connection.close()
+
+
+def test_a_batch_refused_the_lock_past_the_busy_timeout_backs_off_and_the_run_finishes(
+        app_config, make_app, clock, db_kind):
+    """A busy lock is not an error: with a busy timeout of 50 ms, the lock held for 5.5 s (longer than the
+    five seconds a batch used to keep trying before the run ended in error), the batch backs off, tries
+    again within the run's time budget, and the run deletes everything."""
+    app = make_app({**app_config, "DB_STATEMENT_TIMEOUT": 0.05, "CLEANUP_TIME_BUDGET": 60, "CLEANUP_LEASE": 120})
+    with app.app_context():
+        add_inquiries(db.get_session(), aged_inquiries(clock, [200] * 3, legal_hold=False))
+    holder = LockHolder(app, db_kind, "submissions", 5.5)
+    try:
+        with app.app_context():
+            run = cleanup.run("test", force=True)
+    finally:
+        holder.close()
+    assert holder.timers and (run.status, run.remaining, run.error) == ("ok", 0, None)
+    with app.app_context():
+        assert db.get_session().scalar(select(func.count()).select_from(Inquiry)) == 0
+
+
+@pytest.mark.parametrize("db_kind", ["sqlite"])  # only SQLite refuses a lock after a busy timeout
+def test_a_run_whose_budget_ends_while_the_lock_is_refused_ends_partial_not_in_error(app_config, make_app, clock):
+    app = make_app({**app_config, "DB_STATEMENT_TIMEOUT": 0.05, "CLEANUP_TIME_BUDGET": 0.3, "CLEANUP_LEASE": 60})
+    with app.app_context():
+        add_inquiries(db.get_session(), aged_inquiries(clock, [200] * 3, legal_hold=False))
+    holder = LockHolder(app, "sqlite", "submissions", 0.6)
+    try:
+        with app.app_context():
+            run = cleanup.run("test", force=True)
+    finally:
+        holder.close()
+    assert (run.status, run.remaining, run.error) == ("partial", 3, None)

@@ -328,3 +328,18 @@ def test_the_audit_log_is_kept_a_year_and_forgets_the_text_of_deleted_inquiries(
         run = cleanup.run("test")
     assert json.loads(run.deleted)["audit_entries"] == 1  # the one older than 365 days
     assert set(query(select(AuditEntry.detail))) == {f"inquiry #{expired}: (deleted)", f"inquiry #{kept}: Claim 7"}
+
+
+def test_the_ledger_records_when_a_run_had_forgotten_what_it_deleted(app, db_session, clock, query):
+    """The purge of the index and the WAL's checkpoint come after the run's closing row (its claim already
+    released), and can take as long as its batches: ``forgotten_at`` records when they had ended."""
+    add_inquiries(db_session, aged_inquiries(clock, [200] * 3, legal_hold=False))
+    forgetting = []
+    app.config["CLEANUP_BATCH_SIZE"] = 2
+    with app.app_context():
+        run = cleanup.run("test", should_stop=lambda: forgetting.append(query(LEDGER)[-1].forgotten_at) or False)
+    [stored] = query(LEDGER)
+    assert stored.finished_at is not None and stored.forgotten_at is not None
+    assert stored.started_at <= stored.finished_at <= stored.forgotten_at and run.forgotten_at == stored.forgotten_at
+    assert forgetting and set(forgetting) == {None}  # not yet, while the run deleted and forgot
+    assert cleanup.as_dict(stored)["forgotten_at"] == stored.forgotten_at.isoformat()

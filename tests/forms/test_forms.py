@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import event, select
 
+from app.core import db
+from app.forms import fields as form_fields
+from app.forms import store as form_store
 from app.inquiries import spam
 from app.models import DEFAULT_FORM_ID, AuditEntry, Form, Inquiry
 from tests.helpers import VALID, csrf_token, editor_post, rendered_ago, solution
@@ -80,6 +83,8 @@ def test_preview_shows_the_form_and_saves_nothing(admin_client, query):
     ({"type": "number", "key": "n", "label-en": "N", "min": "5", "max": "1"}, "field-0-max", "not be below"),
     ({"type": "text", "key": "t", "label-en": "T", "max": "999"}, "field-0-max", "At most 200"),
     ({"type": "text", "key": "t", "label-en": "T" * 501}, "field-0-label-en", "(this has 501)"),
+    ({"type": "number", "key": "n", "label-en": "N", "min": "٣"}, "field-0-min", "Enter a number"),
+    ({"type": "number", "key": "n", "label-en": "N", "max": "１０"}, "field-0-max", "Enter a number"),
 ])
 def test_bad_definitions_get_a_clear_message_next_to_their_input(admin_client, query, field, input_name, message):
     response = admin_client.post("/admin/forms/new", data=editor_post(admin_client, "/admin/forms/new", [field]))
@@ -87,6 +92,16 @@ def test_bad_definitions_get_a_clear_message_next_to_their_input(admin_client, q
     assert response.status_code == 422 and message in page and f'id="{input_name}-error"' in page
     assert f'href="#{input_name}"' in page  # the summary links to the input
     assert query(select(Form.slug)) == ["contact"]
+
+
+@pytest.mark.parametrize("count", ["²", "١", "³³", "1" * 5000])
+def test_a_field_count_that_is_not_a_few_ascii_digits_is_no_count_and_never_a_500(admin_client, query, count):
+    data = editor_post(admin_client, "/admin/forms/new", QUOTE_FIELDS[:2], field_count=count,
+                       **{"field-0-position": "٢", "field-1-position": "nan"})
+    response = admin_client.post("/admin/forms/new", data=data)
+    assert response.status_code == 303  # no count: the first row is read, as for a new form
+    [fields] = query(select(Form.fields).where(Form.slug == "quote"))
+    assert [each["key"] for each in fields] == ["name"]
 
 
 def test_a_text_over_its_length_is_refused_and_kept_as_typed_not_cut_short(admin_client, query):
@@ -150,6 +165,30 @@ def test_an_unknown_or_disabled_form_is_404_and_the_typed_text_is_kept(admin_cli
     assert client.get("/f/quote").status_code == 404
     assert client.post("/api/forms/quote/inquiries", json=quote_answers()).status_code == 404
     assert query.count(Inquiry) == 0
+
+
+def test_made_up_form_addresses_cost_no_memory_and_the_forms_remembered_are_bounded(app, client, db_session,
+                                                                                    monkeypatch):
+    remembered = lambda: set(app.extensions.get(form_store.EXTENSION, {}))  # noqa: E731
+    looked_up = []
+    event.listen(db.engine_of(app), "before_cursor_execute",
+                 lambda _conn, _cursor, statement, *_: looked_up.append(statement))
+    for address in ("x" * 61, "Quote", "-quote", "quote-", "a_b", "%C3%BC", "a" * 5000):
+        assert client.get(f"/f/{address}").status_code == 404
+        assert client.get(f"/api/forms/{address}/embed").status_code == 404
+    assert not [statement for statement in looked_up if "FROM forms" in statement]  # refused before any lookup
+    for number in range(200):
+        assert client.get(f"/f/made-up-{number}").status_code == 404
+    assert remembered() == set()  # a miss is never remembered
+
+    monkeypatch.setattr(form_store, "MOST_REMEMBERED", 3)
+    for number in range(5):
+        db_session.add(Form(slug=f"form-{number}", title={"en": f"Form {number}"}, enabled=True,
+                            fields=form_fields.dump(form_fields.CONTACT_FIELDS), email_field="email"))
+    db_session.commit()
+    for number in (*range(5), *range(5)):
+        assert client.get(f"/f/form-{number}").status_code == 200
+        assert len(remembered()) <= 3
 
 
 def test_a_removed_field_still_shows_on_the_inquiries_that_answered_it(admin_client, client, query):

@@ -153,39 +153,48 @@ def test_inquiries_deleted_by_cleanup_batches_are_gone_from_the_index(app, db_se
         assert [fts_rows(query, row) for row in expired] == [0] * 7
 
 
-def automerge(query) -> str | None:
-    """SQLite: FTS5's stored ``automerge`` for the search index (None: never set, FTS5's default)."""
-    return query.scalar(sa.text("SELECT v FROM submissions_fts_config WHERE k = 'automerge'"))
+def merging(query) -> tuple[str | None, str | None]:
+    """SQLite: FTS5's stored ``automerge`` and ``crisismerge`` for the search index (None: never set)."""
+    stored = dict(query.using(lambda session: session.execute(sa.text(
+        "SELECT k, v FROM submissions_fts_config WHERE k IN ('automerge', 'crisismerge')")).all()))
+    return stored.get("automerge"), stored.get("crisismerge")
 
 
-def test_during_a_cleanup_run_its_batches_merge_the_index_then_fts5_merges_again(
+def test_during_a_cleanup_run_and_its_purge_only_the_run_merges_the_index_then_fts5_merges_again(
         app, db_session, clock, query, db_kind):
     add_inquiries(db_session, [inquiry(clock, days_old=200, message=f"{MARKER} {i}") for i in range(12)])
     (fresh,) = add_inquiries(db_session, [inquiry(clock, days_old=1, message=f"{MARKER} fresh")])
     app.config["CLEANUP_BATCH_SIZE"] = 2  # six batches
-    between_batches = []
+    asked = []
 
-    def look() -> bool:  # the run asks after each batch whether to stop
-        between_batches.append(automerge(query) if db_kind == "sqlite" else None)
+    def look() -> bool:  # the run asks after each batch whether to stop, and the purge after each step
+        asked.append(merging(query) if db_kind == "sqlite" else None)
         return False
 
     with app.app_context():
         run = cleanup.run("test", force=True, should_stop=look)
     assert run.status == "ok" and query(select(Inquiry.id)) == [fresh]
     if db_kind == "sqlite":
-        # Off while the batches merge in steps of their own; FTS5's default (4) when the run ends,
-        # and so during the purge of the index after it (asked between its steps too).
-        during_run = between_batches.count(0)
-        assert during_run >= 6 and between_batches[:during_run] == [0] * during_run
-        assert set(between_batches[during_run:]) <= {4}
-        assert automerge(query) == 4
+        # Automerge off and crisis merges out of reach while the batches merge in steps of their own, and
+        # through the purge after the run (asked between its steps too); FTS5's defaults once it has ended.
+        assert len(asked) >= 7 and set(asked) == {(0, search.QUIET_CRISISMERGE)}
+        assert merging(query) == (search.FTS5_AUTOMERGE, search.FTS5_CRISISMERGE) == (4, 16)
         query.using(lambda session: session.execute(sa.text(
             "INSERT INTO submissions_fts(submissions_fts) VALUES ('integrity-check')")))
         assert indexed(query, db_kind) == [fresh]
     else:
-        assert len(between_batches) >= 6  # PostgreSQL's search index needs no merging
+        assert len(asked) >= 6  # PostgreSQL's search index needs no merging
     assert query.using(lambda session: list(session.scalars(
         select(Inquiry.id).where(listed(session, query=MARKER))))) == [fresh]
+
+
+def test_a_run_that_deletes_nothing_gives_fts5_its_merging_back_at_once(app, db_session, clock, query, db_kind):
+    add_inquiries(db_session, [inquiry(clock, days_old=1, message=MARKER)])
+    with app.app_context():
+        run = cleanup.run("test", force=True)
+    assert run.status == "ok" and run.forgotten_at is None  # nothing deleted, nothing to forget
+    if db_kind == "sqlite":
+        assert merging(query) == (4, 16)
 
 
 def test_the_migration_indexes_inquiries_that_already_exist(database_url, db_kind):

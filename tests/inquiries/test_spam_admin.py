@@ -6,6 +6,7 @@ import csv
 import io
 import re
 
+import pytest
 from sqlalchemy import select
 
 from app.models import AuditEntry, Inquiry, InquiryStatus, Setting
@@ -113,6 +114,14 @@ def test_delete_all_spam_asks_then_deletes_only_what_it_showed(admin_client, db_
     assert audit_entries(query) == [("spam_deleted", 3, "1 on legal hold kept")]
     assert "Deleted 3 inquiries from the spam folder. 1 on legal hold kept." in (
         admin_client.get("/admin/spam").get_data(as_text=True))
+
+
+@pytest.mark.parametrize("through", ["²", "١٢", "", "-1", "9" * 5000])
+def test_delete_all_spam_through_what_is_not_a_whole_number_deletes_nothing(admin_client, db_session, clock, query,
+                                                                            through):
+    inbox, spam = arrange(db_session, clock)
+    assert post(admin_client, "/admin/spam/delete-all", {"confirm": "1", "through": through}).status_code == 303
+    assert sorted(statuses(query)) == sorted(inbox + spam) and audit_entries(query) == []
 
 
 def test_delete_all_spam_with_none_says_so_and_needs_csrf(admin_client, db_session, clock, query):

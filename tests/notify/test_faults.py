@@ -12,7 +12,7 @@ from sqlalchemy import select, update
 from app import cleanup
 from app.core import db
 from app.models import Delivery, DeliveryStatus, Inquiry
-from app.notify import outbox
+from app.outbox import store
 from tests.factories import add_inquiries, aged_inquiries
 from tests.helpers import submit_inquiry
 from tests.notify.conftest import ADMIN_ADDRESS
@@ -56,7 +56,7 @@ def test_a_refused_recipient_fails_after_the_schedule_and_shows_on_the_pages(adm
         waits.append(row.next_attempt_at - clock())
         clock.moment = row.next_attempt_at
         request_after(admin_client)
-    assert row.status == DeliveryStatus.FAILED and row.attempts >= outbox.MIN_ATTEMPTS
+    assert row.status == DeliveryStatus.FAILED and row.attempts >= store.MIN_ATTEMPTS
     assert row.finished_at - row.created_at == timedelta(hours=24)
     assert waits[:4] == sorted(waits[:4]) and waits[1] > waits[0] * 1.5  # doubling, with jitter
     assert row.last_error == "SMTP refused all 1 recipients"
@@ -88,9 +88,9 @@ def test_an_inquiry_deleted_before_delivery_is_never_sent(client, app, db_sessio
 def test_the_cleanup_deletes_outbox_rows_with_their_inquiries_and_old_finished_ones(app, db_session, clock, query):
     old, young = add_inquiries(db_session, aged_inquiries(clock, [200, 1]))
     with app.app_context(), db.transaction() as session:
-        outbox.enqueue(session, [old], ["email"])
-        outbox.enqueue(session, [young], ["email", "webhook"])
-        outbox.enqueue_test(session, ["webhook"])
+        store.enqueue(session, [old], ["email"])
+        store.enqueue(session, [young], ["email", "webhook"])
+        store.add(session, [(None, "webhook", "test")])
     rows = query(DELIVERIES)
     finished = {rows[1].id: 40, rows[2].id: 10, rows[3].id: 40}  # days ago; rows[0] (old inquiry's) stays pending
     with app.app_context():

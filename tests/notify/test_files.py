@@ -13,7 +13,7 @@ from sqlalchemy import event, select
 
 from app.core import db
 from app.models import Delivery, DeliveryStatus, Setting
-from app.notify import deliver, outbox
+from app.outbox import deliver, store
 from tests.factories import add_file, add_inquiries, inquiry
 
 # --- Files: named and counted, never sent ---------------------------------------
@@ -42,7 +42,7 @@ def include_content_setting(db_session, digest_minutes: int = 0) -> None:
 def deliver_now(app, inquiry_ids: list[int], channels: list[str]) -> None:
     with app.app_context():
         with db.transaction() as session:
-            outbox.enqueue(session, inquiry_ids, channels)
+            store.enqueue(session, inquiry_ids, channels)
         deliver.deliver_due()
         with db.transaction() as session:
             assert set(session.scalars(select(Delivery.status))) == {DeliveryStatus.DONE}

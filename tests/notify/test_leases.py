@@ -15,7 +15,8 @@ from sqlalchemy import event, select
 
 from app.core import db
 from app.models import Delivery, DeliveryStatus
-from app.notify import deliver, email, outbox
+from app.notify.channels import email
+from app.outbox import deliver, store
 from tests.factories import add_inquiries, aged_inquiries
 from tests.helpers import VALID, settle, solution, submit_inquiry
 from tests.notify.conftest import SECRET
@@ -29,7 +30,7 @@ def test_two_processes_racing_send_each_delivery_exactly_once(app, app_config, m
     other = make_app(app_config)
     ids = add_inquiries(db_session, aged_inquiries(clock, [0.01] * 15))
     with app.app_context(), db.transaction() as session:
-        outbox.enqueue(session, ids, ["email", "webhook"])
+        store.enqueue(session, ids, ["email", "webhook"])
     start = threading.Barrier(4)
 
     def sender(application):
@@ -52,7 +53,7 @@ def _enqueue_aged(app, db_session, clock, count: int) -> list[int]:
     """``count`` inquiries with an e-mail and a webhook delivery each, not yet sent."""
     ids = add_inquiries(db_session, aged_inquiries(clock, [0.01] * count))
     with app.app_context(), db.transaction() as session:
-        outbox.enqueue(session, ids, ["email", "webhook"])
+        store.enqueue(session, ids, ["email", "webhook"])
     return ids
 
 
@@ -147,7 +148,7 @@ def test_a_sender_that_died_holding_a_lease_is_replaced_once_the_lease_runs_out(
     response = client.post("/api/inquiries", json={**VALID, "altcha": solution(client)})
     pending = [row.id for row in query(DELIVERIES) if row.status == DeliveryStatus.PENDING]
     with app.app_context(), db.transaction() as session:
-        assert all(outbox.claim(session, each, clock()) for each in pending)
+        assert all(store.claim(session, each, clock()) for each in pending)
     response.close()
     settle(app)
     assert sum(row.status == DeliveryStatus.PENDING for row in query(DELIVERIES)) == 2  # leased: skipped

@@ -1,4 +1,4 @@
-"""Webhooks go only where they should and never hang (app/notify/webhook.py): embedded IPv4, a deadline."""
+"""Webhooks go only where they should and never hang (app/notify/channels/webhook.py): embedded IPv4, a deadline."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from app.notify import webhook
+from app.notify.channels import webhook
 
 SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 

@@ -60,6 +60,14 @@ def test_the_zip_holds_person_json_and_each_file_byte_for_byte(admin_client, db_
     assert json.loads(archive.read("person.json")) == exported
 
 
+def test_a_stored_name_whose_extension_the_type_contradicts_is_given_the_types_in_the_zip(admin_client, db_session,
+                                                                                          clock):
+    [first] = add_inquiries(db_session, [inquiry(clock, 1, email=ADA)])
+    page = add_file(db_session, first, b"<script>alert(1)</script>", "update.hta", "text/plain")
+    archive = opened(admin_client.get("/admin/people/export.zip?email=ada@example.com"))
+    assert archive.namelist() == ["person.json", f"files/{first}/{page}-update.hta.txt"]
+
+
 def test_the_zip_holds_only_that_persons_files(admin_client, db_session, clock):
     ids = arrange(db_session, clock)
     archive = opened(admin_client.get("/admin/people/export.zip?email=ada@example.com"))
@@ -98,8 +106,8 @@ def test_a_name_that_would_leave_its_folder_stays_inside_it(admin_client, db_ses
     dots = add_file(db_session, inquiry_id, b"dots", "..")
     climb = add_file(db_session, inquiry_id, b"climb", "../../etc/passwd")
     archive = opened(admin_client.get("/admin/people/export.zip?email=ada@example.com"))
-    assert archive.namelist() == ["person.json", f"files/{inquiry_id}/{dots}-file",
-                                  f"files/{inquiry_id}/{climb}-passwd"]
+    assert archive.namelist() == ["person.json", f"files/{inquiry_id}/{dots}-file.txt",
+                                  f"files/{inquiry_id}/{climb}-passwd.txt"]
     assert not [name for name in archive.namelist() if ".." in name.split("/") or name.startswith("/")]
 
 

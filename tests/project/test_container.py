@@ -1,6 +1,6 @@
 """The container recipe: the Dockerfile's instructions, and the entrypoint run for real (no database).
 
-No container engine exists here: the image itself is not built in CI (docs/deploy.md says so).
+The image itself is built and run by test_container_image.py (podman, on a base made from Debian's packages).
 """
 
 from __future__ import annotations
@@ -24,13 +24,21 @@ def test_dockerfile_runs_unprivileged_with_a_volume_and_a_health_check():
     keywords = [keyword for keyword, _ in instructions]
     assert set(keywords) <= {"FROM", "ENV", "RUN", "COPY", "USER", "WORKDIR", "VOLUME", "EXPOSE", "HEALTHCHECK",
                              "ENTRYPOINT", "CMD", "ARG", "LABEL"}
-    assert keywords[0] == "FROM" and all("slim" in args for k, args in instructions if k == "FROM")
+    # The base is a build argument (CI passes one made from Debian's packages); by default the public slim image.
+    assert instructions[0] == ("ARG", "BASE=python:3.11-slim")
+    assert [args.split()[0] for k, args in instructions if k == "FROM"] == ["${BASE}", "${BASE}"]
     final = instructions[max(i for i, (k, _) in enumerate(instructions) if k == "FROM"):]
     users = [args for k, args in final if k == "USER"]
     assert users and users[-1] not in ("root", "0")
     assert [args for k, args in final if k == "VOLUME"] == ["/data"]
     assert any("sundown health" in args.replace('", "', " ") for k, args in final if k == "HEALTHCHECK")
     assert any("--require-hashes -r" in args for k, args in final if k == "RUN")
+
+
+def test_compose_runs_the_app_on_a_read_only_root_with_its_volume_and_a_tmpfs():
+    service = (ROOT / "compose.yaml").read_text().split("\n  caddy:")[0]
+    assert "read_only: true" in service and "tmpfs:\n      - /tmp" in service
+    assert "- sundown-data:/data" in service
 
 
 def _entrypoint(tmp_path: Path, **env: str) -> subprocess.CompletedProcess:

@@ -233,4 +233,25 @@ def test_the_inquiry_views_migration_keeps_every_read_mark_for_every_admin_and_g
         connection.execute(sa.delete(Admin.__table__))  # and an admin's with them
         assert connection.scalar(sa.select(sa.func.count()).select_from(InquiryView.__table__)) == 0
         connection.execute(sa.delete(Inquiry.__table__))
+
+
+def test_the_forgotten_at_migration_adds_the_column_both_ways_keeping_every_run(database_url):
+    engine = make_engine(database_url)
+    ledger = CleanupRun.__table__
+    with engine.begin() as connection:
+        connection.execute(sa.insert(ledger), [{
+            "trigger": "test", "started_at": NOW, "finished_at": NOW, "cutoff": NOW, "retention_days": 180,
+            "deleted": '{"inquiries": 3}', "remaining": 0, "status": "ok"}])
+    _downgrade(engine, "0014")
+    assert "forgotten_at" not in {column["name"] for column in sa.inspect(engine).get_columns("cleanup_runs")}
+    with engine.connect() as connection:
+        assert connection.execute(sa.text("SELECT deleted FROM cleanup_runs")).scalars().all() == ['{"inquiries": 3}']
+    upgrade(engine)
+    with engine.connect() as connection:
+        assert connection.execute(sa.select(ledger.c.deleted, ledger.c.forgotten_at)).all() == [
+            ('{"inquiries": 3}', None)]  # a run from before the column: when it forgot is not known
+        context = MigrationContext.configure(connection, opts=COMPARE)
+        assert compare_metadata(context, Base.metadata) == []
+    with engine.begin() as connection:
+        connection.execute(sa.delete(ledger))
     engine.dispose()

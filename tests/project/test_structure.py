@@ -170,3 +170,13 @@ def test_the_direction_check_finds_an_import_upwards():
 def test_every_listed_exception_is_still_needed():
     edges, _inside = graph()
     assert all(target in edges.get(name, set()) for name, target in EXCEPTIONS)
+def test_the_outbox_reaches_none_of_its_clients():
+    """``app.outbox`` sends with the handlers notify and replies register at init: no import leads to them."""
+    edges, _inside = graph()
+    reached = {name for name in edges if name == "app.outbox" or name.startswith("app.outbox.")}
+    frontier = set(reached)
+    while frontier:
+        frontier = set().union(*(edges[name] for name in frontier)) - reached
+        reached |= frontier
+    assert reached  # the package is there
+    assert not {name for name in reached if name.split(".")[1] in ("notify", "replies")}

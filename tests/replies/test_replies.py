@@ -13,10 +13,11 @@ from sqlalchemy import select, update
 
 from app.core.db import get_session
 from app.models import Admin, AuditEntry, Delivery, Inquiry, Reply, Setting
+from app.replies import message
 from devtools.receivers import Certificate, MailServer
 from tests.conftest import FakeClock
 from tests.factories import add_inquiries, inquiry
-from tests.helpers import csrf_token, settle
+from tests.helpers import VALID, csrf_token, settle, solution
 
 TEAM = "team@example.org"
 
@@ -148,13 +149,47 @@ def test_no_name_or_subject_a_visitor_gave_forges_a_header(added, admin_client, 
     assert "\n" not in str(decoded["To"]) and "\r" not in str(decoded["Subject"])
 
 
-def test_an_address_with_a_line_break_is_never_used(added, admin_client, clock, query, mail):
+def test_an_address_with_a_line_break_is_never_used_and_fails_at_once(added, admin_client, app, clock, query, mail):
+    """No retry can make the address usable: the outcome is permanent, so the reply fails at its first attempt
+    instead of retrying for a day."""
     [row] = added([inquiry(clock, email="eve@example.com\r\nBcc: victim@example.net")])
     reply(admin_client, row)
     assert mail.envelopes == []
-    assert query(select(Delivery.last_error)) == ["the address cannot be used in an e-mail"]
+    assert query.rows(select(Delivery.status, Delivery.attempts, Delivery.last_error)) == [
+        ("failed", 1, "the address cannot be used in an e-mail")]
+    assert query(select(Reply.status)) == ["failed"]
+    clock.advance(hours=1)
+    assert "0 attempted" in app.test_cli_runner().invoke(args=["deliver"]).output
     page = admin_client.get(f"/admin/inquiries/{row}").get_data(as_text=True)
-    assert 'data-state="retrying"' in page and "the address cannot be used in an e-mail" in page
+    assert 'data-state="failed"' in page and "the address cannot be used in an e-mail" in page
+
+
+UNANSWERABLE = ["eve=?utf-8?q?x?=1@example.org", "=?utf-8?b?ZXZl?=@example.org", "a=?b@example.org"]
+ODD_BUT_ANSWERABLE = ["o'hara+tag@example.org", "x=y?z@example.org", "a.b-c_d~e@sub.example.org"]
+
+
+@pytest.mark.parametrize("address", UNANSWERABLE)
+def test_intake_refuses_an_address_no_reply_could_be_sent_to(client, query, address):
+    response = client.post("/api/inquiries", json={**VALID, "email": address, "altcha": solution(client)})
+    assert response.status_code == 422 and list(response.get_json()["errors"]) == ["email"]
+    assert query.count(Inquiry) == 0
+    with pytest.raises(ValueError):  # the rule replies are built by says the same
+        message.recipient(Inquiry(name="Eve", email=address))
+
+
+def test_every_address_intake_takes_gets_its_reply(client, admin_client, query, mail):
+    for address in ODD_BUT_ANSWERABLE:
+        with client.post("/api/inquiries", json={**VALID, "email": address, "altcha": solution(client)}) as response:
+            assert response.status_code == 201
+    for row in query(select(Inquiry.id).order_by(Inquiry.id)):
+        token = csrf_token(admin_client, f"/admin/inquiries/{row}")
+        with admin_client.post(f"/admin/inquiries/{row}/reply",
+                               data={"csrf_token": token, "subject": "Re: Contact", "body": "Thanks."}) as response:
+            assert response.status_code == 303
+    settle(admin_client.application)  # the notifications and the replies, sent together
+    answered = sorted(recipients for recipients, _raw in mail.envelopes if recipients != ["admin@example.org"])
+    assert answered == sorted([address] for address in ODD_BUT_ANSWERABLE)
+    assert query(select(Reply.status)) == ["sent"] * len(ODD_BUT_ANSWERABLE)
 
 
 def test_the_composer_refuses_an_empty_reply_and_keeps_what_was_written(added, admin_client, clock, query):

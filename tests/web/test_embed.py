@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import select, update
 
 from app.forms import embed
 from app.models import Form, Inquiry
@@ -55,6 +55,18 @@ def test_a_plain_html_post_from_an_allowed_site_needs_no_token_and_goes_to_its_t
     # No proof of work, but from a listed site with one link: the inbox.
     assert (row.name, row.origin, row.form_id, row.status) == ("Hana Host", SITE, quote, "inbox")
     assert "thanks_url: https://evil.test/" in row.message  # a field the form does not know, kept
+
+
+@pytest.mark.parametrize("stored", [f"{SITE}/thanks\nhtml", f"{SITE}/thanks\r\nSet-Cookie: a=b",
+                                    f"https://{'a' * 64}.shop.example/", "https://www.example.org:99999/"])
+def test_a_stored_thank_you_address_no_redirect_can_carry_is_ignored_with_a_warning(client, quote, query, caplog,
+                                                                                     stored):
+    query.using(lambda session: (session.execute(update(Form).where(Form.id == quote).values(thanks_url=stored)),
+                                 session.commit()))
+    response = client.post("/f/quote", data=ANSWERS, headers={"Origin": SITE})
+    assert response.status_code == 303 and response.headers["Location"] == "/thanks"
+    assert query.count(Inquiry) == 1
+    assert "form quote: its thank-you address cannot be redirected to" in caplog.text
 
 
 def test_a_browser_that_sends_only_a_referer_is_judged_by_it(client, quote, query):
@@ -133,6 +145,13 @@ def test_the_script_is_served_to_other_sites(client):
     ({"allowed_origins": "www.example.org"}, "allowed_origins", "is not a site"),
     ({"allowed_origins": SITE, "thanks_url": "https://evil.test/thanks"}, "thanks_url", "on one of the allowed"),
     ({"thanks_url": "javascript:alert(1)"}, "thanks_url", "on one of the allowed"),
+    ({"allowed_origins": SITE, "thanks_url": f"{SITE}/thanks\r\nSet-Cookie: a=b"}, "thanks_url", "on one of the"),
+    ({"allowed_origins": SITE, "thanks_url": f"{SITE}/thanks\nhtml"}, "thanks_url", "on one of the allowed"),
+    ({"allowed_origins": SITE, "thanks_url": f"{SITE}/\u202ethanks"}, "thanks_url", "on one of the allowed"),
+    ({"allowed_origins": "https://*.shop.example", "thanks_url": f"https://{'a' * 64}.shop.example/"}, "thanks_url",
+     "on one of the allowed"),
+    ({"allowed_origins": "https://*.shop.example", "thanks_url": "https://a..shop.example/"}, "thanks_url",
+     "on one of the allowed"),
 ])
 def test_the_editor_refuses_bad_sites_and_thank_you_addresses(admin_client, query, settings, input_name, message):
     response = admin_client.post("/admin/forms/new", data=editor_post(admin_client, "/admin/forms/new", FIELDS,

@@ -1,10 +1,11 @@
-"""E-mail through the standard library: ``smtplib`` and ``EmailMessage``, TLS verified.
+"""The e-mail channel, through the standard library: ``smtplib`` and ``EmailMessage``, TLS verified.
 
 ``smtps://`` speaks TLS from the start, ``smtp+starttls://`` upgrades with
 STARTTLS (and refuses a server that does not offer it); both verify the
 server's certificate against the system's CAs, or ``SUNDOWN_SMTP_CA_FILE``
 (a private relay's own CA). ``smtp://`` is plain, for a relay on the same
-host or network.
+host or network. A batch's e-mails share one connection (``Relay``), the
+replies' (``app.replies``) included.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import functools
 import smtplib
 import ssl
+from datetime import datetime
 from email.headerregistry import HeaderRegistry
 from email.message import EmailMessage
 from email.policy import default
@@ -19,10 +21,14 @@ from email.utils import format_datetime
 from urllib.parse import urlsplit
 
 from flask import current_app
+from flask_babel import lazy_gettext as _l
 
 from app.core.parsing import SmtpServer, parse_smtp_url
+from app.models import DeliveryChannel
 from app.notify.message import Notice, subject, text_body
-from app.notify.outbox import Outcome
+from app.notify.settings import Notifications
+from app.outbox.handlers import Batch
+from app.outbox.store import Outcome
 
 TIMEOUT = 10.0  # seconds per SMTP operation
 
@@ -65,12 +71,6 @@ def build(notice: Notice, recipients: list[str], now) -> EmailMessage:
         message["Reply-To"] = notice.inquiry.email
     message.set_content(text_body(notice))
     return message
-
-
-def send(message: EmailMessage) -> Outcome:
-    """Hand ``message`` to ``SUNDOWN_SMTP_URL`` on a connection of its own; the outcome."""
-    with Relay() as relay:
-        return relay.send(message)
 
 
 class Relay:
@@ -166,3 +166,28 @@ def tls_context(ca_file: str | None = None) -> ssl.SSLContext:
 def configured() -> bool:
     """Whether an SMTP server is set (the sender defaults to sundown@ the origin's host)."""
     return bool(current_app.config["SMTP_URL"])
+
+
+class Email:
+    """Notifications to the recipients in force (the form's own, else the site's), over the batch's relay."""
+
+    name = DeliveryChannel.EMAIL
+    label = _l("E-mail")
+
+    def configured(self, settings: Notifications) -> bool:
+        """Whether there are recipients and an SMTP server."""
+        return bool(settings.emails) and configured()
+
+    def send(self, notice: Notice, settings: Notifications, now: datetime, batch: Batch) -> Outcome:
+        """Hand the notice's e-mail to the batch's relay; the outcome."""
+        if not self.configured(settings):
+            return Outcome("e-mail not configured")
+        return relay_of(batch).send(build(notice, settings.emails, now))
+
+
+def relay_of(batch: Batch) -> Relay:
+    """The batch's one SMTP connection, opened at its first e-mail."""
+    return batch.connection(Relay, Relay)
+
+
+CHANNEL = Email()

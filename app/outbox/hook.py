@@ -1,6 +1,6 @@
 """After the response, off the connection: the runner sends what is due.
 
-A request that saved an inquiry asks for a pass (``wake()``); any other
+A request that enqueued a delivery asks for a pass (``wake()``); any other
 request hands one off only when this process's memory says something may be
 due (a retry, or the periodic look at other processes' rows), so retries
 are carried by later traffic with no scheduler. The hand-off happens in the
@@ -23,11 +23,11 @@ from functools import partial
 from flask import Flask, current_app, g
 
 from app.core import background, clock
-from app.notify import deliver, state
+from app.outbox import deliver, state
 
 log = logging.getLogger(__name__)
 
-JOB = "notify"
+JOB = "outbox"
 RETRY_AFTER_ERROR_MS = 60_000  # after a failed pass (the database down), so requests do not hammer it
 QUIET_WAIT = 10.0  # seconds a pass waits, in all, for quiet moments before it sends regardless
 
@@ -39,12 +39,12 @@ def init_app(app: Flask) -> None:
 
 def wake() -> None:
     """Ask for a delivery pass after the current response (a delivery was just enqueued)."""
-    g.notify_wake = True
+    g.outbox_wake = True
 
 
 def _wanted() -> str | None:
     """``woken`` (counted, so that a pass running now looks once more), ``due``, or None."""
-    if g.pop("notify_wake", False):
+    if g.pop("outbox_wake", False):
         state.current().wakeups += 1
         return "woken"
     return "due" if state.current().is_due() else None
@@ -53,15 +53,15 @@ def _wanted() -> str | None:
 def run_passes(_reason: str, should_stop: Callable[[], bool]) -> None:
     """Deliver until no hand-off arrived during the pass; after a failed pass, wait before the next."""
     activity = background.activity_of(current_app)
-    notify_state = state.current()
+    memory = state.current()
     while not should_stop():
-        seen = notify_state.wakeups
+        seen = memory.wakeups
         quiet = partial(activity.wait_for_quiet, time.monotonic() + QUIET_WAIT, should_stop)
         try:
             deliver.deliver_due(should_stop=should_stop, before_send=quiet)
         except Exception:  # noqa: BLE001 - nobody waits for this pass; look again in a minute
-            notify_state.next_due_ms = clock.epoch_ms(clock.now()) + RETRY_AFTER_ERROR_MS
+            memory.next_due_ms = clock.epoch_ms(clock.now()) + RETRY_AFTER_ERROR_MS
             log.exception("delivery pass failed")
             return
-        if notify_state.wakeups == seen:
+        if memory.wakeups == seen:
             return

@@ -1,16 +1,18 @@
-"""Signed webhooks per Standard Webhooks: ``POST`` JSON, signed afresh at each attempt.
+"""The webhook channel: signed per Standard Webhooks, ``POST`` JSON, signed afresh at each attempt.
 
 ``webhook-id`` is the delivery's idempotency key, the same on every attempt;
 ``webhook-timestamp`` and ``webhook-signature`` are made at send time (the
 ``standardwebhooks`` package), since receivers refuse old timestamps. A 2xx
-answer is success; redirects are not followed; 5 s for the connection and
-each read, 10 s for a whole delivery.
+answer is success, 410 Gone a permanent failure (the receiver says the URL
+is gone for good: no retry), any other answer a failure retried later;
+redirects are not followed; 5 s for the connection and each read, 10 s for
+a whole delivery.
 
 The host is resolved at send time and the connection goes to the address
 that was checked (no second lookup a DNS change could redirect): loopback,
 link-local, private and other non-public addresses are refused unless
-``SUNDOWN_WEBHOOK_ALLOW_PRIVATE`` is set. The deliveries of one pass share a
-kept-alive connection (``Poster``).
+``SUNDOWN_WEBHOOK_ALLOW_PRIVATE`` is set. The deliveries of one batch share a
+kept-alive connection per URL (``Poster``).
 """
 
 from __future__ import annotations
@@ -27,15 +29,21 @@ from datetime import datetime
 from urllib.parse import urlsplit
 
 from flask import current_app
+from flask_babel import lazy_gettext as _l
 from standardwebhooks import Webhook
 
-from app.notify.outbox import Outcome
+from app.models import DeliveryChannel
+from app.notify.message import Notice, webhook_payload
+from app.notify.settings import Notifications
+from app.outbox.handlers import Batch
+from app.outbox.store import Outcome
 
 TIMEOUT = 5.0  # seconds: connect, and each read
 # Seconds one delivery may take in all: a receiver that trickles its answer a byte at a time never lets a
 # read time out, so past this the connection is shut and the attempt counts as timed out.
 DEADLINE = 10.0
 MAX_ANSWER = 64 * 1024  # bytes of a receiver's answer read; a longer one closes the connection
+GONE = 410  # the receiver's word that the URL will never take a delivery again
 
 
 class Refused(Exception):
@@ -108,7 +116,9 @@ class Poster:
         if self._expired:
             self.close()
             return Outcome("webhook timed out")
-        return Outcome() if 200 <= status < 300 else Outcome(f"webhook HTTP {status}")
+        if 200 <= status < 300:
+            return Outcome()
+        return Outcome(f"webhook HTTP {status}", permanent=status == GONE)
 
     def _expire(self) -> None:
         """Past ``DEADLINE``: shut the socket, so the read blocked on it ends at once."""
@@ -209,3 +219,26 @@ def _verifying_context() -> ssl.SSLContext:
 
 def _connection(scheme: str, host: str, address: tuple[str, int]) -> http.client.HTTPConnection:
     return (_PinnedHTTPS if scheme == "https" else _PinnedHTTP)(host, address)
+
+
+class Hook:
+    """Notifications to the webhook in force (the form's own, else the site's), on the batch's connection
+    to its URL."""
+
+    name = DeliveryChannel.WEBHOOK
+    label = _l("Webhook")
+
+    def configured(self, settings: Notifications) -> bool:
+        """Whether there are a URL and a signing secret."""
+        return bool(settings.webhook_url and settings.secret)
+
+    def send(self, notice: Notice, settings: Notifications, now: datetime, batch: Batch) -> Outcome:
+        """POST the notice's payload on the batch's connection to the URL; the outcome."""
+        if not self.configured(settings):
+            return Outcome("webhook not configured")
+        url, secret = settings.webhook_url, settings.secret
+        poster = batch.connection((self.name, url), lambda: Poster(url, secret))
+        return poster.send(notice.delivery.idempotency_key, webhook_payload(notice, now), now)
+
+
+CHANNEL = Hook()

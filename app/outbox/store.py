@@ -1,7 +1,8 @@
-"""The outbox: rows written with the inquiry, claimed with a lease, finished once.
+"""The outbox's rows: written with what they carry, claimed with a lease, finished once.
 
-* ``enqueue``: one row per channel in force, inside the transaction that
-  saves the inquiry (or moves it out of spam), so a commit means a send.
+* ``enqueue``: one row per inquiry and channel, inside the transaction that
+  saves the inquiry (or moves it out of spam), so a commit means a send;
+  ``add``: a few rows, their ids returned (an admin's test, a reply).
 * ``claim_due``: one conditional ``UPDATE ... SET lease_until = ? WHERE id IN
   (the oldest due) AND status = 'pending' AND next_attempt_at <= now AND
   (lease_until IS NULL OR lease_until < now) RETURNING id``: a row is leased
@@ -12,9 +13,9 @@
   ``preserve_rowcount``): an admin's test notification. A sender that dies
   mid-send leaves a lease that runs out, and the row is sent again:
   at-least-once, with the idempotency key for receivers to drop repeats.
-* ``finish``: done, retried later (backoff with jitter) or failed, written
-  only while the lease is still the sender's own; a batch's outcomes in one
-  executemany.
+* ``finish``: done, retried later (backoff with jitter) or failed (the
+  schedule is over, or the outcome is permanent), written only while the
+  lease is still the sender's own; a batch's outcomes in one executemany.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import Session
 
 from app.core import clock, driver
-from app.models import Delivery, DeliveryStatus
+from app.models import Delivery, DeliveryKind, DeliveryStatus
 
 LEASE = timedelta(seconds=90)  # a batch's sends: each starts only while SEND_MARGIN of it is left
 SEND_MARGIN = timedelta(seconds=45)  # longer than one send may take (SMTP 10 s per step, webhook 5 s)
@@ -45,11 +46,8 @@ def new_key() -> str:
     return "msg_" + clock.random_bytes(16).hex()
 
 
-INQUIRY, CAPPED, TEST = "inquiry", "capped", "test"  # Delivery.kind: capped waits for the hourly digest
-
-
 def enqueue(session: Session, inquiry_ids: list[int], channels: list[str], due: datetime | None = None,
-            kind: str = INQUIRY) -> None:
+            kind: str = DeliveryKind.INQUIRY) -> None:
     """Add one pending delivery per inquiry and channel in the caller's transaction.
 
     One multi-row ``INSERT`` on the DBAPI cursor (``app.core.driver``), no ORM
@@ -75,13 +73,14 @@ def _insert_statement(database: Dialect, count: int) -> driver.Compiled:
     return driver.compile_for(insert(table).values(rows), database)
 
 
-def enqueue_test(session: Session, channels: list[str]) -> list[tuple[int, str]]:
-    """Add an admin's test delivery per channel in the caller's transaction; ``(id, channel)`` of each."""
+def add(session: Session, rows: list[tuple[int | None, str, str]]) -> list[int]:
+    """Add pending deliveries ``(inquiry id or None, channel, kind)`` in the caller's transaction, due now;
+    their ids, in order."""
     inserted = session.connection().execute(
-        insert(Delivery.__table__).returning(Delivery.id, Delivery.channel, sort_by_parameter_order=True),
-        [_row(None, channel, TEST) for channel in channels],
+        insert(Delivery.__table__).returning(Delivery.id, sort_by_parameter_order=True),
+        [_row(inquiry_id, channel, kind) for inquiry_id, channel, kind in rows],
     )
-    return [(row.id, row.channel) for row in inserted]
+    return list(inserted.scalars())
 
 
 _ROW_COLUMNS = ("inquiry_id", "channel", "kind", "status", "attempts", "next_attempt_at", "idempotency_key",
@@ -138,9 +137,15 @@ def claim(session: Session, delivery_id: int, now: datetime) -> datetime | None:
 
 @dataclass(frozen=True)
 class Outcome:
-    """What one attempt came to: ``error`` is None on success (no personal data in it)."""
+    """What one attempt came to: ``error`` is None on success (no personal data in it).
+
+    A ``permanent`` error is one no retry can mend (the receiver said the
+    address is gone for good, the message cannot be made): the delivery is
+    failed at once instead of retried for the rest of the schedule.
+    """
 
     error: str | None = None
+    permanent: bool = False
 
     @property
     def ok(self) -> bool:
@@ -148,13 +153,22 @@ class Outcome:
         return self.error is None
 
 
+@dataclass(frozen=True)
+class Attempt:
+    """One attempt made: the row, its outcome, when it ended, and the lease it was made under."""
+
+    row: Delivery
+    outcome: Outcome
+    at: datetime
+    lease_until: datetime
+
+
 _FINISHED_COLUMNS = ("status", "attempts", "last_error", "next_attempt_at", "delivered_at", "finished_at")
 
 
-def finish(session: Session, attempts: list[tuple[Delivery, Outcome, datetime, float]],
-           lease_until: datetime) -> list[str]:
-    """Record attempts ``(row, outcome, ended at, jitter)`` made under the lease; each one's new status
-    (``pending`` means retried later).
+def finish(session: Session, attempts: list[tuple[Attempt, float]]) -> list[str]:
+    """Record attempts, each with a jitter (0–1) for its retry; each one's new status (``pending`` means
+    retried later).
 
     One Core ``UPDATE`` run as an executemany, every column it may change
     set on every row (a done row keeps its next attempt time; a retried one
@@ -165,27 +179,30 @@ def finish(session: Session, attempts: list[tuple[Delivery, Outcome, datetime, f
     (the send outlived it) writes nothing: the row's new owner records its
     own attempt.
     """
-    rows = [_finished(row, outcome, now, jitter) for row, outcome, now, jitter in attempts]
+    rows = [_finished(attempt, jitter) for attempt, jitter in attempts]
     if rows:
         table = Delivery.__table__
         session.connection().execute(
-            update(table).where(table.c.id == bindparam("row_id"), table.c.lease_until == lease_until)
+            update(table).where(table.c.id == bindparam("row_id"), table.c.lease_until == bindparam("held_until"))
             .values(lease_until=None, **{column: bindparam(column) for column in _FINISHED_COLUMNS}),
             rows,
         )
     return [row["status"] for row in rows]
 
 
-def _finished(row: Delivery, outcome: Outcome, now: datetime, jitter: float) -> dict:
-    """The values an attempt leaves on its row: done, failed (the schedule is over) or retried."""
+def _finished(attempt: Attempt, jitter: float) -> dict:
+    """The values an attempt leaves on its row: done, failed (the schedule is over, or the error is
+    permanent) or retried."""
+    row, outcome, now = attempt.row, attempt.outcome, attempt.at
     attempts = row.attempts + 1
-    values = {"row_id": row.id, "status": DeliveryStatus.PENDING, "attempts": attempts, "last_error": outcome.error,
-              "next_attempt_at": row.next_attempt_at, "delivered_at": None, "finished_at": None}
+    values = {"row_id": row.id, "held_until": attempt.lease_until, "status": DeliveryStatus.PENDING,
+              "attempts": attempts, "last_error": outcome.error, "next_attempt_at": row.next_attempt_at,
+              "delivered_at": None, "finished_at": None}
     if outcome.ok:
         values.update(status=DeliveryStatus.DONE, delivered_at=now, finished_at=now)
         return values
     last_chance = row.created_at + SCHEDULE  # the schedule's last attempt is about 24 hours in
-    if attempts >= MIN_ATTEMPTS and now >= last_chance:
+    if outcome.permanent or (attempts >= MIN_ATTEMPTS and now >= last_chance):
         values.update(status=DeliveryStatus.FAILED, finished_at=now)
     else:
         retry_at = now + retry_delay(attempts, jitter)
