@@ -23,6 +23,8 @@ POLICY: dict[str, Permission] = {
     "admin.mark_unanswered": Permission.ANSWER,             # POST /admin/inquiries/<id>/unanswered
     "admin.send_reply": Permission.ANSWER,                  # POST /admin/inquiries/<id>/reply
     "admin.not_spam": Permission.TRIAGE,                    # POST /admin/spam/not-spam
+    "admin.mark_spam": Permission.TRIAGE,                   # POST /admin/spam/mark
+    "admin.change_spam_words": Permission.SETTINGS,         # POST /admin/spam/words
     "admin.place_hold": Permission.HOLD,                    # POST /admin/inquiries/<id>/hold
     "admin.release_hold": Permission.HOLD,                  # POST /admin/inquiries/<id>/release
     "admin.delete_inquiries": Permission.DELETE,            # POST /admin/inquiries/delete
