@@ -95,7 +95,8 @@ def labelled(count: int, seed: int) -> list[Item]:
 
 
 def _link(rng: random.Random, host: str = "") -> str:
-    return f"https://{host or rng.choice(['shop', 'blog', 'www', 'x'])}.{rng.choice(['example', 'test'])}/{rng.randint(1, 999)}"
+    name = host or rng.choice(["shop", "blog", "www", "x"])
+    return f"https://{name}.{rng.choice(['example', 'test'])}/{rng.randint(1, 999)}"
 
 
 def _person(rng: random.Random) -> Item:
