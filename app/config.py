@@ -12,7 +12,7 @@ import secrets
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlsplit
 
 from flask import Flask
@@ -34,7 +34,8 @@ def load(app: Flask, overrides: dict[str, Any]) -> None:
     app.config.from_prefixed_env("SUNDOWN")
     app.config.update(overrides)
     _refuse_renamed()
-    _check(app, BY_NAME["ENV"].check, "ENV")  # first: it decides which defaults apply below
+    env_check = cast(Callable[[Any], Any], BY_NAME["ENV"].check)  # ENV's record has a check
+    _check(app, env_check, "ENV")  # first: it decides which defaults apply below
     if app.config["ENV"] == "development":
         _development_defaults(app)
     if app.config["DATABASE_URL"] is None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from enum import StrEnum
+from typing import TYPE_CHECKING, ClassVar
 
 from flask_login import UserMixin
 from sqlalchemy import (
@@ -24,6 +25,7 @@ from sqlalchemy import (
     MetaData,
     PrimaryKeyConstraint,
     String,
+    Table,
     Text,
     TypeDecorator,
     text,
@@ -63,6 +65,9 @@ class UTCDateTime(TypeDecorator):
 
 
 class Base(DeclarativeBase):
+    if TYPE_CHECKING:  # each model maps one Table, where DeclarativeBase declares any FromClause
+        __table__: ClassVar[Table]
+
     metadata = MetaData(
         naming_convention={
             "ix": "ix_%(table_name)s_%(column_0_N_name)s",
@@ -426,6 +431,12 @@ class DeliveryChannel(StrEnum):
 
     EMAIL = "email"
     WEBHOOK = "webhook"
+    SLACK = "slack"  # the chat services of SUNDOWN_NOTIFY_URLS (app.notify.channels.chat)
+    DISCORD = "discord"
+    MSTEAMS = "msteams"
+    TELEGRAM = "telegram"
+    MATRIX = "matrix"
+    NTFY = "ntfy"
 
 
 class DeliveryKind(StrEnum):

@@ -27,6 +27,7 @@ from app.attachments.rules import DEFAULT_TYPES, parse_types
 # None of these imports app.config or this module (no cycle): ratelimit and retention need only
 # app.core.clock, app.core.db, app.core.dialect and app.models.
 from app.core import db, i18n
+from app.core.chaturls import KNOWN, parse_api_bases, parse_notify_urls
 from app.core.parsing import parse_address, parse_emails, parse_secret, parse_smtp_url, parse_webhook_url
 from app.core.ratelimit import parse_limits
 from app.inquiries.retention import MAX_DAYS, MIN_DAYS
@@ -315,6 +316,18 @@ SETTINGS: tuple[Variable, ...] = (
         "WEBHOOK_ALLOW_PRIVATE", 0, rule(_as_is, lambda v: v in (0, 1) and not isinstance(v, float)), "0 or 1",
         "`1` lets webhooks go to loopback, link-local and private addresses (a receiver on the same host or"
         " network); `0` refuses them, checked on the address resolved at send time."),
+    Variable(
+        "NOTIFY_URLS", None, _optional(parse_notify_urls),
+        f"unset or Apprise-style URLs, comma-separated, each for {KNOWN}",
+        "Chat notifications: Slack, Discord, Microsoft Teams, Telegram, Matrix and ntfy, one channel each, in the"
+        " URLs operators use with Apprise; sent through the webhooks' address guard. Never logged whole."
+        " ([docs/notifications.md](docs/notifications.md))",
+        example="ntfys://ntfy.example.org/sundown", secret=True),
+    Variable(
+        "NOTIFY_API_BASES", "", lambda value: parse_api_bases(text(value)),
+        "empty or service=URL pairs, comma-separated, e.g. telegram=https://tg.example.org",
+        "Sends a chat service's requests to this base instead of the one its URL names (a proxy or gateway in"
+        " front of it; services: slack, discord, msteams, telegram, matrix, ntfy).", shown="empty"),
     Variable(
         "DELIVERY_RETRY_BASE", 60, rule(_float, lambda n: n > 0), "a positive number of seconds",
         "Seconds before the first retry of a failed notification; each next wait doubles (up to 6 h, plus up to"

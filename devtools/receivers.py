@@ -8,6 +8,10 @@ and a webhook endpoint.
   same port, and refuse chosen recipients with a 550.
 * ``WebhookReceiver``: an HTTP server that checks every request's signature
   with ``standardwebhooks``, answers with a chosen status, or hangs.
+* ``ApiReceiver``: an HTTP server standing in for a chat service's API
+  (Slack, Discord, Teams, Telegram, Matrix, ntfy): it keeps each request's
+  method, path, headers and JSON, and answers with a chosen status and
+  ``Retry-After``.
 """
 
 from __future__ import annotations
@@ -249,6 +253,71 @@ class WebhookReceiver:
         except (KeyError, ValueError):
             signature_ok = False
         return Received(lower, body, signature_ok, verified)
+
+    def stop(self) -> None:
+        """Stop serving."""
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@dataclass
+class ApiCall:
+    """One request to an ``ApiReceiver``."""
+
+    method: str
+    path: str
+    headers: dict[str, str]  # names lowercased
+    body: bytes
+
+    @property
+    def payload(self) -> dict:
+        """The JSON body."""
+        return json.loads(self.body)
+
+
+@dataclass
+class ApiReceiver:
+    """A real HTTP server on loopback answering every ``POST`` and ``PUT`` as a chat service's API might."""
+
+    status: int = 200
+    retry_after: str | None = None  # sent with every answer when set (a 429's)
+    answer: bytes = b"{}"
+    calls: list[ApiCall] = field(default_factory=list)
+
+    def start(self) -> ApiReceiver:
+        """Serve in a thread."""
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def _record(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                headers = {key.lower(): value for key, value in self.headers.items()}
+                receiver.calls.append(ApiCall(self.command, self.path, headers, body))
+                self.send_response(receiver.status)
+                if receiver.retry_after is not None:
+                    self.send_header("Retry-After", receiver.retry_after)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(receiver.answer)))
+                self.end_headers()
+                self.wfile.write(receiver.answer)
+
+            do_POST = do_PUT = _record  # noqa: N815 - http.server's names
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer((LOOPBACK, 0), Handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+        return self
+
+    @property
+    def base(self) -> str:
+        """``http://127.0.0.1:<port>``."""
+        return f"http://{LOOPBACK}:{self.server.server_address[1]}"
 
     def stop(self) -> None:
         """Stop serving."""

@@ -36,7 +36,7 @@ def _account_page(email_error: str | None = None, email_value: str | None = None
     return render_template(
         "admin/account.html",
         logins=list(rows),
-        current_login_id=logins.current_login().id,
+        current_login_id=logins.this_login().id,
         passkeys=passkeys.of_admin(session, current_user.id),
         may_invite=_freshly_verified(),
         email_error=email_error,
@@ -64,18 +64,18 @@ def _freshly_verified() -> bool:
     """Whether this browser's login is a passkey verification of the last ``INVITE_PROOF`` (the login
     ceremony requires user verification): what minting an invite asks for, so a browser left open, or a
     stolen login cookie, cannot add admins."""
-    return logins.current_login().created_at >= clock.now() - INVITE_PROOF
+    return logins.this_login().created_at >= clock.now() - INVITE_PROOF
 
 
 @bp.post("/account/logins/<int:login_id>/revoke")
 def revoke_login(login_id: int):
     """Log out one of this admin's browsers; revoking this one logs out here."""
     with db.transaction(write=True) as session:
-        ended = session.execute(
+        ended = db.rowcount(session.execute(
             delete(AdminLogin).where(AdminLogin.id == login_id, AdminLogin.admin_id == current_user.id)
-        ).rowcount
+        ))
         audit.record(session, current_user, AuditAction.SESSION_REVOKED, ended, f"admin {current_user.name}")
-    if login_id == logins.current_login().id:
+    if login_id == logins.this_login().id:
         response = redirect(url_for("auth.login"), 303)
         logins.clear_cookie(response)
         return response

@@ -94,7 +94,7 @@ def _update_visible(inquiry_id: int, **values) -> None:
         update(Inquiry).where(Inquiry.id == inquiry_id, visible_now(session, None)).values(**values),
         execution_options={"synchronize_session": False},
     )
-    if result.rowcount != 1:
+    if db.rowcount(result) != 1:
         session.rollback()
         abort(404, _("This inquiry was deleted in the meantime."))
 

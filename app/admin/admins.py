@@ -54,7 +54,7 @@ def log_out_everywhere(admin_id: int):
     """Delete every login of an admin: each of their browsers must log in again with a passkey."""
     session = db.get_session(write=True)
     admin = _admin_or_404(session, admin_id)
-    ended = session.execute(delete(AdminLogin).where(AdminLogin.admin_id == admin.id)).rowcount
+    ended = db.rowcount(session.execute(delete(AdminLogin).where(AdminLogin.admin_id == admin.id)))
     audit.record(session, current_user, AuditAction.SESSIONS_REVOKED, ended, f"admin {admin.name}")
     session.commit()
     if admin.id == current_user.id:

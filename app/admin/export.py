@@ -98,7 +98,7 @@ def stream_csv(app: Flask, condition: ColumnElement[bool], layout: Layout | None
     first, following = page_statements(condition, layout.columns)
     chunks = csvstream.Chunks(layout.header)
     yield chunks.take()
-    statement, params = first, {}
+    statement, params = first, dict[str, Any]()
     while True:
         with app.app_context():
             rows = read_page(statement, params)
@@ -131,7 +131,7 @@ def page_statements(condition: ColumnElement[bool], columns: tuple = COLUMNS) ->
 def read_page(statement: Select, params: dict) -> list:
     """One page of rows, read in its own short transaction that ends before the page is sent."""
     with db.transaction() as session:
-        return session.connection().execute(statement, params).all()
+        return list(session.connection().execute(statement, params).all())  # .all() is typed as a Sequence
 
 
 def write_rows(writer, rows: list) -> None:

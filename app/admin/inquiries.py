@@ -145,15 +145,15 @@ class Count:
 
 def count_capped(session: Session, condition: ColumnElement[bool]) -> Count:
     """How many inquiries satisfy ``condition``, reading at most ``COUNT_LIMIT + 1`` of them."""
-    found = session.scalar(
+    found = session.execute(
         select(func.count()).select_from(select(Inquiry.id).where(condition).limit(COUNT_LIMIT + 1).subquery())
-    )
+    ).scalar_one()
     return Count(min(found, COUNT_LIMIT), found > COUNT_LIMIT)
 
 
 def count(session: Session, policy: Policy = INBOX) -> int:
     """How many visible inquiries one folder holds."""
-    return session.scalar(select(func.count()).select_from(Inquiry).where(visible_now(session, policy)))
+    return session.execute(select(func.count()).select_from(Inquiry).where(visible_now(session, policy))).scalar_one()
 
 
 def unread_count(session: Session, reader: int) -> Count:

@@ -10,14 +10,14 @@ go, which holds keep which inquiries), then erases.
 
 from __future__ import annotations
 
-from flask import Response, current_app, flash, redirect, render_template, request, url_for
+from flask import Response, flash, redirect, render_template, request, url_for
 from flask_babel import gettext as _
 from flask_babel import ngettext
 from flask_login import current_user
 from werkzeug.exceptions import BadRequest
 
 from app.admin import bp
-from app.core import clock, db
+from app.core import background, clock, db
 from app.core.csvstream import download
 from app.inquiries import gone, retention
 from app.people import archive, erasure, lookup, records
@@ -88,7 +88,7 @@ def _address_arg(values) -> str:
 
 def _download(stream, address: str, mimetype: str, extension: str) -> Response:
     filename = f"sundown-person-{clock.now():%Y-%m-%d}.{extension}"
-    return download(stream(current_app._get_current_object(), address), filename, mimetype)
+    return download(stream(background.this_app(), address), filename, mimetype)
 
 
 def _nothing_to_erase(held: int) -> str:

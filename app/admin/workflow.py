@@ -129,7 +129,7 @@ def _change(inquiry_id: int, unless_done: ColumnElement[bool], action: AuditActi
             update(Inquiry).where(Inquiry.id == inquiry_id, unless_done, visible_now(session, None)).values(**values),
             execution_options={"synchronize_session": False},
         )
-        if result.rowcount != 1:
+        if db.rowcount(result) != 1:
             return False
         audit.record(session, current_user, action, 1, f"inquiry #{inquiry_id}")
     return True

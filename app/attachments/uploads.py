@@ -10,13 +10,13 @@ take, 422 too many or none where one is required.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import IO
 
 import filetype
 from flask_babel import gettext as _
 from flask_babel import ngettext
+from werkzeug.datastructures import FileStorage, MultiDict
 
 from app.attachments import rules
 from app.forms.fields import FILES_PER_FIELD, Field
@@ -60,7 +60,8 @@ def files_allowed(each: Field) -> int:
     return int(each.maximum) if each.maximum is not None else FILES_PER_FIELD
 
 
-def check(fields: tuple[Field, ...], files: Mapping, max_bytes: int, types: tuple[str, ...]) -> Checked:
+def check(fields: tuple[Field, ...], files: MultiDict[str, FileStorage], max_bytes: int,
+          types: tuple[str, ...]) -> Checked:
     """The files of ``files`` (the request's, a MultiDict of FileStorage) for each file field of ``fields``."""
     checked = Checked()
     total = 0

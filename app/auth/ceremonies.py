@@ -81,7 +81,7 @@ def registration_options(
     return options_to_json(options)
 
 
-def verify_registration(credential: dict, ceremony: challenges.Ceremony):
+def verify_registration(credential: object, ceremony: challenges.Ceremony):
     """Verify a registration response against ``ceremony``; raise CeremonyFailed if refused."""
     if not isinstance(credential, dict):
         raise CeremonyFailed(_("The passkey response is malformed."))

@@ -62,7 +62,7 @@ def _verify(credential) -> str:
     passkey = passkeys.by_credential_id(session, ceremonies.credential_id(credential))
     if passkey is None:
         raise CeremonyFailed(_("This passkey is not registered here."))
-    admin = session.get(Admin, passkey.admin_id)
+    admin = session.get_one(Admin, passkey.admin_id)
     _check_user_handle(credential, admin)
     verified = ceremonies.verify_login(credential, ceremony, passkey)
     # One transaction that writes first: the counter and the new login together.

@@ -115,6 +115,14 @@ def current_login() -> AdminLogin | None:
     return g.get("admin_login")
 
 
+def this_login() -> AdminLogin:
+    """The login row of the request's logged-in admin, where the login guard has required one."""
+    login = current_login()
+    if login is None:
+        raise LookupError("no admin is logged in on this request")
+    return login
+
+
 def end_login(login_id: int) -> None:
     """Delete one login row (logout or revoke)."""
     with db.transaction(write=True) as session:

@@ -8,6 +8,7 @@ from flask_babel import gettext as _
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
+from app.core import db
 from app.models import Admin, AdminLogin, Passkey
 
 MAX_NAME_LENGTH = 100
@@ -65,7 +66,7 @@ def record_use(
         .values(sign_count=sign_count, backed_up=backed_up, last_used_at=moment)
         .execution_options(synchronize_session=False)
     )
-    return result.rowcount == 1
+    return db.rowcount(result) == 1
 
 
 def rename(session: Session, admin_id: int, passkey_id: int, name: str) -> None:
@@ -79,7 +80,7 @@ def rename(session: Session, admin_id: int, passkey_id: int, name: str) -> None:
         .values(name=name)
         .execution_options(synchronize_session=False)
     )
-    if result.rowcount != 1:
+    if db.rowcount(result) != 1:
         raise PasskeyError(_("No such passkey."))
 
 
@@ -91,7 +92,7 @@ def remove(session: Session, admin_id: int, passkey_id: int) -> None:
         update(Admin).where(Admin.id == admin_id).values(id=Admin.id)
         .execution_options(synchronize_session=False)
     )
-    count = session.scalar(select(func.count()).where(Passkey.admin_id == admin_id))
+    count = session.execute(select(func.count()).where(Passkey.admin_id == admin_id)).scalar_one()
     owned = session.scalar(
         select(Passkey.id).where(Passkey.id == passkey_id, Passkey.admin_id == admin_id)
     )

@@ -29,7 +29,7 @@ def limit_attempt() -> None:
     with db.transaction() as session:
         wait = ratelimit.over(FAILED, GLOBAL_SUBJECT, limits, session)
         refused = wait is not None and ratelimit.counted(FAILED, client, limits, session)
-    if refused:
+    if refused and wait is not None:
         raise ratelimit.too_many(wait)
 
 

@@ -101,7 +101,7 @@ def count_and_oldest(session: Session, target: Target, moment: Moment) -> tuple[
 
 def count(session: Session, target: Target, moment: Moment) -> int:
     """How many rows of ``target`` are expired at ``moment``."""
-    return session.scalar(select(func.count()).select_from(target.model).where(target.where(moment)))
+    return session.execute(select(func.count()).select_from(target.model).where(target.where(moment))).scalar_one()
 
 
 @dataclass(frozen=True)

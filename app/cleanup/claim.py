@@ -20,7 +20,7 @@ from __future__ import annotations
 from sqlalchemy import BigInteger, and_, cast, func, or_, select, update
 from sqlalchemy.orm import Session
 
-from app.core import dialect
+from app.core import db, dialect
 from app.models import Setting
 
 KEY = "last_cleanup_at"
@@ -40,7 +40,7 @@ def take(session: Session, now_ms: int, interval_ms: int, lease_ms: int, force: 
         .values(key=KEY, value=str(-now_ms))
         .on_conflict_do_update(index_elements=[Setting.key], set_={"value": str(-now_ms)}, where=condition)
     )
-    return session.execute(statement).rowcount == 1
+    return db.rowcount(session.execute(statement)) == 1
 
 
 def release(session: Session, claimed_ms: int, counted_from_ms: int) -> bool:
@@ -54,7 +54,7 @@ def release(session: Session, claimed_ms: int, counted_from_ms: int) -> bool:
         .values(value=str(counted_from_ms))
         .execution_options(preserve_rowcount=True)
     )
-    return result.rowcount == 1
+    return db.rowcount(result) == 1
 
 
 def stored(session: Session) -> int | None:

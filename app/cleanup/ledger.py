@@ -15,7 +15,7 @@ from app.models import CleanupRun, CleanupStatus
 
 log = logging.getLogger("app.cleanup")
 
-_LOG_LEVELS = {CleanupStatus.OK: logging.INFO, CleanupStatus.PARTIAL: logging.WARNING}
+_LOG_LEVELS: dict[str, int] = {CleanupStatus.OK: logging.INFO, CleanupStatus.PARTIAL: logging.WARNING}
 
 
 def recent_runs(session: Session, limit: int = 20) -> list[CleanupRun]:

@@ -23,6 +23,7 @@ import logging
 import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from sqlalchemy import (
     ColumnElement,
@@ -83,7 +84,7 @@ def after_batch(connection: Connection) -> None:
     """
     if connection.dialect.name == "sqlite":
         # On the driver's connection: neither runs inside a transaction of SQLAlchemy's.
-        driver_connection = connection.connection.driver_connection
+        driver_connection = db.sqlite_driver(connection)
         _merge_step(driver_connection)
         db.checkpoint(driver_connection)
 
@@ -163,7 +164,7 @@ def oldest_rows(connection: Connection, model, condition, age, size: int) -> Col
     """
     key = model.__mapper__.primary_key[0]
     if connection.dialect.name == "postgresql":
-        ctid = literal_column("ctid")
+        ctid: ColumnElement[Any] = literal_column("ctid")
         chosen = select(ctid).select_from(model).where(condition).order_by(age).limit(size)
         return ctid == any_(func.array(chosen.scalar_subquery()))
     chosen = select(key).where(condition).order_by(age).limit(size)

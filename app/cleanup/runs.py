@@ -148,13 +148,13 @@ def _close_ledger(row: CleanupRun, progress: Progress, times: Moment) -> None:
     # The transaction writes first: on SQLite, a read before the first write
     # pins a snapshot that any concurrent commit makes unusable for writing.
     with db.transaction() as session:
-        row.finished_at = clock.now()
+        row.finished_at = finished = clock.now()
         row.deleted = json.dumps(progress.deleted)
         row.remaining = remaining
         row.error = progress.error
         row.status = _status(progress, remaining)
         session.add(row)
-        counted_from = _counted_from(row, progress.interrupted)
+        counted_from = _counted_from(row, finished, progress.interrupted)
         claim.release(session, clock.epoch_ms(row.started_at), counted_from)
     state.current().next_due_ms = counted_from + _ms(current_app.config["CLEANUP_INTERVAL"])
 
@@ -183,13 +183,13 @@ def _count_remaining(unfinished: list[Target], times: Moment) -> int:
         return sum(count(session, target, times) for target in unfinished)
 
 
-def _counted_from(row: CleanupRun, interrupted: bool) -> int:
+def _counted_from(row: CleanupRun, finished: datetime, interrupted: bool) -> int:
     """Where the interval counts from: the claim; with a backlog, so it is due again soon (at once if interrupted)."""
     config = current_app.config
     if row.status != CleanupStatus.PARTIAL:
         return clock.epoch_ms(row.started_at)
     retry = 0 if interrupted else min(config["CLEANUP_BACKLOG_RETRY"], config["CLEANUP_INTERVAL"])
-    return clock.epoch_ms(row.finished_at) - _ms(config["CLEANUP_INTERVAL"]) + _ms(retry)
+    return clock.epoch_ms(finished) - _ms(config["CLEANUP_INTERVAL"]) + _ms(retry)
 
 
 def _learn_next_due(moment: datetime) -> None:

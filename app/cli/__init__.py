@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import click
-from flask import Flask, current_app
+from flask import Flask
 from flask.cli import NoAppException, with_appcontext
 from flask_babel import force_locale
 from sqlalchemy import func, select
@@ -24,7 +24,7 @@ from sqlalchemy import func, select
 from app import audit, cleanup
 from app.auth import invites, logins
 from app.cli import devserver
-from app.core import backup, clock, db, migrate
+from app.core import background, backup, clock, db, migrate
 from app.core.parsing import ConfigurationError
 from app.forms import store as form_store
 from app.models import Admin, AdminLogin, AuditAction, CleanupStatus, Passkey
@@ -222,7 +222,7 @@ def _ask_server(url: str, timeout: float) -> tuple[bool, dict]:
 @with_appcontext
 def dev_server(port: int | None) -> None:
     """Serve on 127.0.0.1 for development (make run): last, a box with the address to open."""
-    devserver.serve(current_app._get_current_object(), port)
+    devserver.serve(background.this_app(), port)
 
 
 @click.command("backup")

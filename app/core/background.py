@@ -39,9 +39,10 @@ import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar, Self, cast
 
 from flask import Flask, current_app, g
+from werkzeug.local import LocalProxy
 
 from app.core import clock
 
@@ -231,6 +232,12 @@ def init_app(app: Flask) -> None:
     activity = app.extensions[ACTIVITY] = Activity()
     app.before_request_funcs.setdefault(None, []).insert(0, activity.started)
     app.teardown_request(activity.ended)
+
+
+def this_app() -> Flask:
+    """The app behind ``current_app``, for work that outlives its context (a thread, a streamed response)."""
+    # Flask types current_app as the app itself; it is the proxy, which holds the app.
+    return cast("LocalProxy[Flask]", current_app)._get_current_object()
 
 
 def activity_of(app: Flask) -> Activity:

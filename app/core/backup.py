@@ -43,7 +43,7 @@ def backup(engine: Engine, target: Path) -> int:
     partial = target.with_name(target.name + ".partial")
     partial.unlink(missing_ok=True)
     with engine.connect() as connection:
-        source = connection.connection.driver_connection
+        source = db.sqlite_driver(connection)
         copy = sqlite3.connect(partial)
         db.make_private(partial, db.PRIVATE_FILE)  # a copy of personal data: for this user only
         try:

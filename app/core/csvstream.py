@@ -45,10 +45,9 @@ class Chunks:
 
 def download(body: Iterator[bytes], filename: str, mimetype: str) -> Response:
     """A streamed UTF-8 attachment: never cached, never buffered by a proxy (``X-Accel-Buffering``)."""
-    response = Response(body, mimetype=mimetype, headers={
+    # A text/* mimetype gets "; charset=utf-8" from werkzeug itself (Response has no charset since 3.0).
+    return Response(body, mimetype=mimetype, headers={
         "Content-Disposition": f'attachment; filename="{filename}"',
         "Cache-Control": "no-store",
         "X-Accel-Buffering": "no",
     })
-    response.charset = "utf-8"
-    return response

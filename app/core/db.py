@@ -29,9 +29,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
+from typing import Any, cast
 
 from flask import Flask, current_app, g
-from sqlalchemy import Connection, Engine, create_engine, event, exc
+from sqlalchemy import Connection, CursorResult, Engine, Result, create_engine, event, exc
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -209,7 +210,7 @@ def forget_deleted(engine: Engine, patience: float = FORGET_PATIENCE) -> bool:
     deadline = time.monotonic() + patience
     with engine.connect() as connection:
         # On the driver's connection: a checkpoint cannot run inside a transaction.
-        driver = connection.connection.driver_connection
+        driver = sqlite_driver(connection)
         reading = driver.execute("PRAGMA busy_timeout")
         busy_timeout = reading.fetchone()[0]  # restored after: the app's, not a default
         reading.close()
@@ -224,6 +225,20 @@ def forget_deleted(engine: Engine, patience: float = FORGET_PATIENCE) -> bool:
     if not done:
         log.warning("readers kept the WAL from being truncated after a delete; the next checkpoint completes it")
     return done
+
+
+def sqlite_driver(connection: Connection) -> sqlite3.Connection:
+    """The sqlite3 connection under ``connection`` (a checked-out connection always has its driver's)."""
+    return cast(sqlite3.Connection, connection.connection.driver_connection)
+
+
+def rowcount(result: Result[Any]) -> int:
+    """The rows an INSERT, UPDATE or DELETE matched.
+
+    ``Session.execute`` is typed as returning a ``Result``; for such a
+    statement it is a ``CursorResult``, which has the count.
+    """
+    return cast(CursorResult[Any], result).rowcount
 
 
 def _truncate_wal(driver) -> bool:

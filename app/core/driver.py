@@ -14,9 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy.engine import Connection, Dialect
+from sqlalchemy.engine.interfaces import DBAPIConnection
 from sqlalchemy.exc import DBAPIError
 
 
@@ -52,7 +53,8 @@ def rowcount(connection: Connection, statement: Compiled, values: dict[str, Any]
     never a 500), and a lost connection is invalidated as SQLAlchemy would.
     """
     dialect = connection.dialect
-    dbapi_connection = connection.connection.dbapi_connection
+    # A checked-out connection always has its DBAPI connection.
+    dbapi_connection = cast(DBAPIConnection, connection.connection.dbapi_connection)
     parameters = statement.parameters(values)
     try:
         cursor = dbapi_connection.cursor()

@@ -100,8 +100,8 @@ def select_locale() -> str:
     # Only an admin the login guard has already loaded: a visitor's page never
     # queries the database for this, and an error page never fails on it.
     admin = g.get("_login_user")
-    if admin is not None and normalize(getattr(admin, "locale", None)):
-        return normalize(admin.locale)
+    if admin is not None and (locale := normalize(getattr(admin, "locale", None))):
+        return locale
     return from_accept_language(request.accept_languages) or current_app.config["DEFAULT_LOCALE"]
 
 

@@ -30,7 +30,7 @@ def record(session: Session, form_id: int, origin: str) -> None:
     session.execute(delete(RefusedSite).where(RefusedSite.form_id == form_id, RefusedSite.last_at < now - KEPT))
     origin = origin[:ORIGIN_MAX]
     known = session.get(RefusedSite, (form_id, origin)) is not None
-    if not known and session.scalar(select(func.count()).where(RefusedSite.form_id == form_id)) >= MAX_SITES:
+    if not known and (session.scalar(select(func.count()).where(RefusedSite.form_id == form_id)) or 0) >= MAX_SITES:
         return
     statement = dialect.upsert(session, RefusedSite.__table__).values(
         form_id=form_id, origin=origin, count=1, last_at=now)

@@ -169,9 +169,9 @@ def names(session: Session) -> dict[int, str]:
     return {form_id: slug for form_id, slug in session.execute(select(Form.id, Form.slug))}
 
 
-def recent_origins(session: Session, form_id: int, since) -> list[tuple[str, int, object]]:
+def recent_origins(session: Session, form_id: int, since) -> list[tuple[str | None, int, object]]:
     """The other sites that sent the form inquiries since ``since``: origin, how many, the latest."""
-    return [tuple(row) for row in session.execute(
+    return [(origin, count, latest) for origin, count, latest in session.execute(
         select(Inquiry.origin, func.count(), func.max(Inquiry.created_at))
         .where(Inquiry.form_id == form_id, Inquiry.origin.is_not(None), Inquiry.created_at >= since)
         .group_by(Inquiry.origin).order_by(func.count().desc()).limit(20)
@@ -191,9 +191,9 @@ def delete_form(session: Session, form: Form) -> bool:
     """
     if form.id == DEFAULT_FORM_ID:
         return False
-    deleted = session.execute(
+    deleted = db.rowcount(session.execute(
         delete(Form).where(Form.id == form.id, ~exists().where(Inquiry.form_id == form.id))
-    ).rowcount
+    ))
     return deleted == 1
 
 

@@ -19,7 +19,7 @@ from datetime import datetime
 from sqlalchemy import ColumnElement, exists, func, select, update
 from sqlalchemy.orm import Session
 
-from app.core import dialect
+from app.core import db, dialect
 from app.models import Inquiry, InquiryView
 
 
@@ -43,21 +43,21 @@ def opened(session: Session, inquiry_id: int, admin_id: int, now: datetime) -> N
 def mark_read(session: Session, inquiry_id: int, admin_id: int, now: datetime) -> bool:
     """Make the inquiry read for ``admin_id`` (not an opening); whether that changed anything."""
     statement = dialect.upsert(session, InquiryView).values(inquiry_id=inquiry_id, admin_id=admin_id, read_at=now)
-    return session.execute(statement.on_conflict_do_update(
+    return db.rowcount(session.execute(statement.on_conflict_do_update(
         index_elements=[InquiryView.inquiry_id, InquiryView.admin_id],
         set_={"read_at": statement.excluded.read_at},
         where=InquiryView.read_at.is_(None),
-    )).rowcount == 1
+    ))) == 1
 
 
 def mark_unread(session: Session, inquiry_id: int, admin_id: int) -> bool:
     """Make the inquiry unread for ``admin_id`` again (the record of their openings stays); whether it was read."""
-    return session.execute(
+    return db.rowcount(session.execute(
         update(InquiryView)
         .where(InquiryView.inquiry_id == inquiry_id, InquiryView.admin_id == admin_id, InquiryView.read_at.is_not(None))
         .values(read_at=None),
         execution_options={"synchronize_session": False, "preserve_rowcount": True},
-    ).rowcount == 1
+    )) == 1
 
 
 def unread_by(admin_id: int) -> ColumnElement[bool]:

@@ -132,7 +132,7 @@ def form_retentions(session: Session, policy: Policy = INBOX) -> dict[int, int]:
     """The forms with a period of their own for ``policy``: {form id: days} (out-of-bounds ones ignored)."""
     column = Form.retention_days if policy is INBOX else Form.spam_retention_days
     rows = session.execute(select(Form.id, column).where(column.is_not(None)))
-    return {form_id: days for form_id, days in rows if in_bounds(days)}
+    return {form_id: days for form_id, days in rows if days is not None and in_bounds(days)}
 
 
 def cutoffs_at(session: Session, moment: datetime, policy: Policy = INBOX, days: int | None = None) -> Cutoffs:
@@ -214,7 +214,9 @@ def deletion_due(session: Session, inquiry: Inquiry) -> datetime | None:
     if inquiry.legal_hold:
         return None
     policy = policy_of(inquiry)
-    days = form_retentions(session, policy).get(inquiry.form_id) or retention_days(session, policy)
+    retentions = form_retentions(session, policy)
+    own = None if inquiry.form_id is None else retentions.get(inquiry.form_id)
+    days = own or retention_days(session, policy)
     return inquiry.created_at + timedelta(days=days)
 
 

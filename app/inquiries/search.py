@@ -36,7 +36,7 @@ from sqlalchemy import ColumnElement, Connection, Engine, column, func, literal_
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
-from app.core.db import UNICODE_LOWER, WRITE_OPTION, checkpoint, lock_refused
+from app.core.db import UNICODE_LOWER, WRITE_OPTION, checkpoint, lock_refused, sqlite_driver
 from app.models import Inquiry, Reply, ReplyKind
 
 log = logging.getLogger(__name__)
@@ -150,7 +150,7 @@ def index_rowids(session: Session, query: str) -> list[int]:
 
 def is_search_index(name: str | None) -> bool:
     """Whether a table or index ``name`` belongs to the search index (migrations 0004 and 0012, not the models)."""
-    return bool(name) and (name.startswith(FTS_TABLE) or name in TRIGRAM_INDEXES or name == REPLY_TRIGRAM_INDEX)
+    return bool(name and (name.startswith(FTS_TABLE) or name in TRIGRAM_INDEXES or name == REPLY_TRIGRAM_INDEX))
 
 
 def _fts_match(phrase: str) -> ColumnElement[bool]:
@@ -225,7 +225,7 @@ def forget_deleted(engine: Engine, should_stop: Callable[[], bool] = lambda: Fal
 
 def _merge_into_one(connection: Connection, should_stop: Callable[[], bool]) -> bool:
     """The steps of ``forget_deleted``: True once a step changed nothing, False when stopped first."""
-    driver = connection.connection.driver_connection
+    driver = sqlite_driver(connection)
     pages = -FORGET_PAGES
     while not should_stop():
         with connection.begin():

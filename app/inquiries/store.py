@@ -34,7 +34,7 @@ from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
-from sqlalchemy import bindparam, case, exists, false, insert, update
+from sqlalchemy import BindParameter, bindparam, case, exists, false, insert, update
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.engine import Connection, Dialect
 from sqlalchemy.orm import Session
@@ -146,7 +146,7 @@ def _consuming_insert(columns: tuple[str, ...]) -> Any:
         .cte("used")
     )
     status = case((exists(used.select()), InquiryStatus.INBOX.value), else_=InquiryStatus.SPAM.value)
-    values = {name: bindparam(name) for name in columns}
+    values: dict[str, BindParameter[Any]] = {name: bindparam(name) for name in columns}
     # Executed with this CTE, SQLAlchemy sent legal_hold's Python-side default as NULL: it is given here.
     statement = insert(inquiries).values(**values, legal_hold=false(), status=status).add_cte(used)
     return statement.returning(inquiries.c.id, inquiries.c.status)

@@ -39,6 +39,7 @@ from flask import current_app
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 from sqlalchemy.orm import Session
+from werkzeug.datastructures import FileStorage, MultiDict
 
 from app.attachments import uploads
 from app.core import db, metrics, ratelimit
@@ -91,7 +92,7 @@ class Limited:
 Result = Accepted | Discarded | Invalid | Limited
 
 
-def submit(form: Shown, data: Any, files: Mapping, verdict: spam.Verdict, origin: str | None,
+def submit(form: Shown, data: Any, files: MultiDict[str, FileStorage], verdict: spam.Verdict, origin: str | None,
            sender: Sender) -> Result:
     """What becomes of a submission to ``form``: ``data`` its fields (a mapping; anything else is invalid),
     ``files`` its files by field (a MultiDict of FileStorage), ``verdict`` spam's, ``origin`` the allowed
@@ -182,7 +183,7 @@ def _free_disk() -> int:
     return shutil.disk_usage(where if where.exists() else Path.cwd()).free
 
 
-def _files_of(form: Shown, files: Mapping, clean: dict) -> uploads.Checked:
+def _files_of(form: Shown, files: MultiDict[str, FileStorage], clean: dict) -> uploads.Checked:
     """The submission's files checked (``app.attachments.uploads``); each file field's answer, their names."""
     config = current_app.config
     checked = uploads.check(form.fields, files, config["ATTACHMENT_MAX_BYTES"], config["ATTACHMENT_TYPES"])

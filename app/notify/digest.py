@@ -86,8 +86,8 @@ def body(notices: list[Notice]) -> str:
     """The digest's plain text: a paragraph per inquiry, oldest first, its files among its lines
     (``message.files_line``)."""
     paragraphs = []
-    for notice in sorted(notices, key=lambda each: each.inquiry.id):
-        inquiry = notice.inquiry
+    for notice in sorted(notices, key=lambda each: each.received.id):
+        inquiry = notice.received
         lines = [_("New inquiry #%(id)s received %(time)s", id=inquiry.id, time=local_time(inquiry.created_at))]
         if notice.files:
             lines.append(files_line(notice))

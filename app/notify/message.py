@@ -52,10 +52,17 @@ class Notice:
         return self.inquiry is None
 
     @property
+    def received(self) -> Inquiry:
+        """The new inquiry this notifies of (a test has none)."""
+        if self.inquiry is None:
+            raise ValueError("a test notification notifies of no inquiry")
+        return self.inquiry
+
+    @property
     def url(self) -> str:
         """Where an admin reads it: the inquiry, or the Notifications page for a test."""
         origin = current_app.config["ORIGIN"]
-        return f"{origin}/admin/notifications" if self.is_test else f"{origin}/admin/inquiries/{self.inquiry.id}"
+        return f"{origin}/admin/notifications" if self.is_test else f"{origin}/admin/inquiries/{self.received.id}"
 
 
 def local_time(moment: datetime) -> str:
@@ -67,7 +74,7 @@ def subject(notice: Notice) -> str:
     """The e-mail's subject line."""
     if notice.is_test:
         return _("Test notification from Sundown")
-    return _("New inquiry #%(id)s", id=notice.inquiry.id)
+    return _("New inquiry #%(id)s", id=notice.received.id)
 
 
 def text_body(notice: Notice) -> str:
@@ -75,7 +82,7 @@ def text_body(notice: Notice) -> str:
     if notice.is_test:
         lines = [_("This is a test notification: e-mail notifications of new inquiries work."), "", notice.url]
         return "\n".join(lines) + "\n"
-    inquiry = notice.inquiry
+    inquiry = notice.received
     lines = [_("New inquiry #%(id)s received %(time)s", id=inquiry.id, time=local_time(inquiry.created_at))]
     if notice.form is not None:
         lines.append(_("Form: %(form)s", form=notice.form.slug))
@@ -116,7 +123,7 @@ def webhook_payload(notice: Notice, now: datetime) -> dict:
     """
     if notice.is_test:
         return {"version": PAYLOAD_VERSION, "type": "test", "timestamp": now.isoformat(), "data": {"url": notice.url}}
-    inquiry = notice.inquiry
+    inquiry = notice.received
     data = {"id": inquiry.id, "received_at": inquiry.created_at.isoformat(), "url": notice.url,
             "form": notice.form.slug if notice.form is not None else None, "file_count": len(notice.files)}
     if notice.include_content:
@@ -124,3 +131,25 @@ def webhook_payload(notice: Notice, now: datetime) -> dict:
                     answers=form_answers.by_key(inquiry),
                     files=[{"name": each.name, "type": each.content_type, "size": each.size} for each in notice.files])
     return {"version": PAYLOAD_VERSION, "type": "inquiry.received", "timestamp": now.isoformat(), "data": data}
+
+
+def chat_lines(notice: Notice) -> list[str]:
+    """A chat message's lines, in the notification language: the headline, the form, with content included
+    the sender's name and the message's first line (never the whole message), the files; the link is the
+    caller's to place (each service shows one its own way)."""
+    if notice.is_test:
+        return [subject(notice)]
+    lines = [subject(notice)]
+    if notice.form is not None:
+        lines.append(_("Form: %(form)s", form=notice.form.slug))
+    if notice.include_content and notice.inquiry is not None:
+        first = next((line.strip() for line in notice.inquiry.message.splitlines() if line.strip()), "")
+        lines.append(_("Name: %(name)s", name=notice.inquiry.name))
+        if first:
+            lines.append(first if len(first) <= FIRST_LINE else first[:FIRST_LINE - 1] + "…")
+    if notice.files:
+        lines.append(files_line(notice))
+    return lines
+
+
+FIRST_LINE = 200  # characters of the message's first line a chat message quotes

@@ -12,6 +12,7 @@ e-mail takes the other due ones along: one e-mail lists them all
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -86,7 +87,7 @@ def _deliver_digest(first: Notice, batch: Batch, config: notify_settings.Notific
     return [Attempt(notice.delivery, outcome, sent_at, leases[notice.delivery.id]) for notice in listed]
 
 
-def notices(session: Session, rows: list[Delivery], include_content: bool) -> list[Notice]:
+def notices(session: Session, rows: Sequence[Delivery], include_content: bool) -> list[Notice]:
     """The notices of ``rows``, in their order, with their inquiries, forms and files: a query each, however
     many rows; those whose inquiry is gone are left out."""
     wanted = sorted({row.inquiry_id for row in rows if row.inquiry_id is not None})
@@ -96,12 +97,12 @@ def notices(session: Session, rows: list[Delivery], include_content: bool) -> li
     forms = _forms(session)
     found = []
     for row in rows:
-        inquiry = inquiries.get(row.inquiry_id)
+        inquiry = None if row.inquiry_id is None else inquiries.get(row.inquiry_id)
         if row.inquiry_id is not None and inquiry is None:
             continue
+        own = () if inquiry is None else files.get(inquiry.id, ())
         found.append(Notice(delivery=row, inquiry=inquiry, include_content=include_content,
-                            form=_form_of(forms, inquiry),
-                            files=tuple(File.of(each) for each in files.get(row.inquiry_id, ()))))
+                            form=_form_of(forms, inquiry), files=tuple(File.of(each) for each in own)))
     return found
 
 

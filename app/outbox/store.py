@@ -20,6 +20,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import lru_cache
@@ -29,7 +30,7 @@ from sqlalchemy import and_, bindparam, insert, or_, select, update
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import Session
 
-from app.core import clock, driver
+from app.core import clock, db, driver
 from app.models import Delivery, DeliveryKind, DeliveryStatus
 
 LEASE = timedelta(seconds=90)  # a batch's sends: each starts only while SEND_MARGIN of it is left
@@ -46,7 +47,7 @@ def new_key() -> str:
     return "msg_" + clock.random_bytes(16).hex()
 
 
-def enqueue(session: Session, inquiry_ids: list[int], channels: list[str], due: datetime | None = None,
+def enqueue(session: Session, inquiry_ids: list[int], channels: Sequence[str], due: datetime | None = None,
             kind: str = DeliveryKind.INQUIRY) -> None:
     """Add one pending delivery per inquiry and channel in the caller's transaction.
 
@@ -126,12 +127,12 @@ def release(session: Session, delivery_ids: list[int], lease_until: datetime) ->
 def claim(session: Session, delivery_id: int, now: datetime) -> datetime | None:
     """Take the lease on one due delivery; its expiry when this caller won, else None."""
     lease_until = now + LEASE
-    won = session.execute(
+    won = db.rowcount(session.execute(
         update(Delivery)
         .where(Delivery.id == delivery_id, due_now(now))
         .values(lease_until=lease_until)
         .execution_options(preserve_rowcount=True)
-    ).rowcount == 1
+    )) == 1
     return lease_until if won else None
 
 
@@ -146,6 +147,7 @@ class Outcome:
 
     error: str | None = None
     permanent: bool = False
+    retry_after: float | None = None  # seconds the receiver asked to wait (HTTP 429's Retry-After)
 
     @property
     def ok(self) -> bool:
@@ -206,6 +208,8 @@ def _finished(attempt: Attempt, jitter: float) -> dict:
         values.update(status=DeliveryStatus.FAILED, finished_at=now)
     else:
         retry_at = now + retry_delay(attempts, jitter)
+        if outcome.retry_after is not None:  # the receiver's own word on when to come back
+            retry_at = max(retry_at, now + timedelta(seconds=outcome.retry_after))
         values.update(next_attempt_at=min(retry_at, last_chance) if now < last_chance else retry_at)
     return values
 

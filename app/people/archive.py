@@ -57,6 +57,9 @@ class Drain:
     def flush(self) -> None:
         """Nothing to flush: ``take`` hands the bytes on."""
 
+    def close(self) -> None:
+        """Nothing to close (``zipfile`` leaves a file it was given open)."""
+
     def take(self) -> Iterator[bytes]:
         """What was written since the last ``take`` (nothing when nothing was: never an empty chunk)."""
         if self._parts:

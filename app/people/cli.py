@@ -11,11 +11,10 @@ import sys
 from pathlib import Path
 
 import click
-from flask import current_app
 from flask.cli import with_appcontext
 
 from app import audit
-from app.core import db
+from app.core import background, db
 from app.inquiries import gone
 from app.people import erasure, lookup, reapply, records
 
@@ -53,7 +52,7 @@ def people_export(email: str) -> None:
     """Write everything held about EMAIL to stdout as JSON (docs/people.md gives the shape)."""
     address = _address(email)
     out = sys.stdout.buffer if hasattr(sys.stdout, "buffer") else None
-    for chunk in records.stream_json(current_app._get_current_object(), address):
+    for chunk in records.stream_json(background.this_app(), address):
         if out is None:
             click.echo(chunk.decode("utf-8"), nl=False)
         else:

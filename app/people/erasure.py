@@ -39,9 +39,9 @@ def erase(address: str, actor: str) -> Outcome:
     digest = lookup.email_hash(address)
     with db.transaction(write=True) as session:
         erased = delete_unheld(session, lookup.of_address(address))
-        kept = session.scalar(
+        kept = session.execute(
             select(func.count()).select_from(Inquiry).where(lookup.of_address(address), Inquiry.legal_hold.is_(True))
-        )
+        ).scalar_one()
         if erased:
             audit.scrub(session, erased)
             _record(session, digest, len(erased), kept, actor, clock.now())

@@ -15,6 +15,7 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import cast
 
 from sqlalchemy import and_, func, select
 from sqlalchemy.orm import Session
@@ -107,7 +108,7 @@ def apply_records(records: Iterable[Record]) -> Outcome:
             ids = erasure.delete_unheld(session, covered)
             audit.scrub(session, ids)
             erased += len(ids)
-            kept += session.scalar(select(func.count()).select_from(Inquiry).where(covered))
+            kept += session.execute(select(func.count()).select_from(Inquiry).where(covered)).scalar_one()
         if erased:
             audit.record(session, audit.OPERATOR, AuditAction.ERASURES_APPLIED, erased,
                          f"{len(records)} erasure records" + (f"; {kept} on legal hold kept" if kept else ""))
@@ -116,7 +117,7 @@ def apply_records(records: Iterable[Record]) -> Outcome:
 
 def _add_missing(session: Session, records: list[Record]) -> None:
     """Insert the records this database does not have (same hash and time), so they survive the next backup."""
-    existing = set(session.execute(select(Erasure.email_hash, Erasure.created_at)).all())
+    existing = {(digest, at) for digest, at in session.execute(select(Erasure.email_hash, Erasure.created_at))}
     for record in records:
         if (record.email_hash, record.erased_at) not in existing:
             session.add(Erasure(email_hash=record.email_hash, count=record.count, kept_on_hold=record.kept_on_hold,
@@ -129,7 +130,7 @@ def _stored_addresses_covered(session: Session, cutoffs: dict[str, datetime], la
     """Each stored address key whose hash has a record, with that record's cut-off."""
     statement = select(Inquiry.email_key).where(Inquiry.created_at <= latest, Inquiry.email_key.is_not(None)).distinct()
     for address in session.scalars(statement).all():
-        cutoff = cutoffs.get(lookup.email_hash(address))
+        cutoff = cutoffs.get(lookup.email_hash(cast(str, address)))  # the query leaves out NULL
         if cutoff is not None:
             yield address, cutoff
 

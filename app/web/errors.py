@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from flask import Flask, jsonify, render_template, request
+from flask import Flask, Response, jsonify, render_template, request
 from flask_babel import lazy_gettext as _l
 from flask_login import current_user
 from flask_wtf.csrf import CSRFError
@@ -70,15 +70,17 @@ def wants_json() -> bool:
 def render_error(error: HTTPException):
     """Render ``error`` as JSON or as the error page, keeping its headers."""
     message = str(_description(error) or error.name)
+    code = error.code or InternalServerError.code  # only werkzeug's base class has none
+    response: Response | str
     if wants_json():
         response = jsonify(ok=False, error=message)
     else:
         response = render_template(
-            _error_template(), code=error.code, title=str(TITLES.get(error.code, error.name)), message=message,
-            database_down=error.code >= 500,
+            _error_template(), code=code, title=str(TITLES.get(code, error.name)), message=message,
+            database_down=code >= 500,
         )
     headers = [(k, v) for k, v in error.get_headers() if k.lower() != "content-type"]
-    return response, error.code, headers
+    return response, code, headers
 
 
 def _error_template() -> str:

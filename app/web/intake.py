@@ -61,7 +61,7 @@ def receives_itself(view):
 
 
 def _receive_any_body() -> None:
-    view = current_app.view_functions.get(request.endpoint)
+    view = current_app.view_functions.get(request.endpoint) if request.endpoint else None
     if getattr(view, "receives_body_itself", False):
         return
     if request.content_length is not None or "chunked" in request.headers.get("Transfer-Encoding", "").lower():

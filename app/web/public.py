@@ -336,7 +336,8 @@ def _lost_message(refusal: HTTPException) -> str:
     return str(NOT_RECEIVED)
 
 
-def _form_refused(refusal: HTTPException, values: dict[str, str], notice: str, token: str | None = None):
+def _form_refused(refusal: HTTPException, values: dict[str, form_answers.Answer], notice: str,
+                  token: str | None = None):
     """The form again with ``notice``, the refusal's status and headers (``Retry-After``)."""
     headers = [(k, v) for k, v in refusal.get_headers() if k.lower() != "content-type"]
     return _form_page(values, {}, notice, token), refusal.code, headers

@@ -103,6 +103,15 @@ def test_ruff_is_clean():
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+def test_mypy_is_clean_on_app(tmp_path):
+    """``[tool.mypy]`` in pyproject.toml says what is checked (``app``) and how."""
+    mypy = shutil.which("mypy", path=str(Path(sys.executable).parent)) or shutil.which("mypy")
+    assert mypy, "mypy is a test dependency (pyproject.toml)"
+    # A cache of its own: parallel runs of the suite must not share one.
+    result = subprocess.run([mypy, "--cache-dir", str(tmp_path / "mypy")], cwd=ROOT, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
 def test_every_import_in_app_is_at_module_top():
     _edges, inside = graph()
     assert inside == []

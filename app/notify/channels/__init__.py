@@ -15,7 +15,8 @@ from typing import Protocol
 
 from flask_babel import LazyString
 
-from app.notify.channels import email, webhook
+from app.models import DeliveryChannel
+from app.notify.channels import discord, email, matrix, ntfy, slack, teams, telegram, webhook
 from app.notify.message import Notice
 from app.notify.settings import Notifications
 from app.outbox.handlers import Batch
@@ -25,7 +26,7 @@ from app.outbox.store import Outcome
 class Channel(Protocol):
     """A way to notify admins of an inquiry."""
 
-    name: str  # ``Delivery.channel``
+    name: DeliveryChannel  # ``Delivery.channel``
     label: LazyString | str  # what the admin pages call it (translated when shown)
 
     def configured(self, settings: Notifications) -> bool:
@@ -36,7 +37,8 @@ class Channel(Protocol):
         opened at its first send; an outcome that is ``permanent`` stops the retries."""
 
 
-CHANNELS: tuple[Channel, ...] = (email.CHANNEL, webhook.CHANNEL)
+CHANNELS: tuple[Channel, ...] = (email.CHANNEL, webhook.CHANNEL, slack.CHANNEL, discord.CHANNEL, teams.CHANNEL,
+                                  telegram.CHANNEL, matrix.CHANNEL, ntfy.CHANNEL)
 
 
 def in_force(settings: Notifications) -> list[str]:

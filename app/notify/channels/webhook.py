@@ -26,6 +26,7 @@ import socket
 import ssl
 import threading
 from datetime import datetime
+from typing import cast
 from urllib.parse import urlsplit
 
 from flask import current_app
@@ -137,8 +138,9 @@ class Poster:
     def _post(self, key: str, body: str, now: datetime) -> int:
         parts = self._parts
         if self._connection is None:
-            address = resolve(parts.hostname, parts.port or (443 if parts.scheme == "https" else 80))
-            self._connection = _connection(parts.scheme, parts.hostname, address)
+            host = cast(str, parts.hostname)  # parsing.parse_webhook_url took only a URL with a host
+            address = resolve(host, parts.port or (443 if parts.scheme == "https" else 80))
+            self._connection = connection(parts.scheme, host, address)
         path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         self._connection.request("POST", path, body.encode(), headers(self._secret, key, now, body))
         response = self._connection.getresponse()
@@ -154,7 +156,7 @@ def resolve(host: str, port: int) -> tuple[str, int]:
     allow_private = current_app.config["WEBHOOK_ALLOW_PRIVATE"]
     for _family, _type, _proto, _name, sockaddr in infos:
         if allow_private or is_public(ipaddress.ip_address(sockaddr[0])):
-            return sockaddr[0], sockaddr[1]
+            return str(sockaddr[0]), int(sockaddr[1])  # an IPv4 or IPv6 address (SOCK_STREAM's families)
     raise Refused("webhook host resolves to a private address (SUNDOWN_WEBHOOK_ALLOW_PRIVATE is off)")
 
 
@@ -193,12 +195,13 @@ class _PinnedHTTPS(http.client.HTTPSConnection):
     """HTTPS to a checked address, the certificate verified for the host name."""
 
     def __init__(self, host: str, address: tuple[str, int]):
-        super().__init__(host, address[1], timeout=TIMEOUT, context=_verifying_context())
+        self.tls = _verifying_context()
+        super().__init__(host, address[1], timeout=TIMEOUT, context=self.tls)
         self.address = address
 
     def connect(self) -> None:
         sock = _no_delay(socket.create_connection(self.address, self.timeout))
-        self.sock = self._context.wrap_socket(sock, server_hostname=self.host)
+        self.sock = self.tls.wrap_socket(sock, server_hostname=self.host)
 
 
 def _no_delay(sock: socket.socket) -> socket.socket:
@@ -217,7 +220,8 @@ def _verifying_context() -> ssl.SSLContext:
     return ssl.create_default_context()
 
 
-def _connection(scheme: str, host: str, address: tuple[str, int]) -> http.client.HTTPConnection:
+def connection(scheme: str, host: str, address: tuple[str, int]) -> http.client.HTTPConnection:
+    """A connection to ``address`` (resolved and checked by ``resolve``) for ``host``, TLS for ``https``."""
     return (_PinnedHTTPS if scheme == "https" else _PinnedHTTP)(host, address)
 
 
@@ -234,9 +238,9 @@ class Hook:
 
     def send(self, notice: Notice, settings: Notifications, now: datetime, batch: Batch) -> Outcome:
         """POST the notice's payload on the batch's connection to the URL; the outcome."""
-        if not self.configured(settings):
-            return Outcome("webhook not configured")
         url, secret = settings.webhook_url, settings.secret
+        if not (url and secret):  # not self.configured(settings), spelled out so the types narrow
+            return Outcome("webhook not configured")
         poster = batch.connection((self.name, url), lambda: Poster(url, secret))
         return poster.send(notice.delivery.idempotency_key, webhook_payload(notice, now), now)
 
