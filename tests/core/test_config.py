@@ -159,6 +159,9 @@ BAD = [
     ("ATTACHMENT_MAX_BYTES", "1023"),
     ("ATTACHMENT_MAX_BYTES", "104857601"),
     ("ATTACHMENT_TYPES", "application/x-unknown-thing"),
+    ("SUBMIT_CLIENT_FILE_BYTES", "-1"),
+    ("SUBMIT_FILE_BYTES", "lots"),
+    ("ATTACHMENT_MIN_FREE_BYTES", "-1"),
 ]
 
 
