@@ -11,7 +11,7 @@ from typing import Any
 
 from flask import Flask
 
-from app import admin, auth, cleanup, cli, config, notify, outbox, replies, templating
+from app import admin, auth, cleanup, cli, config, conversations, notify, outbox, replies, templating
 from app.core import background, db, i18n, logs, metrics, paths
 from app.forms import embed
 from app.inquiries import gone
@@ -45,10 +45,11 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
     outbox.init_app(app)  # deliveries sent after responses, by the handler of their kind:
     notify.init_app(app)  # notifications of new inquiries, on every channel in force
     replies.init_app(app)  # replies and acknowledgements to the people who wrote
+    conversations.init_app(app)  # people's answers by e-mail: the IMAP mailbox fetched after responses
     gone.init_app(app)  # after a delete or an erasure: the index and the WAL forget it, off the connection
     app.register_blueprint(public.bp)  # /, /api/inquiries, /privacy
     app.register_blueprint(health.bp)  # /healthz
-    app.register_blueprint(internal.bp)  # /internal/cleanup, /internal/deliver, /metrics: bearer tokens
+    app.register_blueprint(internal.bp)  # /internal/cleanup, /deliver, /mail, /metrics: bearer tokens
     app.register_blueprint(auth.bp)  # /auth: passkey login, enrollment, logout
     app.register_blueprint(admin.bp)  # /admin: every page behind the login
     errors.init_app(app)

@@ -117,6 +117,10 @@ class Form(Base):
     ack_enabled: Mapped[bool] = mapped_column(Boolean, default=False, server_default="0")
     ack_include_message: Mapped[bool] = mapped_column(Boolean, default=False, server_default="0")
     ack_texts: Mapped[dict | None] = mapped_column(JSON(none_as_null=True))
+    # Where its inquiries' retention counts from (``app.inquiries.retention.Clock``): receipt, or the thread's
+    # last message; quoting the person's text to an address that has not written before needs ``ack_quote_new``.
+    retention_clock: Mapped[str] = mapped_column(String(16), default="received", server_default="received")
+    ack_quote_new: Mapped[bool] = mapped_column(Boolean, default=False, server_default="0")
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
@@ -167,6 +171,8 @@ class Inquiry(Base):
     origin: Mapped[str | None] = mapped_column(String(200))
     # The checks that put it in the spam folder (``app.inquiries.spam``); None in the inbox.
     spam_checks: Mapped[list | None] = mapped_column(JSON(none_as_null=True))
+    # The thread's last message, the person's or a reply (``app.conversations``); None: none since receipt.
+    last_message_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
 
 class Setting(Base):
@@ -329,6 +335,8 @@ class AuditAction(StrEnum):
     MARKED_ANSWERED = "marked_answered"
     MARKED_UNANSWERED = "marked_unanswered"
     REPLY_SENT = "reply_sent"
+    HELD_MESSAGE_THREADED = "held_message_threaded"  # an e-mail held apart put into the inquiry it named
+    HELD_MESSAGE_DELETED = "held_message_deleted"
     # people
     ERASED = "erased"
     ERASURES_APPLIED = "erasures_applied"
@@ -447,6 +455,7 @@ class DeliveryKind(StrEnum):
     TEST = "test"  # an admin's test notification
     REPLY = "reply"  # an admin's reply to the person who wrote (``app.replies``)
     ACK = "ack"  # a form's acknowledgement to the person who wrote
+    MESSAGE = "message"  # the person's answer by e-mail joined the inquiry's conversation (``app.notify``)
 
 
 class Delivery(Base):
@@ -582,3 +591,48 @@ class AttachmentChunk(Base):
     attachment_id: Mapped[int] = mapped_column(ForeignKey("attachments.id", ondelete="CASCADE"))
     seq: Mapped[int] = mapped_column(Integer)
     data: Mapped[bytes] = mapped_column(LargeBinary)
+
+
+class MessageState(StrEnum):
+    """Where a person's e-mail is: in its inquiry's thread, or held apart for an owner to look at."""
+
+    THREAD = "thread"
+    HELD = "held"
+
+
+class MessageKind(StrEnum):
+    """What a received e-mail is: a person's message, an automatic reply, or a bounce (a DSN)."""
+
+    MESSAGE = "message"
+    AUTO_REPLY = "auto_reply"
+    BOUNCE = "bounce"
+
+
+class InboundMessage(Base):
+    """An e-mail received about an inquiry (``app.conversations``), reduced to plain text.
+
+    In its inquiry's thread (``state`` thread), or held apart (``held``:
+    nothing matched it, or it came from another address than the inquiry's;
+    ``inquiry_id`` then names the inquiry it pointed at, if any). Deleted
+    with its inquiry (``ON DELETE CASCADE``), as its files are (the
+    inquiry's attachments with ``field_key`` ``mail:<id>``); a held one the
+    cleanup deletes after ``app.cleanup.targets.HELD_KEEP``.
+    """
+
+    __tablename__ = "inbound_messages"
+    __table_args__ = (Index("ix_inbound_messages_inquiry_id_received_at", "inquiry_id", "received_at"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    inquiry_id: Mapped[int | None] = mapped_column(ForeignKey("submissions.id", ondelete="CASCADE"))
+    state: Mapped[str] = mapped_column(String(16), index=True)
+    kind: Mapped[str] = mapped_column(String(16))
+    reason: Mapped[str | None] = mapped_column(String(40))  # why held, or a bounce's diagnostic
+    sender: Mapped[str] = mapped_column(String(254))
+    # ``app.inquiries.addresses.mailbox_key`` of the sender: whether an address has written to us before.
+    sender_key: Mapped[str | None] = mapped_column(String(254), index=True)
+    sender_name: Mapped[str] = mapped_column(String(100), default="")
+    subject: Mapped[str] = mapped_column(String(300), default="")
+    body: Mapped[str] = mapped_column(Text)
+    message_id: Mapped[str | None] = mapped_column(String(200), index=True)
+    files_refused: Mapped[int] = mapped_column(Integer, default=0)
+    received_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)

@@ -28,7 +28,14 @@ from app.attachments.rules import DEFAULT_TYPES, parse_types
 # app.core.clock, app.core.db, app.core.dialect and app.models.
 from app.core import db, i18n
 from app.core.chaturls import KNOWN, parse_api_bases, parse_notify_urls
-from app.core.parsing import parse_address, parse_emails, parse_secret, parse_smtp_url, parse_webhook_url
+from app.core.parsing import (
+    parse_address,
+    parse_emails,
+    parse_imap_url,
+    parse_secret,
+    parse_smtp_url,
+    parse_webhook_url,
+)
 from app.core.ratelimit import parse_limits
 from app.inquiries.retention import MAX_DAYS, MIN_DAYS
 
@@ -286,8 +293,9 @@ SETTINGS: tuple[Variable, ...] = (
     Variable(
         "REPLY_TO", None, _optional(rule(text, parse_address)), "unset or an e-mail address, e.g. team@example.org",
         "The team's address for `Reply-To` on replies sent from the inbox, when the answering admin has set no"
-        " address of their own (account page), and on acknowledgements. Unset: answers go to the sender,"
-        " `SUNDOWN_MAIL_FROM`. ([docs/replies.md](docs/replies.md))",
+        " address of their own (account page), and on acknowledgements, while answers do not come back"
+        " (`SUNDOWN_INBOUND_ADDRESS` unset). Unset: answers go to the sender, `SUNDOWN_MAIL_FROM`."
+        " ([docs/conversations.md](docs/conversations.md))",
         example="team@example.org"),
     Variable(
         "ACK_HOURLY_CAP", 50, rule(_integer, lambda n: n >= 1), "a whole number of at least 1",
@@ -296,8 +304,45 @@ SETTINGS: tuple[Variable, ...] = (
     Variable(
         "ACK_PER_ADDRESS_SECONDS", 3600, rule(_integer, lambda n: n >= 3600),
         "a whole number of seconds, at least 3600",
-        "At most one acknowledgement to an address in this many seconds (`outcome=\"address_capped\"` past it),"
-        " so a form cannot be used to mail-bomb a stranger."),
+        "At most one acknowledgement to a mailbox in this many seconds (`outcome=\"address_capped\"` past it),"
+        " so a form cannot be used to mail-bomb a stranger; the address counts case, `+tag` and Gmail's dots"
+        " aside."),
+    Variable(
+        "ACK_PER_CLIENT_LIMITS", "3/3600,10/86400", LIMITS, LIMITS_TEXT,
+        "Acknowledgements one client (its network, as the submission limits count it) may cause, as"
+        " count/seconds pairs (`outcome=\"client_capped\"` past them)."),
+    Variable(
+        "INBOUND_ADDRESS", None, _optional(rule(lambda s: parse_address(text(s)), lambda s: "+" not in s)),
+        "unset or the e-mail address people's answers go to, without a +tag, e.g. replies@example.org",
+        "The address people's answers come back to, without a `+tag`, e.g. `replies@example.org`: replies and"
+        " acknowledgements then carry `Reply-To: replies+i<N>-<signature>@example.org`, and answers join the"
+        " inquiry's conversation. ([docs/conversations.md](docs/conversations.md))",
+        shown="unset (answers go to people's mailboxes)", example="replies@example.org"),
+    Variable(
+        "INBOUND_TOKEN", None, TOKEN, TOKEN_TEXT,
+        "Enables `POST /internal/mail` (one raw e-mail as the body, whatever its `Content-Type`) with"
+        " `Authorization: Bearer <token>`; 404 when unset. Never logged.", secret=True),
+    Variable(
+        "INBOUND_MAX_BYTES", 25 * 1024 * 1024, rule(_integer, lambda n: 64 * 1024 <= n <= 200 * 1024 * 1024),
+        "a whole number of bytes from 65536 to 209715200 (200 MB)",
+        "The largest e-mail taken, in bytes (25 MB): `POST /internal/mail` answers 413 past it, the IMAP fetch"
+        " holds a note of it apart."),
+    Variable(
+        "INBOUND_RATE_LIMITS", "120/60,2000/86400", LIMITS, LIMITS_TEXT,
+        "E-mails `POST /internal/mail` takes, as count/seconds pairs (429 past them)."),
+    Variable(
+        "IMAP_URL", None, _optional(rule(text, parse_imap_url)),
+        "unset or imaps://user:pass@host:993/INBOX or imap+starttls://user:pass@host:143/INBOX",
+        "The mailbox answers arrive in, fetched after ordinary requests, each stored message deleted from it."
+        " The certificate is verified. Never logged.", shown="unset (no fetch)", secret=True),
+    Variable(
+        "IMAP_CA_FILE", None, _optional(rule(text, os.path.isfile)),
+        "unset or the path of a PEM file of CA certificates",
+        "CA certificates to verify the IMAP server with instead, for a mailbox with a private CA.",
+        shown="unset (the system's CAs)"),
+    Variable(
+        "IMAP_INTERVAL", 60, rule(_integer, lambda n: n >= 10), "a whole number of seconds, at least 10",
+        "Seconds between two fetches of the mailbox."),
     Variable(
         "NOTIFY_EMAILS", None, _optional(parse_emails),
         "unset or e-mail addresses, comma-separated or a JSON list (at most 20)",

@@ -1,4 +1,4 @@
-"""Every page under /admin: inbox, spam, detail, files, workflow, replies, changes, export, forms, people,
+"""Every page under /admin: inbox, spam, detail, files, workflow, replies, held mail, changes, export, forms, people,
 retention, cleanup, notifications, admins, account.
 
 One guard covers every path under /admin (``guard``): a live admin login and
@@ -34,6 +34,7 @@ from app.admin import (  # noqa: E402,F401
     display,
     export,
     forms,
+    held,
     inbox,
     labels,
     notifications,

@@ -101,7 +101,7 @@ def _submit(form: Form | None):
     target = form or Form(created_at=clock.now())
     for name in ("slug", "title", "description", "enabled", "retention_days", "spam_retention_days",
                  "notify_emails", "webhook_url", "email_field", "allowed_origins", "thanks_url",
-                 "ack_enabled", "ack_include_message"):
+                 "ack_enabled", "ack_include_message", "ack_quote_new", "retention_clock"):
         setattr(target, name, getattr(draft, name))
     target.ack_texts = draft.ack_texts or None
     target.fields = dump(draft.fields)

@@ -25,6 +25,7 @@ from app.admin.inquiries import (
 )
 from app.attachments import store as attachment_store
 from app.auth.permissions import Permission
+from app.conversations import references, thread
 from app.core import clock, db
 from app.forms import answers as form_answers
 from app.forms import store as form_store
@@ -64,14 +65,16 @@ def render_detail(inquiry, errors: dict | None = None, reply_draft: compose.Draf
     ``reply_errors`` with what was written)."""
     session = db.get_session()
     form = session.get(Form, inquiry.form_id) if inquiry.form_id is not None else None
+    replies, files = sending.of_inquiry(session, inquiry.id), attachment_store.of_inquiry(session, inquiry.id)
     return render_template(
-        "admin/detail.html", inquiry=inquiry, errors=errors or {}, replies=sending.of_inquiry(session, inquiry.id),
+        "admin/detail.html", inquiry=inquiry, errors=errors or {}, replies=replies,
+        thread=thread.entries(session, inquiry.id, replies, files),
         can_reply=compose.available(inquiry), reply_draft=reply_draft or compose.draft(inquiry, form),
         reply_errors=reply_errors or {}, smtp_configured=email.configured(),
         deletion_due=retention.deletion_due(session, inquiry),
         answered_by=workflow.answered_by_name(inquiry), answers=form_answers.rows_of(inquiry),
         mine=reads.of(session, inquiry.id, current_user.id),
-        form=form, attachments=attachment_store.of_inquiry(session, inquiry.id),
+        form=form, attachments=thread.form_files(files), answers_come_back=references.configured(),
     )
 
 

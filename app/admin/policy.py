@@ -55,6 +55,10 @@ POLICY: dict[str, Permission] = {
     "admin.send_test": Permission.SETTINGS,                 # POST /admin/notifications/test
     "admin.cleanup_page": Permission.SETTINGS,              # GET  /admin/cleanup (the ledger and the audit log)
     "admin.run_cleanup": Permission.SETTINGS,               # POST /admin/cleanup/run
+    # e-mails held apart (app.admin.held): whoever manages the site's settings
+    "admin.held_messages": Permission.SETTINGS,             # GET  /admin/held
+    "admin.thread_held": Permission.SETTINGS,               # POST /admin/held/<id>/thread
+    "admin.delete_held": Permission.SETTINGS,               # POST /admin/held/<id>/delete
     # admins (app.admin.admins, account)
     "admin.admins": Permission.ADMINS,                      # GET  /admin/admins
     "admin.log_out_everywhere": Permission.ADMINS,          # POST /admin/admins/<id>/logout

@@ -36,7 +36,7 @@ def send_reply(inquiry_id: int):
         if not _still_visible(session, inquiry_id):
             raise BadRequest(_("This inquiry was deleted meanwhile: nothing was sent."))
         sending.queue(session, inquiry_id, ReplyKind.REPLY, written.subject, written.body, str(get_locale()),
-                      compose.reply_to(current_user.email), current_user.id)
+                      compose.reply_to(current_user.email, inquiry_id), current_user.id)
         _mark_answered(session, inquiry_id)
         audit.record(session, current_user, AuditAction.REPLY_SENT, 1, f"inquiry #{inquiry_id}")
     wake()

@@ -52,7 +52,9 @@ def run(trigger: str, force: bool = False, should_stop: Callable[[], bool] = lam
     if row is None:
         _learn_next_due(moment)
         return None
-    times = Moment(now=moment, cutoff=recorded_cutoffs(row))
+    with db.transaction() as session:
+        clocks = retention.from_last_message(session)
+    times = Moment(now=moment, cutoff=recorded_cutoffs(row, clocks))
     progress = delete_all(state.current().targets, times, batch_limits(), _recorder(row), should_stop)
     patiently(lambda: _close_ledger(row, progress, times), CLOSE_PATIENCE)
     if any(progress.deleted.values()):
@@ -64,11 +66,12 @@ def run(trigger: str, force: bool = False, should_stop: Callable[[], bool] = lam
     return row
 
 
-def recorded_cutoffs(row: CleanupRun) -> retention.Cutoffs:
-    """The inbox cutoffs a run captured with its claim: the site's and each form's, from its ledger row."""
+def recorded_cutoffs(row: CleanupRun, from_last_message: frozenset[int] = frozenset()) -> retention.Cutoffs:
+    """The inbox cutoffs a run captured with its claim: the site's and each form's, from its ledger row, with
+    the forms whose retention counts from the last message (``from_last_message``, read as the run starts)."""
     own = {int(form_id): retention.cutoff_for(row.started_at, days)
            for form_id, days in (row.form_retention_days or {}).items()}
-    return retention.Cutoffs(row.cutoff, own)
+    return retention.Cutoffs(row.cutoff, own, from_last_message)
 
 
 def run_if_due(trigger: str, should_stop: Callable[[], bool] = lambda: False) -> CleanupRun | None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from flask import current_app
-from sqlalchemy import ColumnElement, or_, select
+from sqlalchemy import ColumnElement, and_, or_, select
 
 from app.attachments.store import CHUNK_SIZE
 from app.cleanup.batches import Moment, Target
@@ -31,7 +31,9 @@ from app.models import (
     AuditEntry,
     CleanupRun,
     Delivery,
+    InboundMessage,
     Inquiry,
+    MessageState,
     OneTimeSecret,
     RateLimit,
     UsedChallenge,
@@ -39,6 +41,7 @@ from app.models import (
 
 LEDGER_KEEP = timedelta(days=90)
 DELIVERIES_KEEP = timedelta(days=30)  # done and failed notifications: the health figures look back this far
+HELD_KEEP = timedelta(days=30)  # e-mails held apart (matched no inquiry): an owner looks at them within this
 FILE_BATCH_BYTES = 8 * 1024 * 1024  # a file batch's most bytes: as long a transaction as a batch of long messages
 
 
@@ -84,6 +87,10 @@ TARGETS: tuple[Target, ...] = (
     Target("rate_limits", RateLimit, lambda m: RateLimit.expires_at < m.now, RateLimit.expires_at),
     # Pending deliveries have no finished_at and are never deleted here (their inquiry's deletion cascades).
     Target("deliveries", Delivery, lambda m: Delivery.finished_at < m.now - DELIVERIES_KEEP, Delivery.finished_at),
+    # Messages in a thread go with their inquiry (``ON DELETE CASCADE``); held-apart ones after HELD_KEEP.
+    Target("held_messages", InboundMessage, lambda m: and_(InboundMessage.state == MessageState.HELD,
+                                                          InboundMessage.received_at < m.now - HELD_KEEP),
+           InboundMessage.received_at),
     Target("cleanup_runs", CleanupRun, lambda m: CleanupRun.started_at < m.now - LEDGER_KEEP, CleanupRun.started_at),
     Target("audit_entries", AuditEntry, audit_expired, AuditEntry.created_at),
 )

@@ -55,7 +55,7 @@ DELIVERIES = Counter("sundown_delivery_attempts", "Notification delivery attempt
                      ["channel", "outcome"])
 CLEANUP_RUNS = Counter("sundown_cleanup_runs", "Cleanup runs ended, by status.", ["status"])
 NOTIFY_CAPPED = Counter("sundown_notifications_capped", "Inquiry e-mails held back by the hourly cap (sent as one).")
-ACK_OUTCOMES = ("queued", "address_capped", "hourly_capped")
+ACK_OUTCOMES = ("queued", "address_capped", "client_capped", "hourly_capped")
 ACKNOWLEDGEMENTS = Counter("sundown_acknowledgements", "Acknowledgement e-mails to people who wrote, queued or held "
                            "back by a cap (app.replies.ack).", ["outcome"])
 CLEANUP_DELETED = Counter("sundown_cleanup_deleted_rows", "Rows deleted by cleanup runs, by target.", ["target"])

@@ -49,6 +49,34 @@ def parse_smtp_url(url: str) -> SmtpServer:
     )
 
 
+@dataclass(frozen=True)
+class ImapServer:
+    """An IMAP mailbox: host, port, ``tls`` (implicit) or ``starttls``, login and the mailbox's name."""
+
+    host: str
+    port: int
+    security: str
+    username: str
+    password: str
+    mailbox: str
+
+
+IMAP_PORTS = {"imaps": 993, "imap+starttls": 143}
+
+
+def parse_imap_url(url: str) -> ImapServer:
+    """``imaps://user:pass@host:993/INBOX`` or ``imap+starttls://user:pass@host:143/INBOX`` (TLS either way)."""
+    parts = urlsplit(url)
+    if parts.scheme not in IMAP_PORTS or not parts.hostname or not parts.username or parts.password is None:
+        raise ValueError(url)
+    mailbox = unquote(parts.path.lstrip("/")) or "INBOX"
+    if parts.query or any(char in mailbox for char in '"\\\r\n'):
+        raise ValueError(url)
+    return ImapServer(host=parts.hostname, port=parts.port or IMAP_PORTS[parts.scheme],
+                      security="tls" if parts.scheme == "imaps" else "starttls",
+                      username=unquote(parts.username), password=unquote(parts.password), mailbox=mailbox)
+
+
 def parse_address(value: str) -> str:
     """One e-mail address, normalised; raises ValueError on anything else."""
     try:

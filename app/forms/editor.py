@@ -49,6 +49,7 @@ class Draft:
     enabled: bool = True
     retention_days: int | None = None
     spam_retention_days: int | None = None
+    retention_clock: str = "received"  # ``retention.Clock``: from receipt, or from the thread's last message
     notify_emails: list[str] | None = None
     webhook_url: str | None = None
     email_field: str | None = None
@@ -56,6 +57,7 @@ class Draft:
     thanks_url: str | None = None
     ack_enabled: bool = False  # the acknowledgement (``app.replies.ack``), its texts by locale
     ack_include_message: bool = False
+    ack_quote_new: bool = False  # quote the message to an address that has not written before
     ack_texts: Texts = field(default_factory=dict)
     fields: list[Field] = field(default_factory=list)
     rows: list[int] = field(default_factory=list)  # each field's row in the post, so messages find their inputs
@@ -70,7 +72,8 @@ class Draft:
         """The draft of a stored form."""
         return cls(slug=form.slug, title=dict(form.title), description=dict(form.description or {}),
                    enabled=form.enabled, retention_days=form.retention_days,
-                   spam_retention_days=form.spam_retention_days, notify_emails=form.notify_emails,
+                   spam_retention_days=form.spam_retention_days, retention_clock=form.retention_clock,
+                   ack_quote_new=form.ack_quote_new, notify_emails=form.notify_emails,
                    webhook_url=form.webhook_url, email_field=form.email_field,
                    allowed_origins=form.allowed_origins, thanks_url=form.thanks_url, ack_enabled=form.ack_enabled,
                    ack_include_message=form.ack_include_message, ack_texts=dict(form.ack_texts or {}),
@@ -93,12 +96,17 @@ def read(data: Any, locales: tuple[str, ...], default_locale: str) -> tuple[Draf
     draft.enabled = data.get("enabled") == "1"
     draft.retention_days = _days(data, "retention_days", errors)
     draft.spam_retention_days = _days(data, "spam_retention_days", errors)
+    draft.retention_clock = data.get("retention_clock", retention.Clock.RECEIVED)
+    if draft.retention_clock not in set(retention.Clock):
+        errors["retention_clock"] = _("Choose when the retention starts.")
+        draft.retention_clock = retention.Clock.RECEIVED
     draft.notify_emails = _emails(data, errors)
     draft.webhook_url = _webhook(data, errors)
     draft.allowed_origins = _origins(data, errors)
     draft.thanks_url = _thanks_url(data, draft.allowed_origins, errors)
     draft.ack_enabled = data.get("ack_enabled") == "1"
     draft.ack_include_message = data.get("ack_include_message") == "1"
+    draft.ack_quote_new = data.get("ack_quote_new") == "1"
     draft.ack_texts = _texts(data, "ack_text", locales, ACK_TEXT_LENGTH, errors)
     draft.fields, draft.rows = _fields(data, locales, default_locale, errors)
     draft.email_field = _email_field(data, draft.fields, errors)

@@ -60,6 +60,13 @@ def mark_unread(session: Session, inquiry_id: int, admin_id: int) -> bool:
     )) == 1
 
 
+def unread_for_everyone(session: Session, inquiry_id: int) -> None:
+    """Make the inquiry unread for every admin (a person's new message in its conversation); the record of
+    their openings stays."""
+    session.execute(update(InquiryView).where(InquiryView.inquiry_id == inquiry_id, InquiryView.read_at.is_not(None))
+                    .values(read_at=None), execution_options={"synchronize_session": False})
+
+
 def unread_by(admin_id: int) -> ColumnElement[bool]:
     """The inquiries ``admin_id`` has not read (a lookup of their row by the table's key, per inquiry)."""
     return ~exists().where(

@@ -12,6 +12,12 @@ spam folder, each with its own stored period and so its own cutoff.
   ``Form.spam_retention_days``); None means the site's;
 * the cutoff: ``now - retention``, one per form with its own period and one
   for the rest (``Cutoffs``);
+* the clock: a form counts its inbox retention from receipt (``created_at``)
+  or from its thread's last message (``Clock.LAST_MESSAGE``: the later of
+  ``created_at`` and ``last_message_at``), so a conversation still going on
+  is kept; spam always counts from receipt. Since the last message is never
+  older than receipt, an inquiry past its cutoff by the last message is past
+  it by receipt too: the cleanup's batches keep following ``created_at``;
 * ``visible(cutoffs)``, the read predicate: an inquiry past its form's
   retention is hidden at once, even before a cleanup deletes it, unless it
   is on legal hold;
@@ -27,6 +33,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from enum import StrEnum
 
 from flask import current_app
 from sqlalchemy import ColumnElement, and_, func, or_, select
@@ -43,6 +50,13 @@ MIN_DAYS = 1
 MAX_DAYS = 3650
 KEY = "retention_days"
 SPAM_KEY = "spam_retention_days"
+
+
+class Clock(StrEnum):
+    """Where a form's inbox retention counts from (``Form.retention_clock``)."""
+
+    RECEIVED = "received"
+    LAST_MESSAGE = "last_message"
 
 
 def default_days() -> int:
@@ -118,10 +132,22 @@ class Cutoffs:
 
     default: datetime
     forms: dict[int, datetime] = field(default_factory=dict)
+    from_last_message: frozenset[int] = frozenset()  # forms whose clock is ``Clock.LAST_MESSAGE``
 
     def for_form(self, form_id: int | None) -> datetime:
         """The cutoff of form ``form_id``."""
         return self.forms.get(form_id, self.default) if form_id is not None else self.default
+
+    def past(self, inquiry: Inquiry) -> bool:
+        """Whether ``inquiry`` is past its form's cutoff, counted by its form's clock (its hold aside)."""
+        start = inquiry.created_at
+        if inquiry.form_id in self.from_last_message and inquiry.last_message_at is not None:
+            start = max(start, inquiry.last_message_at)
+        return start < self.for_form(inquiry.form_id)
+
+    def own(self) -> dict[int, datetime]:
+        """The cutoff of each form with a period or a clock of its own."""
+        return {form_id: self.for_form(form_id) for form_id in set(self.forms) | self.from_last_message}
 
     def newest(self) -> datetime:
         """The latest cutoff of all: nothing newer is past retention."""
@@ -135,11 +161,18 @@ def form_retentions(session: Session, policy: Policy = INBOX) -> dict[int, int]:
     return {form_id: days for form_id, days in rows if days is not None and in_bounds(days)}
 
 
+def from_last_message(session: Session) -> frozenset[int]:
+    """The forms whose inbox retention counts from the thread's last message."""
+    return frozenset(session.scalars(select(Form.id).where(Form.retention_clock == Clock.LAST_MESSAGE)))
+
+
 def cutoffs_at(session: Session, moment: datetime, policy: Policy = INBOX, days: int | None = None) -> Cutoffs:
     """The policy's cutoffs at ``moment``: each form's own, and the site's (``days``, else the stored one)."""
     site_days = retention_days(session, policy) if days is None else days
     own = form_retentions(session, policy)
-    return Cutoffs(cutoff_for(moment, site_days), {form_id: cutoff_for(moment, each) for form_id, each in own.items()})
+    clocks = from_last_message(session) if policy is INBOX else frozenset()
+    return Cutoffs(cutoff_for(moment, site_days), {form_id: cutoff_for(moment, each) for form_id, each in own.items()},
+                   clocks)
 
 
 def current_cutoff(session: Session, policy: Policy = INBOX) -> Cutoffs:
@@ -151,16 +184,25 @@ def _as_cutoffs(cutoff: datetime | Cutoffs) -> Cutoffs:
     return cutoff if isinstance(cutoff, Cutoffs) else Cutoffs(cutoff)
 
 
-def _by_form(cutoffs: Cutoffs, older: bool) -> ColumnElement[bool]:
-    """``created_at`` against each inquiry's form's cutoff: older than it, or not."""
-    def side(cutoff: datetime) -> ColumnElement[bool]:
+def _side(cutoff: datetime, older: bool, last_message: bool) -> ColumnElement[bool]:
+    """Older than ``cutoff`` (or not) by receipt, or with ``last_message`` by the thread's last message too."""
+    if not last_message:
         return Inquiry.created_at < cutoff if older else Inquiry.created_at >= cutoff
+    if older:
+        quiet = or_(Inquiry.last_message_at.is_(None), Inquiry.last_message_at < cutoff)
+        return and_(Inquiry.created_at < cutoff, quiet)
+    return or_(Inquiry.created_at >= cutoff, Inquiry.last_message_at >= cutoff)
 
-    if not cutoffs.forms:
-        return side(cutoffs.default)
-    others = or_(Inquiry.form_id.is_(None), Inquiry.form_id.not_in(list(cutoffs.forms)))
-    return or_(and_(others, side(cutoffs.default)),
-               *(and_(Inquiry.form_id == form_id, side(cutoff)) for form_id, cutoff in cutoffs.forms.items()))
+
+def _by_form(cutoffs: Cutoffs, older: bool) -> ColumnElement[bool]:
+    """Each inquiry against its form's cutoff and clock: older than it, or not."""
+    own = cutoffs.own()
+    if not own:
+        return _side(cutoffs.default, older, False)
+    others = or_(Inquiry.form_id.is_(None), Inquiry.form_id.not_in(list(own)))
+    return or_(and_(others, _side(cutoffs.default, older, False)),
+               *(and_(Inquiry.form_id == form_id, _side(cutoff, older, form_id in cutoffs.from_last_message))
+                 for form_id, cutoff in own.items()))
 
 
 def visible(cutoff: datetime | Cutoffs) -> ColumnElement[bool]:
@@ -175,7 +217,7 @@ def expired(cutoff: datetime | Cutoffs) -> ColumnElement[bool]:
     too (implied, so the same rows): the index range then ends there.
     """
     cutoffs = _as_cutoffs(cutoff)
-    if not cutoffs.forms:
+    if not cutoffs.own():
         return and_(Inquiry.legal_hold.is_(False), Inquiry.created_at < cutoffs.default)
     return and_(Inquiry.legal_hold.is_(False), Inquiry.created_at < cutoffs.newest(),
                 _by_form(cutoffs, older=True))
@@ -214,10 +256,16 @@ def deletion_due(session: Session, inquiry: Inquiry) -> datetime | None:
     if inquiry.legal_hold:
         return None
     policy = policy_of(inquiry)
-    retentions = form_retentions(session, policy)
-    own = None if inquiry.form_id is None else retentions.get(inquiry.form_id)
+    own = None if inquiry.form_id is None else form_retentions(session, policy).get(inquiry.form_id)
     days = own or retention_days(session, policy)
-    return inquiry.created_at + timedelta(days=days)
+    return counted_from(session, inquiry, policy) + timedelta(days=days)
+
+
+def counted_from(session: Session, inquiry: Inquiry, policy: Policy = INBOX) -> datetime:
+    """When ``inquiry``'s retention started: receipt, or its thread's last message if its form counts so."""
+    if policy is INBOX and inquiry.last_message_at is not None and inquiry.form_id in from_last_message(session):
+        return max(inquiry.created_at, inquiry.last_message_at)
+    return inquiry.created_at
 
 
 @dataclass(frozen=True)

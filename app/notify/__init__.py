@@ -10,7 +10,8 @@ Each module does one thing:
 * ``health``: what the admin pages show (``POST /internal/deliver`` is in ``app.web.internal``).
 
 Views call ``enqueue_inquiries(session, inquiry_ids)`` inside the transaction that
-saves (or un-spams) inquiries.
+saves (or un-spams) inquiries; ``app.conversations`` calls ``enqueue_message(session,
+inquiry_id)`` in the one that puts a person's answer into its inquiry's conversation.
 """
 
 from __future__ import annotations
@@ -66,6 +67,21 @@ def enqueue_inquiries(session: Session, inquiry_ids: list[int], form: Form | Non
     if count:
         hook.wake()
     return count
+
+
+def enqueue_message(session: Session, inquiry_id: int) -> int:
+    """Enqueue, in the caller's transaction, one delivery per channel in force for the inquiry's form saying
+    that the person answered (kind ``message``); how many. Never in a digest: past the hourly cap the e-mail
+    is left out (the inquiry is unread again all the same) and the webhook still goes."""
+    [(form, _ids)] = _by_form(session, [inquiry_id]) or [(None, [])]
+    names = channels.in_force(settings.for_new_inquiries(session).for_form(form))
+    if DeliveryChannel.EMAIL in names and _over_hourly_cap(session, 1):
+        names = [name for name in names if name != DeliveryChannel.EMAIL]
+        metrics.count_capped_notifications(1)
+    store.enqueue(session, [inquiry_id], names, kind=DeliveryKind.MESSAGE)
+    if names:
+        hook.wake()
+    return len(names)
 
 
 def _over_hourly_cap(session: Session, count: int) -> bool:

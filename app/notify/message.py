@@ -19,7 +19,7 @@ from flask_babel import ngettext
 from app.attachments.rules import file_size
 from app.core import i18n
 from app.forms import answers as form_answers
-from app.models import Attachment, Delivery, Form, Inquiry
+from app.models import Attachment, Delivery, Form, InboundMessage, Inquiry
 
 
 @dataclass(frozen=True)
@@ -45,6 +45,7 @@ class Notice:
     include_content: bool
     form: Form | None = None  # the inquiry's form
     files: tuple[File, ...] = ()  # the inquiry's, in the order they were sent
+    answer: InboundMessage | None = None  # the person's answer a ``message`` delivery tells of
 
     @property
     def is_test(self) -> bool:
@@ -74,6 +75,8 @@ def subject(notice: Notice) -> str:
     """The e-mail's subject line."""
     if notice.is_test:
         return _("Test notification from Sundown")
+    if notice.answer is not None:
+        return _("New message in inquiry #%(id)s", id=notice.received.id)
     return _("New inquiry #%(id)s", id=notice.received.id)
 
 
@@ -82,6 +85,8 @@ def text_body(notice: Notice) -> str:
     if notice.is_test:
         lines = [_("This is a test notification: e-mail notifications of new inquiries work."), "", notice.url]
         return "\n".join(lines) + "\n"
+    if notice.answer is not None:
+        return answer_body(notice)
     inquiry = notice.received
     lines = [_("New inquiry #%(id)s received %(time)s", id=inquiry.id, time=local_time(inquiry.created_at))]
     if notice.form is not None:
@@ -96,6 +101,18 @@ def text_body(notice: Notice) -> str:
                       inquiry.message]
         else:
             lines += ["", *(f"{label}: {words}" for label, words in rows)]
+    return "\n".join(lines) + "\n"
+
+
+def answer_body(notice: Notice) -> str:
+    """The e-mail's body for a person's answer: when, the link, and with content included what they wrote."""
+    answer = notice.answer
+    if answer is None:
+        raise ValueError("not a notice of an answer")
+    lines = [_("New message in inquiry #%(id)s received %(time)s", id=notice.received.id,
+               time=local_time(answer.received_at)), "", notice.url]
+    if notice.include_content:
+        lines += ["", _("E-mail: %(email)s", email=answer.sender), answer.subject, "", answer.body]
     return "\n".join(lines) + "\n"
 
 
@@ -123,6 +140,8 @@ def webhook_payload(notice: Notice, now: datetime) -> dict:
     """
     if notice.is_test:
         return {"version": PAYLOAD_VERSION, "type": "test", "timestamp": now.isoformat(), "data": {"url": notice.url}}
+    if notice.answer is not None:
+        return answer_payload(notice, now)
     inquiry = notice.received
     data = {"id": inquiry.id, "received_at": inquiry.created_at.isoformat(), "url": notice.url,
             "form": notice.form.slug if notice.form is not None else None, "file_count": len(notice.files)}
@@ -153,3 +172,16 @@ def chat_lines(notice: Notice) -> list[str]:
 
 
 FIRST_LINE = 200  # characters of the message's first line a chat message quotes
+
+
+def answer_payload(notice: Notice, now: datetime) -> dict:
+    """The webhook's JSON for a person's answer (``inquiry.message``): the inquiry's ``id``, ``received_at``
+    (the answer's), ``url`` and ``form``; with content included ``email``, ``subject`` and ``message``."""
+    answer = notice.answer
+    if answer is None:
+        raise ValueError("not a notice of an answer")
+    data = {"id": notice.received.id, "received_at": answer.received_at.isoformat(), "url": notice.url,
+            "form": notice.form.slug if notice.form is not None else None}
+    if notice.include_content:
+        data.update(email=answer.sender, subject=answer.subject, message=answer.body)
+    return {"version": PAYLOAD_VERSION, "type": "inquiry.message", "timestamp": now.isoformat(), "data": data}

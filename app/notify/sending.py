@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session
 
 from app.attachments import store as attachments
 from app.core import clock, db
-from app.models import Delivery, DeliveryKind, Form, Inquiry
+from app.models import Delivery, DeliveryKind, Form, InboundMessage, Inquiry, MessageKind, MessageState
 from app.notify import channels, digest
 from app.notify import settings as notify_settings
 from app.notify.channels import email
@@ -29,7 +29,7 @@ from app.notify.message import File, Notice
 from app.outbox.handlers import Batch
 from app.outbox.store import Attempt, Outcome
 
-KINDS = (DeliveryKind.INQUIRY, DeliveryKind.CAPPED, DeliveryKind.TEST)
+KINDS = (DeliveryKind.INQUIRY, DeliveryKind.CAPPED, DeliveryKind.TEST, DeliveryKind.MESSAGE)
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,7 @@ class Job:
 
 
 class Notifications:
-    """The handler of a new inquiry's notifications, the capped ones and an admin's test."""
+    """The handler of a new inquiry's notifications, the capped ones, an admin's test and a person's answer."""
 
     def prepare(self, session: Session, rows: list[Delivery]) -> dict[int, Job]:
         """The job of each row whose inquiry is still there (a test has none), by delivery id."""
@@ -95,15 +95,30 @@ def notices(session: Session, rows: Sequence[Delivery], include_content: bool) -
         if wanted else {}
     files = attachments.of_inquiries(session, wanted)
     forms = _forms(session)
+    answers = _answers(session, [row for row in rows if row.kind == DeliveryKind.MESSAGE])
     found = []
     for row in rows:
         inquiry = None if row.inquiry_id is None else inquiries.get(row.inquiry_id)
         if row.inquiry_id is not None and inquiry is None:
             continue
-        own = () if inquiry is None else files.get(inquiry.id, ())
         found.append(Notice(delivery=row, inquiry=inquiry, include_content=include_content,
-                            form=_form_of(forms, inquiry), files=tuple(File.of(each) for each in own)))
+                            form=_form_of(forms, inquiry),
+                            files=tuple(File.of(each) for each in own_files(files, inquiry)),
+                            answer=answers.get(row.id)))
     return found
+
+
+def _answers(session: Session, rows: list[Delivery]) -> dict[int, InboundMessage]:
+    """For each ``message`` row, by delivery id, the person's latest answer in its thread when it was queued."""
+    if not rows:
+        return {}
+    found = {}
+    for row in rows:
+        found[row.id] = session.scalars(select(InboundMessage).where(
+            InboundMessage.inquiry_id == row.inquiry_id, InboundMessage.state == MessageState.THREAD,
+            InboundMessage.kind == MessageKind.MESSAGE, InboundMessage.received_at <= row.created_at)
+            .order_by(InboundMessage.received_at.desc(), InboundMessage.id.desc()).limit(1)).first()
+    return {delivery_id: answer for delivery_id, answer in found.items() if answer is not None}
 
 
 def _forms(session: Session) -> dict[int, Form]:
@@ -116,3 +131,8 @@ def _forms(session: Session) -> dict[int, Form]:
 
 def _form_of(forms: dict[int, Form], inquiry: Inquiry | None) -> Form | None:
     return forms.get(inquiry.form_id) if inquiry is not None and inquiry.form_id is not None else None
+
+
+def own_files(files: dict, inquiry: Inquiry | None) -> tuple:
+    """The files of ``inquiry`` among ``files`` (none for a test notification, which has no inquiry)."""
+    return () if inquiry is None else tuple(files.get(inquiry.id, ()))

@@ -10,14 +10,18 @@ The JSON shape is stable (``FORMAT``; docs/people.md documents it)::
                     "replies": [{"kind": "reply" or "ack", "at": "...Z", "admin": "..." or null,
                                  "status": "queued", "sent_at": "...Z" or null, "subject": "...", "body": "..."}],
                     "attachments": [{"name": "...", "type": "image/png", "size": 1234,
-                                     "path": "files/1/7-photo.png"}]}]}
+                                     "path": "files/1/7-photo.png"}],
+                    "messages": [{"kind": "message" or "auto_reply" or "bounce", "at": "...Z", "from": "...",
+                                  "name": "...", "subject": "...", "body": "...", "files_refused": 0}]}]}
 
 Each attachment's ``path`` is where the zip export (``app.people.archive``)
 holds its bytes: ``files/<inquiry id>/<attachment id>-<name>`` (``file_path``).
 
 The CSV has one row per inquiry (``HEADER``), its audit entries in one cell,
-one per line, and the e-mails sent to the person (``app.replies``) in the
-last, every free-text cell neutralised as in the main export.
+one per line, the e-mails sent to the person (``app.replies``), and the
+e-mails received from them into the inquiry's conversation
+(``app.conversations``; ``messages``, their files among the attachments),
+every free-text cell neutralised as in the main export.
 
 Paging follows the inbox's export (``app.admin.export``, with ``app.core.csvstream``): the ids are read
 first, in one short transaction; then each page of ``PAGE_SIZE`` is read in
@@ -39,23 +43,24 @@ from sqlalchemy import select
 from app.attachments import rules, store
 from app.core import clock, db
 from app.core.csvstream import PAGE_SIZE, Chunks, neutralise
-from app.models import Admin, Attachment, AuditEntry, Inquiry, Reply
+from app.models import Admin, Attachment, AuditEntry, InboundMessage, Inquiry, MessageState, Reply
 from app.people import lookup
 
 FORMAT = "sundown.person-export.v1"
 HEADER = ("id", "status", "received_utc", "name", "email", "message", "user_agent",
-          "legal_hold", "hold_reason", "hold_by", "held_utc", "audit", "replies")
+          "legal_hold", "hold_reason", "hold_by", "held_utc", "audit", "replies", "messages")
 
 
 class PersonChanged(RuntimeError):
     """The person's inquiries changed while their export streamed; the export stops unfinished."""
 
 
-Item = tuple[Inquiry, list[AuditEntry], list[dict], list[Attachment]]
+Item = tuple[Inquiry, list[AuditEntry], list[dict], list[Attachment], list[dict]]
 
 
 def pages(app: Flask, address: str) -> Iterator[list[Item]]:
-    """The person's inquiries with their audit entries, replies and files, ``PAGE_SIZE`` at a time, oldest first."""
+    """The person's inquiries with their audit entries, replies, files and received messages, ``PAGE_SIZE`` at
+    a time, oldest first."""
     with app.app_context(), db.transaction() as session:
         ids = lookup.ids_of(session, address)
     for start in range(0, len(ids), PAGE_SIZE):
@@ -67,8 +72,9 @@ def pages(app: Flask, address: str) -> Iterator[list[Item]]:
             audit = lookup.audit_of(session, wanted)
             replies = _replies_of(session, wanted)
             files = store.of_inquiries(session, wanted)
-        yield [(found[inquiry_id], audit[inquiry_id], replies.get(inquiry_id, []), files.get(inquiry_id, []))
-               for inquiry_id in wanted]
+            received = _messages_of(session, wanted)
+        yield [(found[inquiry_id], audit[inquiry_id], replies.get(inquiry_id, []), files.get(inquiry_id, []),
+                received.get(inquiry_id, [])) for inquiry_id in wanted]
 
 
 def _replies_of(session, ids: list[int]) -> dict[int, list[dict]]:
@@ -82,6 +88,19 @@ def _replies_of(session, ids: list[int]) -> dict[int, list[dict]]:
         found.setdefault(reply.inquiry_id, []).append({
             "kind": reply.kind, "at": iso(reply.created_at), "admin": admin, "status": reply.status,
             "sent_at": iso(reply.sent_at), "subject": reply.subject, "body": reply.body})
+    return found
+
+
+def _messages_of(session, ids: list[int]) -> dict[int, list[dict]]:
+    """The e-mails received into each of ``ids``'s conversation, oldest first, in the export's shape (held
+    mail belongs to no inquiry until an owner puts it into one)."""
+    found: dict[int, list[dict]] = {}
+    for each in session.scalars(select(InboundMessage).where(
+            InboundMessage.inquiry_id.in_(ids), InboundMessage.state == MessageState.THREAD)
+            .order_by(InboundMessage.received_at, InboundMessage.id)):
+        found.setdefault(each.inquiry_id, []).append({
+            "kind": each.kind, "at": iso(each.received_at), "from": each.sender, "name": each.sender_name,
+            "subject": each.subject, "body": each.body, "files_refused": each.files_refused})
     return found
 
 
@@ -99,16 +118,17 @@ def json_parts(app: Flask, address: str) -> Iterator[tuple[bytes, list[Attachmen
     yield (json.dumps(head, ensure_ascii=False)[:-1] + ', "inquiries": [').encode("utf-8"), []
     separator = "\n"
     for page in pages(app, address):
-        for inquiry, audit, replies, files in page:
-            record = as_record(inquiry, audit, replies, files)
+        for inquiry, audit, replies, files, received in page:
+            record = as_record(inquiry, audit, replies, files, received)
             yield (separator + json.dumps(record, ensure_ascii=False)).encode("utf-8"), files
             separator = ",\n"
     yield b"\n]}\n", []
 
 
 def as_record(inquiry: Inquiry, audit: list[AuditEntry], replies: list[dict] | None = None,
-              files: list[Attachment] | None = None) -> dict:
-    """One inquiry, its audit entries, its replies and its files in the export's JSON shape."""
+              files: list[Attachment] | None = None, received: list[dict] | None = None) -> dict:
+    """One inquiry, its audit entries, its replies, its files and the e-mails received into its conversation
+    in the export's JSON shape."""
     return {
         "id": inquiry.id,
         "status": inquiry.status,
@@ -130,6 +150,7 @@ def as_record(inquiry: Inquiry, audit: list[AuditEntry], replies: list[dict] | N
             {"name": each.name, "type": each.content_type, "size": each.size, "path": file_path(each)}
             for each in files or []
         ],
+        "messages": received or [],
     }
 
 
@@ -150,14 +171,18 @@ def stream_csv(app: Flask, address: str) -> Iterator[bytes]:
     chunks = Chunks(HEADER)
     yield chunks.take()
     for page in pages(app, address):
-        chunks.writer.writerows(as_row(inquiry, audit, replies) for inquiry, audit, replies, _files in page)
+        chunks.writer.writerows(as_row(inquiry, audit, replies, received)
+                                for inquiry, audit, replies, _files, received in page)
         yield chunks.take()
 
 
-def as_row(inquiry: Inquiry, audit: list[AuditEntry], replies: list[dict] | None = None) -> tuple:
+def as_row(inquiry: Inquiry, audit: list[AuditEntry], replies: list[dict] | None = None,
+           received: list[dict] | None = None) -> tuple:
     """One inquiry as a CSV record, every free-text cell neutralised against formulas."""
     sent = "\n\n".join(f"{each['at']} {each['kind']} {each['status']} {each['admin'] or ''}\n{each['subject']}\n"
                        f"{each['body']}" for each in replies or [])
+    answers = "\n\n".join(f"{each['at']} {each['kind']} {each['from']}\n{each['subject']}\n{each['body']}"
+                          for each in received or [])
     entries = "\n".join(
         f"{_utc_text(entry.created_at)} {entry.admin_name}: {entry.action} ({entry.detail})" for entry in audit
     )
@@ -165,7 +190,7 @@ def as_row(inquiry: Inquiry, audit: list[AuditEntry], replies: list[dict] | None
         inquiry.id, inquiry.status, _utc_text(inquiry.created_at), neutralise(inquiry.name),
         neutralise(inquiry.email), neutralise(inquiry.message), neutralise(inquiry.user_agent),
         "yes" if inquiry.legal_hold else "no", neutralise(inquiry.hold_reason), neutralise(inquiry.hold_by),
-        _utc_text(inquiry.held_at), neutralise(entries), neutralise(sent),
+        _utc_text(inquiry.held_at), neutralise(entries), neutralise(sent), neutralise(answers),
     )
 
 

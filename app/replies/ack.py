@@ -3,13 +3,18 @@
 Only for an inquiry that passed the proof-of-work and went to the inbox (never spam, the honeypot or a
 refused one), in the language the person used, from the form's text for that language (an admin's, or
 the shipped one) with ``{name}``, ``{form}`` and ``{date}`` filled in, and their message below only when
-the admin chose it. Queued in the submission's own write transaction (``sending.queue``).
+the admin chose it, and then only to an address that has written to us before (a message of its in a
+thread) unless the admin also chose to quote to new addresses: a stranger's address typed into the form
+never receives the visitor's text. Queued in the submission's own write transaction (``sending.queue``).
 
-A form that mails any address it is given could mail-bomb strangers, so two caps hold:
+A form that mails any address it is given could mail-bomb strangers, so three caps hold:
 
-* one acknowledgement per address per ``SUNDOWN_ACK_PER_ADDRESS_SECONDS`` (an hour): one atomic upsert
-  on the address's keyed hash in ``rate_limits``, taken only when the last one has expired, so two
-  submissions racing on either database send one;
+* one acknowledgement per mailbox per ``SUNDOWN_ACK_PER_ADDRESS_SECONDS`` (an hour): one atomic upsert
+  on the keyed hash of the address's mailbox key (``app.inquiries.addresses``: case, ``+tag`` and a
+  provider's dots aside) in ``rate_limits``, taken only when the last one has expired, so two
+  submissions racing on either database send one, however the address is spelt;
+* ``SUNDOWN_ACK_PER_CLIENT_LIMITS`` per client (its network, as the submission limits count it), so
+  one sender cannot walk a list of addresses;
 * ``SUNDOWN_ACK_HOURLY_CAP`` from all addresses together in each clock hour (a fixed-window counter).
 
 Past either the inquiry is saved as always, without an acknowledgement; ``sundown_acknowledgements_total``
@@ -26,8 +31,10 @@ from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 from sqlalchemy.orm import Session
 
+from app.conversations import references, store
 from app.core import clock, dialect, i18n, metrics, ratelimit
 from app.forms import store as form_store
+from app.inquiries.addresses import mailbox_key
 from app.models import Form, RateLimit, ReplyKind
 from app.people import lookup
 from app.replies import sending
@@ -61,27 +68,34 @@ def queue_for(session: Session, inquiry_id: int, form: Form, values: dict, local
         return None
     outcome = _capped(session, values["email"])
     if outcome is None:
-        subject, body = _compose(form, values, locale)
-        sending.queue(session, inquiry_id, ReplyKind.ACK, subject, body, locale, current_app.config["REPLY_TO"])
+        quote = form.ack_include_message and (form.ack_quote_new or store.has_written(session, values["email"]))
+        subject, body = _compose(form, values, locale, quote)
+        reply_to = references.reply_address(inquiry_id) or current_app.config["REPLY_TO"]
+        sending.queue(session, inquiry_id, ReplyKind.ACK, subject, body, locale, reply_to)
         outcome = "queued"
     metrics.count_acknowledgement(outcome)
     return outcome
 
 
-def _compose(form: Form, values: dict, locale: str) -> tuple[str, str]:
+def _compose(form: Form, values: dict, locale: str, quote: bool) -> tuple[str, str]:
     with force_locale(locale):
         title = form_store.words(form.title)
         body = fill(text_for(form, locale), values.get("name") or "", title, i18n.local_date(clock.now()))
-        if form.ack_include_message:
+        if quote:
             body += "\n\n" + _("Your message:") + "\n\n" + "\n".join(f"> {line}" for line in
                                                                       (values.get("message") or "").splitlines())
         return _("We received your message: %(form)s", form=title), body + "\n"
 
 
 def _capped(session: Session, address: str) -> str | None:
-    """``address_capped`` or ``hourly_capped`` when a cap holds it back; None when it may go (counted)."""
-    if not _claim_address(session, lookup.email_hash(address)):
+    """``address_capped``, ``client_capped`` or ``hourly_capped`` when a cap holds it back; None when it may go
+    (counted). The address is keyed by its mailbox (``mailbox_key``: case, ``+tag``, a provider's dots), so
+    ``Ada+1@…``, ``ADA+2@…`` are one address to the cap."""
+    if not _claim_address(session, lookup.email_hash(mailbox_key(address) or address)):
         return "address_capped"
+    per_client = ratelimit.parse_limits(current_app.config["ACK_PER_CLIENT_LIMITS"])
+    if ratelimit.hit("ack-client", ratelimit.client_id(), per_client, session) is not None:
+        return "client_capped"
     cap = [ratelimit.Limit(current_app.config["ACK_HOURLY_CAP"], 3600)]
     if ratelimit.hit("ack-all", "all", cap, session) is not None:
         return "hourly_capped"

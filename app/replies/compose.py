@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from flask import current_app
 from flask_babel import gettext as _
 
+from app.conversations import references
 from app.core.i18n import local_time
 from app.forms import store as form_store
 from app.models import Form, Inquiry, InquiryStatus
@@ -62,6 +63,7 @@ def check(fields) -> tuple[Draft, dict[str, str]]:
     return Draft(subject, body), errors
 
 
-def reply_to(admin_email: str | None) -> str | None:
-    """Where the person's answer goes: the admin's own address, else the team's (``SUNDOWN_REPLY_TO``)."""
-    return admin_email or current_app.config["REPLY_TO"]
+def reply_to(admin_email: str | None, inquiry_id: int) -> str | None:
+    """Where the person's answer goes: back into the inquiry's thread when answers come back
+    (``SUNDOWN_INBOUND_ADDRESS``), else the admin's own address, else the team's (``SUNDOWN_REPLY_TO``)."""
+    return references.reply_address(inquiry_id) or admin_email or current_app.config["REPLY_TO"]

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import insert, select
+from sqlalchemy import insert, select, update
 from sqlalchemy.orm import Session
 
 from app.core import clock
-from app.models import Admin, Delivery, DeliveryChannel, DeliveryKind, Reply, ReplyKind, ReplyStatus
+from app.models import Admin, Delivery, DeliveryChannel, DeliveryKind, Inquiry, Reply, ReplyKind, ReplyStatus
 from app.outbox import store
 from app.replies import message
 
@@ -26,6 +26,8 @@ RETRYING = "retrying"  # shown, never stored: a queued reply whose last attempt 
 def queue(session: Session, inquiry_id: int, kind: ReplyKind, subject: str, body: str, locale: str,
           reply_to: str | None = None, admin_id: int | None = None) -> int:
     """Add a reply and its outbox row in the caller's transaction; the reply's id."""
+    if kind == ReplyKind.REPLY:  # the thread's last message: retention counted from it keeps the inquiry longer
+        session.execute(update(Inquiry).where(Inquiry.id == inquiry_id).values(last_message_at=clock.now()))
     [delivery_id] = store.add(session, [(inquiry_id, DeliveryChannel.EMAIL, DeliveryKind(kind))])
     return session.execute(insert(Reply).values(
         inquiry_id=inquiry_id, admin_id=admin_id, kind=kind, subject=subject, body=body, locale=locale,

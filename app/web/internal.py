@@ -5,9 +5,12 @@
   hammering it cannot multiply work.
 * ``POST /internal/deliver``: send the notifications that are due now; the
   outbox's leases make repeated calls harmless.
+* ``POST /internal/mail``: one raw e-mail (RFC 5322) as the body, whatever
+  the ``Content-Type`` says, into its inquiry's thread (``app.conversations``);
+  behind ``SUNDOWN_INBOUND_TOKEN``.
 * ``GET /metrics``: Prometheus text (``app.core.metrics``).
 
-Both ``/internal`` endpoints take ``SUNDOWN_CLEANUP_TOKEN``, ``/metrics``
+The cleanup and delivery endpoints take ``SUNDOWN_CLEANUP_TOKEN``, ``/metrics``
 takes ``SUNDOWN_METRICS_TOKEN``; an endpoint whose token is unset answers 404.
 Callers send ``Authorization: Bearer <token>``.
 """
@@ -21,8 +24,10 @@ from werkzeug.datastructures import WWWAuthenticate
 from werkzeug.exceptions import Forbidden, NotFound, Unauthorized
 
 from app.cleanup import ledger, runs
-from app.core import db, metrics
+from app.conversations import inbound, parse
+from app.core import db, metrics, ratelimit
 from app.outbox import deliver
+from app.web import intake
 from app.web.security import csrf
 
 bp = Blueprint("internal", __name__)
@@ -47,6 +52,27 @@ def deliver_now():
     require_bearer("CLEANUP_TOKEN", "cleanup")
     summary = deliver.deliver_due()
     return jsonify(attempts=summary.attempts, **summary.counts)
+
+
+@bp.post("/internal/mail")
+@csrf.exempt
+@intake.receives_itself
+def mail():
+    """Store one raw e-mail: 202 with where it went; 413 over the size limit, 422 unreadable, 429 too many."""
+    require_bearer("INBOUND_TOKEN", "mail")
+    config = current_app.config
+    ratelimit.enforce("inbound", "all", ratelimit.parse_limits(config["INBOUND_RATE_LIMITS"]))
+    # Spooled to a file past MAX_CONTENT_LENGTH, up to the inbound limit: 413 beyond it.
+    intake.receive_with_files(max(0, config["INBOUND_MAX_BYTES"] - config["MAX_CONTENT_LENGTH"]))
+    # The whole body is the message: form-encoded (curl's default type) or message/rfc822 alike.
+    raw = request.get_data(cache=False, parse_form_data=False)
+    try:
+        stored = inbound.accept(raw)
+    except inbound.TooLarge:
+        return jsonify(error="The message is larger than SUNDOWN_INBOUND_MAX_BYTES."), 413
+    except parse.Unreadable as refused:
+        return jsonify(error=f"The message was refused: {refused.args[0]}."), 422
+    return jsonify(outcome=stored.outcome, kind=stored.kind, inquiry=stored.inquiry_id), 202
 
 
 @bp.get("/metrics")

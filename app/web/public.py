@@ -271,9 +271,11 @@ def privacy():
     """How long inquiries and spam are kept, in plain words."""
     session = db.get_session()
     days, spam_days = retention.retention_days(session), retention.spam_retention_days(session)
-    own = [(form_store.words(form.title), form.retention_days or days, form.spam_retention_days)
+    own = [(form_store.words(form.title), form.retention_days or days, form.spam_retention_days,
+            form.retention_clock == retention.Clock.LAST_MESSAGE)
            for form in form_store.all_forms(session)
-           if form.enabled and (form.retention_days or form.spam_retention_days)]
+           if form.enabled and (form.retention_days or form.spam_retention_days
+                                or form.retention_clock == retention.Clock.LAST_MESSAGE)]
     return render_template("public/privacy.html", retention_days=days, spam_retention_days=spam_days,
                            own_retention=own)
 

@@ -17,7 +17,7 @@ from sqlalchemy import select
 from app.admin import policy
 from app.auth import permissions
 from app.auth.permissions import Permission
-from app.models import AdminLogin, Passkey
+from app.models import AdminLogin, InboundMessage, Passkey
 from devtools import admins
 from tests.admin.test_authz import admin_routes
 from tests.factories import add_file, add_inquiries, inquiry
@@ -59,11 +59,14 @@ def arranged(app, query, login, clock):
         inbox, spam = add_inquiries(session, [inquiry(clock), inquiry(clock, status="spam")])
         file_id = add_file(session, inbox, b"hello")
         session.add(Passkey(admin_id=ada.id, credential_id=os.urandom(16), public_key=b"key", name="Laptop"))
+        held = InboundMessage(inquiry_id=inbox, state="held", kind="message", sender="ada@work.example",
+                              sender_name="", subject="Hello", body="Hi", files_refused=0, received_at=clock())
+        session.add(held)
         session.commit()
         logins = session.scalars(select(AdminLogin.id).where(AdminLogin.admin_id == ada.id).order_by(AdminLogin.id))
         passkey = session.scalar(select(Passkey.id).where(Passkey.admin_id == ada.id))
         return {"inquiry_id": inbox, "attachment_id": file_id, "admin_id": grace.id, "passkey_id": passkey,
-                "login_id": list(logins)[-1], "form_id": 1, "spam_id": spam}
+                "login_id": list(logins)[-1], "form_id": 1, "spam_id": spam, "message_id": held.id}
 
     ids = query.using(rows)
     token = csrf_token(client, "/admin/")

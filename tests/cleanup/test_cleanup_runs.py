@@ -27,6 +27,7 @@ from app.models import (
     AuditEntry,
     CleanupRun,
     Delivery,
+    InboundMessage,
     Inquiry,
     OneTimeSecret,
     RateLimit,
@@ -124,11 +125,16 @@ def test_every_target_loses_exactly_its_expired_rows(app, db_session, clock):
     piece = store.CHUNK_SIZE
     for inquiry_id in inquiry_ids:  # the expired ones' files: 3 pieces, then 3 pieces
         add_file(db_session, inquiry_id, b"x" * (2 * piece + 1))
+    for days in (31, 29):  # e-mails held apart: kept 30 days
+        db_session.add(InboundMessage(state="held", kind="message", sender="x@example.com", sender_name="",
+                                      subject="", body="", files_refused=0, received_at=clock() - timedelta(days=days)))
+    db_session.commit()
     with app.app_context():
         run = cleanup.run("test")
     assert json.loads(run.deleted) == {
         "attachment_chunks": 6, "inquiries": 1, "spam": 1, "used_challenges": 1, "one_time_secrets": 1,
-        "admin_logins": 1, "rate_limits": 1, "deliveries": 1, "cleanup_runs": 1, "audit_entries": 0,
+        "admin_logins": 1, "rate_limits": 1, "deliveries": 1, "held_messages": 1, "cleanup_runs": 1,
+        "audit_entries": 0,
     }
     db_session.rollback()
     kept = select(Attachment.inquiry_id).join(AttachmentChunk, AttachmentChunk.attachment_id == Attachment.id)

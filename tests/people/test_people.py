@@ -91,6 +91,7 @@ def test_the_json_export_has_the_documented_shape(admin_client, db_session, cloc
                    "detail": f"inquiry #{ids['held']}: Claim 42"}],
         "replies": [],
         "attachments": [],
+        "messages": [],
     }
 
 

@@ -255,3 +255,33 @@ def test_the_forgotten_at_migration_adds_the_column_both_ways_keeping_every_run(
     with engine.begin() as connection:
         connection.execute(sa.delete(ledger))
     engine.dispose()
+
+
+def test_the_conversations_migration_keeps_every_inquiry_reply_and_file_both_ways(database_url):
+    engine = make_engine(database_url)
+    _downgrade(engine, "0015")
+    with engine.begin() as connection:
+        connection.execute(sa.text(
+            "INSERT INTO submissions (id, name, email, message, created_at, status, legal_hold, form_id) "
+            "VALUES (7, 'Ada', 'ada@example.com', 'm', :now, 'inbox', false, 1)"), {"now": NOW})
+        connection.execute(sa.text(
+            "INSERT INTO replies (inquiry_id, kind, subject, body, locale, message_id, status, created_at) "
+            "VALUES (7, 'reply', 's', 'b', 'en', '<r@x>', 'sent', :now)"), {"now": NOW})
+        connection.execute(sa.text(
+            "INSERT INTO attachments (inquiry_id, field_key, name, content_type, size, created_at) "
+            "VALUES (7, 'file', 'a.txt', 'text/plain', 1, :now)"), {"now": NOW})
+    upgrade(engine)
+    with engine.begin() as connection:
+        assert connection.execute(sa.text("SELECT retention_clock FROM forms")).scalars().all() == ["received"]
+        connection.execute(sa.text(
+            "INSERT INTO inbound_messages (inquiry_id, state, kind, sender, sender_name, subject, body, "
+            "files_refused, received_at) VALUES (7, 'thread', 'message', 'ada@example.com', '', '', 'hi', 0, :now)"),
+            {"now": NOW})
+    _downgrade(engine, "0015")
+    with engine.connect() as connection:
+        for table in ("submissions", "replies", "attachments"):
+            assert connection.execute(sa.text(f"SELECT count(*) FROM {table}")).scalar() == 1, table
+    upgrade(engine)
+    with engine.begin() as connection:
+        connection.execute(sa.delete(Inquiry.__table__))
+    engine.dispose()

@@ -285,12 +285,13 @@ def test_a_deleted_inquiry_takes_its_replies_and_their_outbox_rows(added, admin_
 # --- Acknowledgements ------------------------------------------------------------
 
 
-def acknowledging(app, include_message: bool = False, texts: dict | None = None) -> None:
+def acknowledging(app, include_message: bool = False, texts: dict | None = None, quote_new: bool = False) -> None:
     """Turn the site's form's acknowledgement on."""
     from app.models import Form
     with app.app_context():
         session = get_session()
-        session.execute(update(Form).values(ack_enabled=True, ack_include_message=include_message, ack_texts=texts))
+        session.execute(update(Form).values(ack_enabled=True, ack_include_message=include_message, ack_texts=texts,
+                                            ack_quote_new=quote_new))
         session.commit()
 
 
@@ -311,7 +312,8 @@ def test_acknowledgements_are_off_by_default(client, query, mail):
 
 def test_an_acknowledgement_reaches_the_person_in_their_language_with_the_placeholders_filled(
         app, client, query, mail):
-    acknowledging(app, include_message=True, texts={"en": "Dear {name}, got it ({form}, {date}). {other}"})
+    acknowledging(app, include_message=True, texts={"en": "Dear {name}, got it ({form}, {date}). {other}"},
+                  quote_new=True)
     assert send_inquiry(client, locale="ja") == 201
     [ack] = [email.message_from_bytes(raw, policy=default_policy) for to, raw in mail.envelopes
              if to == ["grace@example.com"]]
@@ -346,13 +348,43 @@ def test_one_acknowledgement_per_address_an_hour_and_a_global_hourly_cap(app_con
         assert send_inquiry(client, address=address) == 201
     after = {outcome: metrics.ACKNOWLEDGEMENTS.labels(outcome)._value.get() for outcome in metrics.ACK_OUTCOMES}
     assert {outcome: after[outcome] - before[outcome] for outcome in after} == {
-        "queued": 2, "address_capped": 1, "hourly_capped": 1}
+        "queued": 2, "address_capped": 1, "client_capped": 0, "hourly_capped": 1}
     with app.app_context():
         assert len(list(get_session().scalars(select(Reply.id)))) == 2
     clock.advance(hours=1, seconds=1)
     assert send_inquiry(client, address="grace@example.com") == 201
     with app.app_context():
         assert len(list(get_session().scalars(select(Reply.id)))) == 3
+
+
+def test_the_address_cap_keys_the_mailbox_and_a_per_client_cap_joins_it(app_config, make_app, query):
+    app = make_app({**app_config, "ACK_PER_CLIENT_LIMITS": "2/3600"})
+    client = app.test_client()
+    acknowledging(app)
+    for address in ("Grace.Hopper@gmail.com", "gracehopper+x@googlemail.com", "GRACE.HOPPER+y@GMAIL.com"):
+        assert send_inquiry(client, address=address) == 201
+    assert query.count(Reply) == 1  # one mailbox, however it is spelt
+    for address in ("a@example.com", "b@example.com", "c@example.com"):
+        assert send_inquiry(client, address=address) == 201
+    assert query.count(Reply) == 2  # the client's second: its third address is capped
+
+
+def test_the_message_is_quoted_only_to_an_address_that_has_written_before(app, client, query, mail):
+    from app.models import InboundMessage
+    acknowledging(app, include_message=True)
+    assert send_inquiry(client, address="stranger@example.com") == 201
+    [first] = [raw for to, raw in mail.envelopes if to == ["stranger@example.com"]]
+    assert b"I have a question" not in first  # a stranger's address never gets the visitor's text
+    with app.app_context():
+        session = get_session()
+        session.add(InboundMessage(inquiry_id=1, state="thread", kind="message", sender="Grace@Example.com",
+                                   sender_key="grace@example.com", sender_name="", subject="", body="Hi",
+                                   files_refused=0, received_at=datetime.now(UTC)))
+        session.commit()
+    assert send_inquiry(client, address="grace+forms@example.com") == 201
+    [second] = [email.message_from_bytes(raw, policy=default_policy) for to, raw in mail.envelopes
+                if to == ["grace+forms@example.com"]]
+    assert "> I have a question." in second.get_content()
 
 
 # --- Replies are part of the inquiry's data ----------------------------------------

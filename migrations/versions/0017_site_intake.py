@@ -1,7 +1,7 @@
 """site intake: why an inquiry is in spam, what admins taught the spam score, sites refused
 
-Revision ID: 0016
-Revises: 0015
+Revision ID: 0017
+Revises: 0016
 Create Date: 2026-12-08
 
 * ``submissions.spam_checks``: the checks that put an inquiry in the spam
@@ -19,8 +19,8 @@ from alembic import op
 import sqlalchemy as sa
 
 
-revision = '0016'
-down_revision = '0015'
+revision = '0017'
+down_revision = '0016'
 branch_labels = None
 depends_on = None
 
