@@ -175,12 +175,28 @@ SETTINGS: tuple[Variable, ...] = (
     Variable(
         "SUBMIT_RATE_LIMITS", "5/60,50/86400", LIMITS, LIMITS_TEXT,
         "Submissions allowed per client (an IPv4 address, or an IPv6 /64: one site is usually given a whole /64)."
-        " Accepted, spam, honeypot and refused (429) submissions count; ones with invalid fields (422) do not."),
+        " Accepted, spam, honeypot and refused (429) submissions count, and so do files refused (413, 415, 422)"
+        " and posts from a site the form does not list; ones with invalid fields (422) do not."),
     Variable(
         "SUBMIT_GLOBAL_RATE_LIMITS", "300/60,10000/86400", LIMITS, LIMITS_TEXT,
-        "Submissions from all clients together, counted as above: over it every submission gets 429, so no flood"
+        "Submissions from all clients together that are stored: over it every submission gets 429, so no flood"
         " from any number of addresses grows the database without bound (at most the daily count times the"
-        " longest retention)."),
+        " longest retention). A client over its own limit, and the honeypot, count toward it no more."),
+    Variable(
+        "SUBMIT_CLIENT_FILE_BYTES", 50 * 1024 * 1024, rule(_integer, lambda n: n >= 0),
+        "a whole number of bytes, 0 or more",
+        "Bytes of files one client may have stored a day (50 MB by default); past it an inquiry with files gets"
+        " 413, the text kept. ([docs/attachments.md](docs/attachments.md))"),
+    Variable(
+        "SUBMIT_FILE_BYTES", 2 * 1024 * 1024 * 1024, rule(_integer, lambda n: n >= 0),
+        "a whole number of bytes, 0 or more",
+        "Bytes of files all clients together may have stored a day (2 GB by default); past it an inquiry with"
+        " files gets 507, the text kept."),
+    Variable(
+        "ATTACHMENT_MIN_FREE_BYTES", 512 * 1024 * 1024, rule(_integer, lambda n: n >= 0),
+        "a whole number of bytes, 0 or more",
+        "Free disk space to keep: an inquiry with files that would leave less free beside the database (SQLite)"
+        " or the instance folder (PostgreSQL) gets 507, the text kept; 0 turns the check off."),
     Variable(
         "AUDIT_RETENTION_DAYS", 365, rule(_integer, lambda n: 365 <= n <= 3650),
         "a whole number of days from 365 to 3650",

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from flask import render_template, request
 from flask_babel import gettext as _
 from flask_login import current_user
-from sqlalchemy import ColumnElement, select, true
+from sqlalchemy import ColumnElement, func, select, true
+from sqlalchemy.orm import Session
 from werkzeug.exceptions import BadRequest
 
 from app import cleanup
@@ -24,11 +27,11 @@ from app.attachments import store as attachment_store
 from app.auth import permissions
 from app.auth.permissions import Permission
 from app.conversations import references, thread
-from app.core import db
+from app.core import clock, db
 from app.forms import answers as form_answers
 from app.forms import store as form_store
-from app.inquiries import access, reads, retention, search, triage
-from app.models import Admin, Form, InquiryState
+from app.inquiries import access, reads, retention, search, signals, triage
+from app.models import Admin, Form, Inquiry, InquiryState
 from app.notify.channels import email
 from app.replies import compose, sending
 
@@ -115,7 +118,7 @@ def folder_page(policy: retention.Policy, endpoint: str, trigger: str) -> str:
         file_counts=attachment_store.counts(session, [row.id for row in page.rows]),
         read_ids=reads.read_ids(session, current_user.id, [row.id for row in page.rows]),
         spam_count=count_capped(session, listed(session, retention.SPAM) & in_scope()),
-        spam_days=retention.spam_retention_days(session),
+        spam_days=retention.spam_retention_days(session), **_spam_context(session),
     )
 
 
@@ -137,6 +140,17 @@ def triage_filters() -> tuple[dict[str, str], ColumnElement[bool]]:
             raise BadRequest(_("Unknown tag: choose one of the list, or any tag."))
         condition &= triage.tagged(int(chosen["tag"]))
     return {name: value for name, value in chosen.items() if value}, condition
+
+
+def _spam_context(session: Session) -> dict:
+    """What the inbox and the Spam page show of spam beside their list: how many arrived in spam in the
+    last seven days, the list of words, and each form's own spam retention."""
+    week = session.scalar(select(func.count()).select_from(Inquiry).where(
+        retention.visible_now(session, retention.SPAM), Inquiry.created_at >= clock.now() - timedelta(days=7),
+        in_scope()))
+    own = [(form.slug, form_store.words(form.title), form.spam_retention_days)
+           for form in form_store.all_forms(session) if form.spam_retention_days]
+    return {"spam_week": week, "spam_words": signals.stored_words(session), "form_spam_days": own}
 
 
 def form_arg(forms: list[Form]) -> Form | None:

@@ -28,6 +28,8 @@ POLICY: dict[str, Permission] = {
     "admin.assign": Permission.TRIAGE,                      # POST /admin/inquiries/<id>/assign
     "admin.change_tags": Permission.TRIAGE,                 # POST /admin/inquiries/<id>/tags
     "admin.add_note": Permission.TRIAGE,                    # POST /admin/inquiries/<id>/notes
+    "admin.mark_spam": Permission.TRIAGE,                   # POST /admin/spam/mark
+    "admin.change_spam_words": Permission.SETTINGS,         # POST /admin/spam/words
     "admin.place_hold": Permission.HOLD,                    # POST /admin/inquiries/<id>/hold
     "admin.release_hold": Permission.HOLD,                  # POST /admin/inquiries/<id>/release
     "admin.delete_inquiries": Permission.DELETE,            # POST /admin/inquiries/delete
@@ -50,6 +52,7 @@ POLICY: dict[str, Permission] = {
     "admin.tags": Permission.TAGS,                          # GET  /admin/tags
     "admin.create_tag": Permission.TAGS,                    # POST /admin/tags
     "admin.delete_tag": Permission.TAGS,                    # POST /admin/tags/<id>/delete
+    "admin.allow_site": Permission.FORMS,                   # POST /admin/forms/<id>/allow-site
     # site settings (app.admin.retention, notifications, cleanup)
     "admin.settings_moved": Permission.SETTINGS,            # GET  /admin/settings (redirect)
     "admin.retention_page": Permission.SETTINGS,            # GET  /admin/retention

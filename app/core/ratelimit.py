@@ -159,3 +159,24 @@ def _human(seconds: int) -> str:
     if seconds < 7200:
         return ngettext("%(num)s minute", "%(num)s minutes", math.ceil(seconds / 60))
     return ngettext("%(num)s hour", "%(num)s hours", math.ceil(seconds / 3600))
+
+
+def take(bucket: str, subject: str, amount: int, limit: Limit, session: Session) -> int | None:
+    """Take ``amount`` from ``subject``'s budget of ``limit.count`` per ``limit.seconds`` in ``bucket`` (bytes,
+    say, rather than hits); None when taken, else the seconds until the window ends (nothing taken).
+
+    A read, then the upsert, in the caller's write transaction: on SQLite the write lock makes the pair
+    atomic; on PostgreSQL two racing takes may both pass the read, so a budget can be overrun by what
+    arrives at the same moment (a budget, not a guarantee).
+    """
+    moment = clock.now()
+    window = int(moment.timestamp()) // limit.seconds
+    window_end = datetime.fromtimestamp((window + 1) * limit.seconds, UTC)
+    key = f"{bucket}:{limit.seconds}:{subject}:{window}"
+    used = session.scalar(select(RateLimit.count).where(RateLimit.key == key)) or 0
+    if used + amount > limit.count:
+        return math.ceil((window_end - moment).total_seconds())
+    statement = dialect.upsert(session, RateLimit).values(key=key, count=amount, expires_at=window_end)
+    session.execute(statement.on_conflict_do_update(index_elements=[RateLimit.key],
+                                                    set_={"count": RateLimit.count + amount}))
+    return None

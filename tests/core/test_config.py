@@ -169,6 +169,9 @@ BAD = [
     ("IMAP_INTERVAL", "soon"),
     ("NOTIFY_URLS", "mailto://team@example.org"),
     ("NOTIFY_API_BASES", "nonsense"),
+    ("SUBMIT_CLIENT_FILE_BYTES", "-1"),
+    ("SUBMIT_FILE_BYTES", "lots"),
+    ("ATTACHMENT_MIN_FREE_BYTES", "-1"),
 ]
 
 

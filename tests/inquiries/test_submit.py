@@ -53,7 +53,7 @@ def test_a_solved_submission_is_accepted_into_the_inbox_with_its_challenge_used(
 
 
 def test_a_suspicious_verdict_is_accepted_into_the_spam_folder_without_touching_challenges(submitting, query):
-    result = submitting(VALID, spam.Verdict(spam.Reason.NO_SOLUTION))
+    result = submitting(VALID, spam.Verdict(spam.Reason.TOO_FAST))
     assert isinstance(result, Accepted) and result.status == InquiryStatus.SPAM
     assert query(select(Inquiry.status)) == [InquiryStatus.SPAM]
     assert query.count(UsedChallenge) == 0
@@ -71,7 +71,7 @@ def test_both_forms_of_the_insert_store_the_same_columns(app, client, submitting
     origin = "https://www." + "long" * 60 + ".example"
     inbox = submitting(VALID, solved(app, client), origin=origin)
     filed_as_spam = submitting(VALID, spam.Verdict(spam.Reason.TOO_FAST), origin=origin)
-    columns = [column for column in Inquiry.__table__.columns if column.name not in ("id", "status")]
+    columns = [column for column in Inquiry.__table__.columns if column.name not in ("id", "status", "spam_checks")]
     rows = query.rows(select(*columns).order_by(Inquiry.id))
     assert [inbox.inquiry_id, filed_as_spam.inquiry_id] == query(select(Inquiry.id).order_by(Inquiry.id))
     assert rows[0] == rows[1]
@@ -80,11 +80,13 @@ def test_both_forms_of_the_insert_store_the_same_columns(app, client, submitting
     assert stored["answers"] and stored["legal_hold"] is False and stored["created_at"].tzinfo is not None
 
 
-def test_the_honeypot_is_discarded_unstored_but_counted(submitting, query):
-    result = submitting({**VALID, spam.HONEYPOT: "http://spam.example"}, spam.judge_api({spam.HONEYPOT: "x"}))
+@pytest.mark.parametrize("name", spam.HONEYPOTS)
+def test_the_honeypot_is_discarded_unstored_and_counted_for_its_client_alone(submitting, query, name):
+    result = submitting({**VALID, name: "http://spam.example"}, spam.judge_api({name: "x"}))
     assert result == Discarded()
     assert query.count(Inquiry) == 0
-    assert query.count(RateLimit) == 4  # the client's two windows and the site's two
+    assert query(select(RateLimit.key).where(RateLimit.key.like("submit-all%"))) == []  # no site budget spent
+    assert query.count(RateLimit) == 2  # the client's two windows
 
 
 @pytest.mark.parametrize(("data", "field"), [

@@ -52,7 +52,9 @@ def test_a_plain_html_post_from_an_allowed_site_needs_no_token_and_goes_to_its_t
                            headers={"Origin": SITE})
     assert response.status_code == 303 and response.headers["Location"] == f"{SITE}/thanks.html"
     [row] = query(select(Inquiry))
-    assert (row.name, row.origin, row.form_id, row.status) == ("Hana Host", SITE, quote, "spam")  # no proof of work
+    # No proof of work, but from a listed site with one link: the inbox.
+    assert (row.name, row.origin, row.form_id, row.status) == ("Hana Host", SITE, quote, "inbox")
+    assert "thanks_url: https://evil.test/" in row.message  # a field the form does not know, kept
 
 
 @pytest.mark.parametrize("stored", [f"{SITE}/thanks\nhtml", f"{SITE}/thanks\r\nSet-Cookie: a=b",
@@ -76,7 +78,7 @@ def test_a_browser_that_sends_only_a_referer_is_judged_by_it(client, quote, quer
 def test_another_site_is_refused_and_nothing_is_stored(client, quote, query):
     response = client.post("/f/quote", data=ANSWERS, headers={"Origin": "https://evil.test"})
     page = response.get_data(as_text=True)
-    assert response.status_code == 403 and "does not accept inquiries from this site" in page
+    assert response.status_code == 403 and "is not one of the sites this form takes inquiries from" in page
     assert "From the shop page." in page  # the visitor's text is kept
     json = client.post("/api/forms/quote/inquiries", json=ANSWERS, headers={"Origin": "https://evil.test"})
     assert json.status_code == 403 and "Access-Control-Allow-Origin" not in json.headers
