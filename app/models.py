@@ -309,9 +309,7 @@ class AdminLogin(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)
     admin_id: Mapped[int] = mapped_column(ForeignKey("admins.id", ondelete="CASCADE"), index=True)
-    passkey_id: Mapped[int | None] = mapped_column(
-        ForeignKey("passkeys.id", ondelete="SET NULL"), index=True
-    )
+    passkey_id: Mapped[int | None] = mapped_column(ForeignKey("passkeys.id", ondelete="SET NULL"), index=True)
     browser: Mapped[str] = mapped_column(String(100), default="")
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     last_seen_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
@@ -515,8 +513,12 @@ class Delivery(Base):
     __tablename__ = "deliveries"
     __table_args__ = (
         Index("ix_deliveries_status_next_attempt_at", "status", "next_attempt_at"),
-        Index("ix_deliveries_finished_at", "finished_at", sqlite_where=text("finished_at IS NOT NULL"),
-              postgresql_where=text("finished_at IS NOT NULL")),
+        Index(
+            "ix_deliveries_finished_at",
+            "finished_at",
+            sqlite_where=text("finished_at IS NOT NULL"),
+            postgresql_where=text("finished_at IS NOT NULL"),
+        ),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)

@@ -33,8 +33,21 @@ from bench.context import Context
 from bench.report import Report
 
 ROOT = Path(__file__).resolve().parent.parent
-BENCHMARKS = [claim, claiming, backlog, backlog_files, secure_delete, export, exactly_once, proof_of_work, search,
-              notify, forms, uploads, spamset]
+BENCHMARKS = [
+    claim,
+    claiming,
+    backlog,
+    backlog_files,
+    secure_delete,
+    export,
+    exactly_once,
+    proof_of_work,
+    search,
+    notify,
+    forms,
+    uploads,
+    spamset,
+]
 
 
 def main() -> None:

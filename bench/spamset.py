@@ -44,29 +44,35 @@ from devtools.admins import site_settings
 
 WORDS = ["casino", "viagra", "backlinks", "crypto", "seo", "カジノ", "博彩"]
 PEOPLE = {
-    "en": ["Could you tell me if the {thing} is still available next week?",
-           "Hello, I booked the {thing} for {day} but need to change the time. Is that possible?",
-           "My order of the {thing} arrived damaged. What should I do? Order number {number}.",
-           "We are a school group of {number} and would like to visit. Do you offer a discount?",
-           "I saw the {thing} on {link} and wondered whether you deliver to Osaka.",
-           "Is there parking near the shop? I will come by car on {day}.",
-           "Thanks for the quick answer yesterday. One more question: can I pay by invoice?",
-           "The form on {link} did not load, so I am writing here. Price for {number} pieces?"],
-    "ja": ["{thing}の在庫はまだありますか？来週伺いたいです。",
-           "{day}に予約しましたが、時間を変更できますか。",
-           "注文番号{number}の商品が破損していました。どうすればよいですか。",
-           "{link} で見た{thing}について質問があります。大阪への配送は可能でしょうか。"],
-    "zh": ["请问{thing}下周还有货吗？",
-           "我在{day}预约了，但需要改时间，可以吗？",
-           "订单{number}的商品到货时坏了，应该怎么办？",
-           "我在 {link} 看到{thing}，请问可以寄到上海吗？"],
+    "en": [
+        "Could you tell me if the {thing} is still available next week?",
+        "Hello, I booked the {thing} for {day} but need to change the time. Is that possible?",
+        "My order of the {thing} arrived damaged. What should I do? Order number {number}.",
+        "We are a school group of {number} and would like to visit. Do you offer a discount?",
+        "I saw the {thing} on {link} and wondered whether you deliver to Osaka.",
+        "Is there parking near the shop? I will come by car on {day}.",
+        "Thanks for the quick answer yesterday. One more question: can I pay by invoice?",
+        "The form on {link} did not load, so I am writing here. Price for {number} pieces?",
+    ],
+    "ja": [
+        "{thing}の在庫はまだありますか？来週伺いたいです。",
+        "{day}に予約しましたが、時間を変更できますか。",
+        "注文番号{number}の商品が破損していました。どうすればよいですか。",
+        "{link} で見た{thing}について質問があります。大阪への配送は可能でしょうか。",
+    ],
+    "zh": [
+        "请问{thing}下周还有货吗？",
+        "我在{day}预约了，但需要改时间，可以吗？",
+        "订单{number}的商品到货时坏了，应该怎么办？",
+        "我在 {link} 看到{thing}，请问可以寄到上海吗？",
+    ],
 }
 THINGS = ["blue teapot", "workshop", "room", "bicycle", "gift box", "茶器", "自行车"]
 DAYS = ["Monday", "the 14th", "Friday afternoon", "5月3日", "周六"]
 SPAM = [
     "Boost your rankings! Cheap SEO backlinks: {links}",
     "Best online casino bonus, play now {links}",
-    "<a href=\"{link}\">cheap viagra</a> <a href=\"{link}\">pills</a> {links}",
+    '<a href="{link}">cheap viagra</a> <a href="{link}">pills</a> {links}',
     "[url={link}]Crypto profits[/url] guaranteed returns, invest today {links}",
     "Dear owner, we can get your website on the first page of Google. Reply for our offer {links}",
     "Hot singles in your area {links}",
@@ -102,8 +108,9 @@ def _link(rng: random.Random, host: str = "") -> str:
 def _person(rng: random.Random) -> Item:
     language = rng.choice(["en", "en", "ja", "zh"])
     template = rng.choice(PEOPLE[language])
-    text = template.format(thing=rng.choice(THINGS), day=rng.choice(DAYS), number=rng.randint(2, 90000),
-                           link=_link(rng))
+    text = template.format(
+        thing=rng.choice(THINGS), day=rng.choice(DAYS), number=rng.randint(2, 90000), link=_link(rng)
+    )
     if rng.random() < 0.1:
         text += f" See also {_link(rng)}"
     site = rng.choice([spam.Reason.OWN_PAGE, spam.Reason.LISTED_SITE, spam.Reason.LISTED_SITE, None])
@@ -114,8 +121,9 @@ def _spam(rng: random.Random) -> Item:
     links = " ".join(_link(rng, rng.choice(["promo", "deal", "win"])) for _ in range(rng.randint(0, 5)))
     text = rng.choice(SPAM).format(links=links, link=_link(rng, "promo"))
     site = rng.choice([None, None, spam.Reason.LISTED_SITE])  # a script, or a forged Origin header
-    return Item(text, f"{rng.choice(['seo', 'offer', 'win'])}{rng.randint(1, 50)}@bulk.example", True,
-                rng.random() < 0.2, site)
+    return Item(
+        text, f"{rng.choice(['seo', 'offer', 'win'])}{rng.randint(1, 50)}@bulk.example", True, rng.random() < 0.2, site
+    )
 
 
 def verdict_of(item: Item) -> spam.Verdict:

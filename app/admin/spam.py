@@ -46,13 +46,15 @@ def not_spam():
         flash(str(NOTHING_SELECTED), "warning")
         return redirect(url_for("admin.spam"), 303)
     session = db.get_session(write=True)
-    moved_ids = list(session.scalars(
-        update(Inquiry)
-        .where(Inquiry.id.in_(ids), retention.visible_now(session, retention.SPAM), in_scope(Permission.TRIAGE))
-        .values(status=InquiryStatus.INBOX)
-        .returning(Inquiry.id),
-        execution_options={"synchronize_session": False},
-    ))
+    moved_ids = list(
+        session.scalars(
+            update(Inquiry)
+            .where(Inquiry.id.in_(ids), retention.visible_now(session, retention.SPAM), in_scope(Permission.TRIAGE))
+            .values(status=InquiryStatus.INBOX)
+            .returning(Inquiry.id),
+            execution_options={"synchronize_session": False},
+        )
+    )
     moved = len(moved_ids)
     notify.enqueue_inquiries(session, sorted(moved_ids))
     learned.train_inquiries(session, moved_ids, as_spam=False)
@@ -74,13 +76,15 @@ def mark_spam():
         flash(str(NOTHING_SELECTED_SPAM), "warning")
         return redirect(url_for("admin.inbox"), 303)
     session = db.get_session(write=True)
-    moved_ids = sorted(session.scalars(
-        update(Inquiry)
-        .where(Inquiry.id.in_(ids), retention.visible_now(session, retention.INBOX), in_scope(Permission.TRIAGE))
-        .values(status=InquiryStatus.SPAM, spam_checks=[Reason.MARKED_BY_ADMIN.value])
-        .returning(Inquiry.id),
-        execution_options={"synchronize_session": False},
-    ))
+    moved_ids = sorted(
+        session.scalars(
+            update(Inquiry)
+            .where(Inquiry.id.in_(ids), retention.visible_now(session, retention.INBOX), in_scope(Permission.TRIAGE))
+            .values(status=InquiryStatus.SPAM, spam_checks=[Reason.MARKED_BY_ADMIN.value])
+            .returning(Inquiry.id),
+            execution_options={"synchronize_session": False},
+        )
+    )
     learned.train_inquiries(session, moved_ids, as_spam=True)
     for inquiry_id in moved_ids:
         audit.record(session, current_user, AuditAction.MARKED_SPAM, 1, f"inquiry #{inquiry_id}")
@@ -128,8 +132,13 @@ def delete_all_spam():
         delete(Inquiry).where(spam_now, Inquiry.id <= int(through)),
         execution_options={"synchronize_session": False},
     ).rowcount
-    held = session.scalar(select(func.count()).select_from(Inquiry).where(
-        retention.visible_now(session, retention.SPAM), Inquiry.legal_hold.is_(True), in_scope(Permission.DELETE)))
+    held = session.scalar(
+        select(func.count())
+        .select_from(Inquiry)
+        .where(
+            retention.visible_now(session, retention.SPAM), Inquiry.legal_hold.is_(True), in_scope(Permission.DELETE)
+        )
+    )
     audit.record(session, current_user, AuditAction.SPAM_DELETED, deleted, f"{held} on legal hold kept" if held else "")
     audit.scrub_deleted(session)
     session.commit()
@@ -149,8 +158,9 @@ def _moved_message(moved: int) -> str:
 
 
 def _deleted_message(deleted: int, held: int) -> str:
-    message = ngettext("Deleted %(num)s inquiry from the spam folder.",
-                       "Deleted %(num)s inquiries from the spam folder.", deleted)
+    message = ngettext(
+        "Deleted %(num)s inquiry from the spam folder.", "Deleted %(num)s inquiries from the spam folder.", deleted
+    )
     if held:
         message += " " + ngettext("%(num)s on legal hold kept.", "%(num)s on legal hold kept.", held)
     return message

@@ -72,8 +72,11 @@ def extras(fields: tuple[Field, ...], data: Any) -> dict[str, str]:
     for key in data:
         if not isinstance(key, str) or key in known or not key.strip() or len(found) >= MAX_EXTRAS:
             continue
-        words = ", ".join(_words(value) for value in _many(data, key) if _words(value)) \
-            if hasattr(data, "getlist") or isinstance(data.get(key), list) else _words(data.get(key))
+        words = (
+            ", ".join(_words(value) for value in _many(data, key) if _words(value))
+            if hasattr(data, "getlist") or isinstance(data.get(key), list)
+            else _words(data.get(key))
+        )
         if words.strip():
             found[key[:MAX_EXTRA_KEY]] = words[:MAX_EXTRA_VALUE]
     return found
@@ -183,8 +186,15 @@ def _choice(each: Field, value: str) -> str | None:
     return None if value in {choice.value for choice in each.choices} else _("Choose from the options given.")
 
 
-_TYPED = {"email": _email, "number": _number, "tel": _tel, "url": _url, "date": _date,
-          "select": _choice, "radio": _choice}
+_TYPED = {
+    "email": _email,
+    "number": _number,
+    "tel": _tel,
+    "url": _url,
+    "date": _date,
+    "select": _choice,
+    "radio": _choice,
+}
 
 
 def _plain(number: float) -> str:
@@ -200,8 +210,14 @@ def normalised(each: Field, value: Answer) -> Answer:
     return value
 
 
-def stored(fields: tuple[Field, ...], email_key: str | None, clean: dict[str, Answer], locale: str,
-           default_locale: str, extra: dict[str, str] | None = None) -> dict[str, Any]:
+def stored(
+    fields: tuple[Field, ...],
+    email_key: str | None,
+    clean: dict[str, Answer],
+    locale: str,
+    default_locale: str,
+    extra: dict[str, str] | None = None,
+) -> dict[str, Any]:
     """The inquiry's ``name``, ``email``, ``message`` and ``answers`` for clean answers and the ``extra``
     ones (``extras``; see the module)."""
     values = {each.key: normalised(each, clean.get(each.key, "")) for each in fields}
@@ -209,8 +225,11 @@ def stored(fields: tuple[Field, ...], email_key: str | None, clean: dict[str, An
     columns, held_in = _columns(fields, values, email_key, extra, default_locale)
     answers = []
     for each in fields:
-        entry: dict[str, Any] = {"key": each.key, "type": each.type,
-                                 "label": text_in(each.label, default_locale, default_locale)}
+        entry: dict[str, Any] = {
+            "key": each.key,
+            "type": each.type,
+            "label": text_in(each.label, default_locale, default_locale),
+        }
         if each.type == "consent":
             entry["wording"] = text_in(each.label, locale, default_locale)
         if each.key in held_in:
@@ -224,8 +243,13 @@ def stored(fields: tuple[Field, ...], email_key: str | None, clean: dict[str, An
     return {**columns, "answers": answers}
 
 
-def _columns(fields: tuple[Field, ...], values: dict[str, Answer], email_key: str | None, extra: dict[str, str],
-             default_locale: str) -> tuple[dict[str, str], dict[str, str]]:
+def _columns(
+    fields: tuple[Field, ...],
+    values: dict[str, Answer],
+    email_key: str | None,
+    extra: dict[str, str],
+    default_locale: str,
+) -> tuple[dict[str, str], dict[str, str]]:
     """The name, e-mail and message columns, and which field each column holds."""
     columns = {"name": "", "email": "", "message": ""}
     held_in: dict[str, str] = {}
@@ -241,9 +265,11 @@ def _columns(fields: tuple[Field, ...], values: dict[str, Answer], email_key: st
     if len(others) == 1 and others[0].type in ("text", "textarea") and not extra:
         columns["message"], held_in[others[0].key] = str(values[others[0].key]), "message"
         return columns, held_in
-    paragraphs = [f"{text_in(each.label, default_locale, default_locale)}: "
-                  f"{shown(each, values[each.key], default_locale)}"
-                  for each in others if values[each.key] not in ("", [], False)]
+    paragraphs = [
+        f"{text_in(each.label, default_locale, default_locale)}: {shown(each, values[each.key], default_locale)}"
+        for each in others
+        if values[each.key] not in ("", [], False)
+    ]
     if len(others) == 1 and others[0].type in ("text", "textarea"):  # the message first, as it was written
         paragraphs = [str(values[others[0].key])] if values[others[0].key] else []
     columns["message"] = "\n\n".join(paragraphs + [f"{key}: {value}" for key, value in extra.items()])

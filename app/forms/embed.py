@@ -42,7 +42,10 @@ MAX_ORIGINS = 20
 NOT_ALLOWED = _l("This form does not accept inquiries from this site, so nothing was saved.")
 # The words ``static/embed.js`` and the snippet show on another site, in the visitor's (or the form's) language.
 EMBED_TEXTS = {
-    "send": _l("Send inquiry"), "sending": _l("Sending…"), "optional": _l("(optional)"), "choose": _l("Choose…"),
+    "send": _l("Send inquiry"),
+    "sending": _l("Sending…"),
+    "optional": _l("(optional)"),
+    "choose": _l("Choose…"),
     "thanks": _l("Thank you. Your inquiry has been received."),
     "errors": _l("Please correct the errors below."),
     "failed": _l("Your inquiry could not be sent. Please try again in a minute."),
@@ -131,10 +134,17 @@ def thanks_url_ok(form: Form, url: str | None) -> bool:
 
 def described(field: Field) -> dict:
     """Field ``field`` as ``static/embed.js`` renders it, in the visitor's language (``/api/forms/<slug>/embed``)."""
-    choices = [{"value": choice.value, "label": form_store.words(choice.label) or choice.value}
-               for choice in field.choices]
-    description = {"key": field.key, "type": field.type, "label": form_store.words(field.label),
-                   "help": form_store.words(field.help), "required": field.required, "choices": choices}
+    choices = [
+        {"value": choice.value, "label": form_store.words(choice.label) or choice.value} for choice in field.choices
+    ]
+    description = {
+        "key": field.key,
+        "type": field.type,
+        "label": form_store.words(field.label),
+        "help": form_store.words(field.help),
+        "required": field.required,
+        "choices": choices,
+    }
     if field.type in ("text", "email", "textarea", "tel", "url", "hidden"):
         description["maxlength"] = field.max_length()
         description["autocomplete"] = AUTOCOMPLETE.get(field.key if field.type == "text" else field.type)
@@ -146,8 +156,9 @@ def described(field: Field) -> dict:
         config = current_app.config
         most, max_bytes = uploads.files_allowed(field), config["ATTACHMENT_MAX_BYTES"]
         types = config["ATTACHMENT_TYPES"]
-        description.update(accept=",".join(types), files=most, max_bytes=max_bytes,
-                           limits=uploads.limits_text(most, max_bytes, types))
+        description.update(
+            accept=",".join(types), files=most, max_bytes=max_bytes, limits=uploads.limits_text(most, max_bytes, types)
+        )
     return description
 
 
@@ -161,9 +172,14 @@ def snippet(form: form_store.Shown, origin: str, locale: str) -> str:
     stylesheet, the plain form and the script, in ``locale`` (the form's default language)."""
     with force_locale(locale):
         fields = [described(each) for each in form.fields]
-        return render_template("forms/snippet.html", fields=fields, slug=form.slug, origin=origin,
-                               action=f"{origin}{url_for('public.submit_named_form', slug=form.slug)}",
-                               texts=texts())
+        return render_template(
+            "forms/snippet.html",
+            fields=fields,
+            slug=form.slug,
+            origin=origin,
+            action=f"{origin}{url_for('public.submit_named_form', slug=form.slug)}",
+            texts=texts(),
+        )
 
 
 def redirectable(url: str) -> bool:
@@ -189,8 +205,11 @@ def thanks_url(form: Form, embedded: str | None) -> str | None:
     if embedded is None or not stored:
         return None
     if not redirectable(stored):
-        log.warning("form %s: its thank-you address cannot be redirected to, so Sundown's page is shown; "
-                    "save the form's address again in its editor", form.slug)
+        log.warning(
+            "form %s: its thank-you address cannot be redirected to, so Sundown's page is shown; "
+            "save the form's address again in its editor",
+            form.slug,
+        )
         return None
     return stored if thanks_url_ok(form, stored) else None
 

@@ -33,16 +33,25 @@ def record(session: Session, form_id: int, origin: str) -> None:
     if not known and (session.scalar(select(func.count()).where(RefusedSite.form_id == form_id)) or 0) >= MAX_SITES:
         return
     statement = dialect.upsert(session, RefusedSite.__table__).values(
-        form_id=form_id, origin=origin, count=1, last_at=now)
-    session.execute(statement.on_conflict_do_update(
-        index_elements=["form_id", "origin"], set_={"count": RefusedSite.__table__.c.count + 1, "last_at": now}))
+        form_id=form_id, origin=origin, count=1, last_at=now
+    )
+    session.execute(
+        statement.on_conflict_do_update(
+            index_elements=["form_id", "origin"], set_={"count": RefusedSite.__table__.c.count + 1, "last_at": now}
+        )
+    )
 
 
 def recent(session: Session, form_id: int, since: datetime | None = None) -> list[RefusedSite]:
     """The sites form ``form_id`` refused since ``since`` (``KEPT`` ago by default), the latest first."""
     since = since or clock.now() - KEPT
-    return list(session.scalars(select(RefusedSite).where(RefusedSite.form_id == form_id, RefusedSite.last_at >= since)
-                                .order_by(RefusedSite.last_at.desc())))
+    return list(
+        session.scalars(
+            select(RefusedSite)
+            .where(RefusedSite.form_id == form_id, RefusedSite.last_at >= since)
+            .order_by(RefusedSite.last_at.desc())
+        )
+    )
 
 
 def forget(session: Session, form_id: int, origin: str) -> None:

@@ -54,10 +54,13 @@ CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]+")
 def tokens(text: str) -> set[str]:
     """The tokens of ``text`` (see the module), at most ``MAX_TOKENS``."""
     folded = unicodedata.normalize("NFKC", text).lower()
-    found = {word for word in signals.WORD.findall(folded) if len(word) >= 3 and not word.isdigit()
-             and not CJK.fullmatch(word)}
+    found = {
+        word
+        for word in signals.WORD.findall(folded)
+        if len(word) >= 3 and not word.isdigit() and not CJK.fullmatch(word)
+    }
     for run in CJK.findall(folded):
-        found.update(run[i:i + 2] for i in range(max(len(run) - 1, 1)))
+        found.update(run[i : i + 2] for i in range(max(len(run) - 1, 1)))
     addresses = signals.links(folded)
     found.update("link:" + signals.domain_of(address) for address in addresses)
     if len(addresses) >= MANY_LINKS:
@@ -77,13 +80,18 @@ def _sender(address: str) -> str:
 def score(session: Session, text: str) -> float | None:
     """The probability that ``text`` is spam as admins taught it; None until they made enough moves."""
     keys = {_key(token) for token in tokens(text)}
-    counts = {row.token: (row.spam, row.ham) for row in
-              session.scalars(select(SpamToken).where(SpamToken.token.in_([*keys, TOTAL])))}
+    counts = {
+        row.token: (row.spam, row.ham)
+        for row in session.scalars(select(SpamToken).where(SpamToken.token.in_([*keys, TOTAL])))
+    }
     spam_moves, person_moves = counts.pop(TOTAL, (0, 0))
     if min(spam_moves, person_moves) < MIN_MOVES:
         return None
-    evidence = sorted((_robinson(s, h, spam_moves, person_moves) for s, h in counts.values()),
-                      key=lambda f: abs(f - 0.5), reverse=True)[:INTERESTING]
+    evidence = sorted(
+        (_robinson(s, h, spam_moves, person_moves) for s, h in counts.values()),
+        key=lambda f: abs(f - 0.5),
+        reverse=True,
+    )[:INTERESTING]
     log_odds = sum(math.log(f / (1 - f)) for f in evidence)
     return 1 / (1 + math.exp(-max(min(log_odds, 50), -50)))
 
@@ -118,17 +126,22 @@ def train(session: Session, inquiries: Iterable[tuple[str, str]], as_spam: bool)
     counts[TOTAL] = moves
     column = "spam" if as_spam else "ham"
     statement = dialect.upsert(session, SpamToken.__table__)
-    statement = statement.values([{"token": key, "spam": 0, "ham": 0, column: count}
-                                  for key, count in sorted(counts.items())])
-    session.execute(statement.on_conflict_do_update(
-        index_elements=["token"], set_={column: getattr(SpamToken.__table__.c, column)
-                                        + getattr(statement.excluded, column)}))
+    statement = statement.values(
+        [{"token": key, "spam": 0, "ham": 0, column: count} for key, count in sorted(counts.items())]
+    )
+    session.execute(
+        statement.on_conflict_do_update(
+            index_elements=["token"],
+            set_={column: getattr(SpamToken.__table__.c, column) + getattr(statement.excluded, column)},
+        )
+    )
 
 
 def train_inquiries(session: Session, inquiry_ids: list[int], as_spam: bool) -> None:
     """Count an admin's move of the inquiries ``inquiry_ids`` (``train``), in the caller's transaction."""
-    rows = session.execute(select(Inquiry.name, Inquiry.message, Inquiry.email, Inquiry.answers)
-                           .where(Inquiry.id.in_(inquiry_ids))).all()
+    rows = session.execute(
+        select(Inquiry.name, Inquiry.message, Inquiry.email, Inquiry.answers).where(Inquiry.id.in_(inquiry_ids))
+    ).all()
     train(session, [(_text(row.name, row.message, row.answers), row.email) for row in rows], as_spam)
 
 

@@ -31,8 +31,10 @@ WORDS_KEY = "spam_words"  # the settings row holding the list
 MAX_ENTRIES, MAX_ENTRY = 500, 100  # lines kept, characters a line
 
 LINK = re.compile(r"(?i)\b(?:https?://|www\.)[^\s<>\"'\]\[)]+")
-MARKUP = re.compile(r"(?i)<\s*(?:a\s|/a>|b>|strong>|script|img\s|iframe|div|span|p>)|\[/?(?:url|link|img)[\]=]"
-                    r"|\]\(https?://")
+MARKUP = re.compile(
+    r"(?i)<\s*(?:a\s|/a>|b>|strong>|script|img\s|iframe|div|span|p>)|\[/?(?:url|link|img)[\]=]"
+    r"|\]\(https?://"
+)
 WORD = re.compile(r"\w+", re.UNICODE)
 
 

@@ -95,8 +95,10 @@ SPAM_SCORE = 3
 FORM_MAX_AGE = timedelta(days=1)
 _PAYLOAD_ERRORS = (ValueError, KeyError, TypeError, AttributeError, RecursionError)
 # The canonical JSON of the parameters ``issue()`` signs, keys in the package's (sorted) order.
-_CANONICAL = ('{{"algorithm":"{}","cost":{},"data":{{"expires":{}}},"keyLength":{},"keyPrefix":"{}",'
-              '"keySignature":"{}","nonce":"{}","salt":"{}"}}')
+_CANONICAL = (
+    '{{"algorithm":"{}","cost":{},"data":{{"expires":{}}},"keyLength":{},"keyPrefix":"{}",'
+    '"keySignature":"{}","nonce":"{}","salt":"{}"}}'
+)
 _UNSIGNED = frozenset({"expiresAt", "memoryCost", "parallelism"})  # parameters ``issue()`` never signs
 _CANONICAL_QUOTES = _CANONICAL.count('"')
 _ESCAPED = re.compile(r"[\x00-\x1f\\\ud800-\udfff]")  # what JSON.stringify escapes in a string, but quotes
@@ -128,10 +130,23 @@ class Reason(StrEnum):
 
 # What each check adds to the score (negative: it speaks for the sender). ``links`` counts per link, up to 3.
 WEIGHTS = {
-    Reason.NO_SOLUTION: 1, Reason.MALFORMED: 2, Reason.INVALID: 2, Reason.EXPIRED: 2, Reason.REPLAYED: 3,
-    Reason.NO_RENDER_TIME: 0, Reason.TOO_FAST: 6, Reason.FORM_TOO_OLD: 1, Reason.SOLVED: -2,
-    Reason.OWN_PAGE: -1, Reason.LISTED_SITE: -1, Reason.LINKS: 1, Reason.MARKUP: 2, Reason.LISTED_WORD: 3,
-    Reason.MARKED_SENDER: 3, Reason.LEARNED: 2, Reason.MARKED_BY_ADMIN: SPAM_SCORE,
+    Reason.NO_SOLUTION: 1,
+    Reason.MALFORMED: 2,
+    Reason.INVALID: 2,
+    Reason.EXPIRED: 2,
+    Reason.REPLAYED: 3,
+    Reason.NO_RENDER_TIME: 0,
+    Reason.TOO_FAST: 6,
+    Reason.FORM_TOO_OLD: 1,
+    Reason.SOLVED: -2,
+    Reason.OWN_PAGE: -1,
+    Reason.LISTED_SITE: -1,
+    Reason.LINKS: 1,
+    Reason.MARKUP: 2,
+    Reason.LISTED_WORD: 3,
+    Reason.MARKED_SENDER: 3,
+    Reason.LEARNED: 2,
+    Reason.MARKED_BY_ADMIN: SPAM_SCORE,
 }
 MANY_LINKS = 3
 
@@ -191,6 +206,7 @@ def weight_of(code: str) -> int:
 @lru_cache(maxsize=4)
 def _keys(secret_key: str) -> tuple[str, str]:
     """The challenge-signing and key-signing HMAC secrets, derived from ``SECRET_KEY``."""
+
     def derive(purpose: str) -> str:
         return hmac.new(secret_key.encode(), f"sundown.pow.{purpose}".encode(), hashlib.sha256).hexdigest()
 
@@ -201,8 +217,10 @@ def _keys(secret_key: str) -> tuple[str, str]:
 def _macs(secret_key: str) -> tuple[Any, Any]:
     """HMAC-SHA256 states keyed with ``_keys``, to copy for each solution (keying one costs as much as using it)."""
     challenge_key, key_key = _keys(secret_key)
-    return (hmac.new(challenge_key.encode(), digestmod=hashlib.sha256),
-            hmac.new(key_key.encode(), digestmod=hashlib.sha256))
+    return (
+        hmac.new(challenge_key.encode(), digestmod=hashlib.sha256),
+        hmac.new(key_key.encode(), digestmod=hashlib.sha256),
+    )
 
 
 def issue() -> dict[str, Any]:
@@ -212,8 +230,12 @@ def issue() -> dict[str, Any]:
     expires = clock.now() + timedelta(seconds=config["POW_TTL"])
     challenge_key, key_key = _keys(config["SECRET_KEY"])
     challenge = altcha.create_challenge(
-        ALGORITHM, COST, counter=counter, data={"expires": int(expires.timestamp())},
-        hmac_secret=challenge_key, hmac_key_secret=key_key,
+        ALGORITHM,
+        COST,
+        counter=counter,
+        data={"expires": int(expires.timestamp())},
+        hmac_secret=challenge_key,
+        hmac_key_secret=key_key,
     )
     return challenge.to_dict()
 
@@ -292,8 +314,13 @@ def _signed_form(parameters: dict) -> bytes | None:
     data = _object(parameters["data"])
     if not _UNSIGNED.isdisjoint(parameters) or data.keys() != {"expires"}:
         return None
-    strings = (parameters["algorithm"], parameters.get("keyPrefix", "00"), parameters["keySignature"],
-               parameters["nonce"], parameters["salt"])
+    strings = (
+        parameters["algorithm"],
+        parameters.get("keyPrefix", "00"),
+        parameters["keySignature"],
+        parameters["nonce"],
+        parameters["salt"],
+    )
     if set(map(type, strings)) != {str}:
         raise TypeError("not a string")
     numbers = (_integer(parameters["cost"]), _integer(data["expires"]), _integer(parameters.get("keyLength", 32)))

@@ -71,9 +71,14 @@ class Filed:
 def new(form: Form, answers: dict[str, Any], locale: str, user_agent: str | None, origin: str | None) -> NewInquiry:
     """An inquiry to ``form`` with ``answers`` (``app.forms.answers.stored``: name, e-mail, message, answers),
     from a browser saying ``user_agent`` and, when posted from another site, that site's ``origin``."""
-    values = dict(answers, form_id=form.id, email_key=lookup.key_of(answers["email"]),
-                  user_agent=(user_agent or "")[:USER_AGENT_MAX] or None, created_at=clock.now(),
-                  origin=origin[:ORIGIN_MAX] if origin else None)
+    values = dict(
+        answers,
+        form_id=form.id,
+        email_key=lookup.key_of(answers["email"]),
+        user_agent=(user_agent or "")[:USER_AGENT_MAX] or None,
+        created_at=clock.now(),
+        origin=origin[:ORIGIN_MAX] if origin else None,
+    )
     return NewInquiry(form, values, locale)
 
 
@@ -93,14 +98,20 @@ def insert_judged(connection: Connection, values: dict[str, Any], verdict: Verdi
     its id and status (the spam folder when the verdict says so or its challenge was already used), and in
     spam the checks that put it there."""
     if verdict.spam:
-        return insert_inquiry(connection, {**values, "spam_checks": verdict.against()}, InquiryStatus.SPAM), \
-            InquiryStatus.SPAM
+        return insert_inquiry(
+            connection, {**values, "spam_checks": verdict.against()}, InquiryStatus.SPAM
+        ), InquiryStatus.SPAM
     if verdict.signature is None:
         return insert_inquiry(connection, values, InquiryStatus.INBOX), InquiryStatus.INBOX
     if connection.dialect.name == "postgresql":
-        row = connection.execute(_consuming_insert(tuple(values)), {
-            **values, "signature": verdict.signature, "expires_at": verdict.expires_at,
-        }).one()
+        row = connection.execute(
+            _consuming_insert(tuple(values)),
+            {
+                **values,
+                "signature": verdict.signature,
+                "expires_at": verdict.expires_at,
+            },
+        ).one()
         inquiry_id, status = row.id, InquiryStatus(row.status)
     else:
         inbox = _consume(connection, verdict.signature, verdict.expires_at)
@@ -108,8 +119,9 @@ def insert_judged(connection: Connection, values: dict[str, Any], verdict: Verdi
         inquiry_id = insert_inquiry(connection, values, status)
     if status == InquiryStatus.SPAM:  # a replayed solution: rare, so one more statement is no cost
         replayed = verdict.adding(Reason.REPLAYED.value).against()
-        connection.execute(update(Inquiry.__table__).where(Inquiry.__table__.c.id == inquiry_id)
-                           .values(spam_checks=replayed))
+        connection.execute(
+            update(Inquiry.__table__).where(Inquiry.__table__.c.id == inquiry_id).values(spam_checks=replayed)
+        )
     return inquiry_id, status
 
 
@@ -168,8 +180,10 @@ def _consume_statement(database: Dialect) -> driver.Compiled:
     table = UsedChallenge.__table__
     statement = (
         dialect.upsert_for(database, table)
-        .values(signature=bindparam("signature", type_=table.c.signature.type),
-                expires_at=bindparam("expires_at", type_=table.c.expires_at.type))
+        .values(
+            signature=bindparam("signature", type_=table.c.signature.type),
+            expires_at=bindparam("expires_at", type_=table.c.expires_at.type),
+        )
         .on_conflict_do_nothing(index_elements=[table.c.expires_at, table.c.signature])
     )
     return driver.compile_for(statement, database)

@@ -92,8 +92,14 @@ class Limited:
 Result = Accepted | Discarded | Invalid | Limited
 
 
-def submit(form: Shown, data: Any, files: MultiDict[str, FileStorage], verdict: spam.Verdict, origin: str | None,
-           sender: Sender) -> Result:
+def submit(
+    form: Shown,
+    data: Any,
+    files: MultiDict[str, FileStorage],
+    verdict: spam.Verdict,
+    origin: str | None,
+    sender: Sender,
+) -> Result:
     """What becomes of a submission to ``form``: ``data`` its fields (a mapping; anything else is invalid),
     ``files`` its files by field (a MultiDict of FileStorage), ``verdict`` spam's, ``origin`` the allowed
     site it was posted from (None for this one)."""
@@ -112,12 +118,14 @@ def submit(form: Shown, data: Any, files: MultiDict[str, FileStorage], verdict: 
             _hit_client(sender.client)
         return _invalid({**errors, **checked.errors}, checked.status or 422)
     extra = form_answers.extras(form.fields, data)
-    answers = form_answers.stored(form.fields, form.form.email_field, clean, sender.locale,
-                                  current_app.config["DEFAULT_LOCALE"], extra)
+    answers = form_answers.stored(
+        form.fields, form.form.email_field, clean, sender.locale, current_app.config["DEFAULT_LOCALE"], extra
+    )
     with db.reading() as session:
         verdict = spam.weigh(session, verdict, _text_of(answers, extra), answers["email"])
-    filed = _save(store.new(form.form, answers, sender.locale, sender.user_agent, origin), verdict,
-                  checked.uploads, sender.client)
+    filed = _save(
+        store.new(form.form, answers, sender.locale, sender.user_agent, origin), verdict, checked.uploads, sender.client
+    )
     if not isinstance(filed, store.Filed):
         return filed
     spam.note_filed(verdict, filed.status)
@@ -139,8 +147,9 @@ def _text_of(answers: dict[str, Any], extra: dict[str, str]) -> str:
     return "\n".join([message, *dict.fromkeys(part for part in others if part and part not in message)])
 
 
-def _save(inquiry: store.NewInquiry, verdict: spam.Verdict, files: list[uploads.Upload],
-          client: str) -> store.Filed | Limited | Invalid:
+def _save(
+    inquiry: store.NewInquiry, verdict: spam.Verdict, files: list[uploads.Upload], client: str
+) -> store.Filed | Limited | Invalid:
     """The limits' hits and budgets and, within them, the inquiry: one write transaction. Over a limit the
     hits are committed alone."""
     with db.transaction(write=True) as session:
@@ -164,22 +173,46 @@ def _file_budgets(session: Session, client: str, size: int) -> Invalid | None:
         return None
     config = current_app.config
     kib = math.ceil(size / 1024)
-    if ratelimit.take("file-kib", client, kib, ratelimit.Limit(config["SUBMIT_CLIENT_FILE_BYTES"] // 1024, DAY),
-                      session) is not None:
-        return _invalid({"_": _("You have sent as many files today as this site takes from one sender, so "
-                                "nothing was saved. Send your text without the files, or try again tomorrow.")}, 413)
-    if _free_disk() - size < config["ATTACHMENT_MIN_FREE_BYTES"] or ratelimit.take(
-            "file-kib", "all", kib, ratelimit.Limit(config["SUBMIT_FILE_BYTES"] // 1024, DAY), session) is not None:
-        return _invalid({"_": _("This site cannot store more files right now, so nothing was saved. Send your "
-                                "text without the files, or try again later.")}, 507)
+    if (
+        ratelimit.take(
+            "file-kib", client, kib, ratelimit.Limit(config["SUBMIT_CLIENT_FILE_BYTES"] // 1024, DAY), session
+        )
+        is not None
+    ):
+        return _invalid(
+            {
+                "_": _(
+                    "You have sent as many files today as this site takes from one sender, so "
+                    "nothing was saved. Send your text without the files, or try again tomorrow."
+                )
+            },
+            413,
+        )
+    if (
+        _free_disk() - size < config["ATTACHMENT_MIN_FREE_BYTES"]
+        or ratelimit.take("file-kib", "all", kib, ratelimit.Limit(config["SUBMIT_FILE_BYTES"] // 1024, DAY), session)
+        is not None
+    ):
+        return _invalid(
+            {
+                "_": _(
+                    "This site cannot store more files right now, so nothing was saved. Send your "
+                    "text without the files, or try again later."
+                )
+            },
+            507,
+        )
     return None
 
 
 def _free_disk() -> int:
     """Free bytes where the files go: beside SQLite's database file, else in the instance folder."""
     url = db.get_engine().url
-    where = Path(url.database).parent if url.get_backend_name() == "sqlite" and url.database else \
-        Path(current_app.instance_path)
+    where = (
+        Path(url.database).parent
+        if url.get_backend_name() == "sqlite" and url.database
+        else Path(current_app.instance_path)
+    )
     return shutil.disk_usage(where if where.exists() else Path.cwd()).free
 
 

@@ -40,8 +40,11 @@ def erase(address: str, actor: str, forms: lookup.Forms = None) -> Outcome:
     digest = lookup.email_hash(address)
     with db.transaction(write=True) as session:
         erased = delete_unheld(session, lookup.of_address(address, forms))
-        kept = session.execute(select(func.count()).select_from(Inquiry).where(
-            lookup.of_address(address, forms), Inquiry.legal_hold.is_(True))).scalar_one()
+        kept = session.execute(
+            select(func.count())
+            .select_from(Inquiry)
+            .where(lookup.of_address(address, forms), Inquiry.legal_hold.is_(True))
+        ).scalar_one()
         if erased:
             audit.scrub(session, erased)
             _record(session, digest, len(erased), kept, actor, clock.now(), forms)
@@ -54,10 +57,22 @@ def delete_unheld(session: Session, condition) -> list[int]:
     return list(session.execute(statement, execution_options={"synchronize_session": False}).scalars())
 
 
-def _record(session: Session, digest: str, count: int, kept: int, actor: str, moment: datetime,
-            forms: lookup.Forms) -> None:
-    session.add(Erasure(email_hash=digest, count=count, kept_on_hold=kept, actor=actor[:100], created_at=moment,
-                        form_ids=None if forms is None else sorted(forms)))
-    detail = f"address hmac {digest}" + (f"; {kept} on legal hold kept" if kept else "") + (
-        "" if forms is None else f"; forms #{', #'.join(map(str, sorted(forms)))} only")
+def _record(
+    session: Session, digest: str, count: int, kept: int, actor: str, moment: datetime, forms: lookup.Forms
+) -> None:
+    session.add(
+        Erasure(
+            email_hash=digest,
+            count=count,
+            kept_on_hold=kept,
+            actor=actor[:100],
+            created_at=moment,
+            form_ids=None if forms is None else sorted(forms),
+        )
+    )
+    detail = (
+        f"address hmac {digest}"
+        + (f"; {kept} on legal hold kept" if kept else "")
+        + ("" if forms is None else f"; forms #{', #'.join(map(str, sorted(forms)))} only")
+    )
     audit.record(session, actor, AuditAction.ERASED, count, detail, at=moment)

@@ -38,23 +38,37 @@ bp = Blueprint("public", __name__)
 PAGE_FIELDS = frozenset({*spam.HONEYPOTS, "csrf_token", spam.FIELD, spam.RENDERED_FIELD, "_next"})
 
 # What the form says when it refuses a submission: whole sentences, translated when shown.
-TOO_LARGE = _l("Your inquiry is too large to send (the limit is {kib} KB), so nothing was saved, "
-               "and your text could not be kept: please shorten it and send it again.")
-NOT_RECEIVED = _l("Your inquiry did not arrive complete (the connection may have broken off), so nothing "
-                  "was saved, and your text could not be kept: please type it again and send it.")
-EXPIRED = _l("The form had expired or was not sent from this site, so nothing was saved. "
-             "Your text is kept below: send it again.")
+TOO_LARGE = _l(
+    "Your inquiry is too large to send (the limit is {kib} KB), so nothing was saved, "
+    "and your text could not be kept: please shorten it and send it again."
+)
+NOT_RECEIVED = _l(
+    "Your inquiry did not arrive complete (the connection may have broken off), so nothing "
+    "was saved, and your text could not be kept: please type it again and send it."
+)
+EXPIRED = _l(
+    "The form had expired or was not sent from this site, so nothing was saved. Your text is kept below: send it again."
+)
 RATE_LIMITED = _l("{refusal} Your text is kept below.")
-UNLISTED = _l("The page you sent this from ({site}) is not one of the sites this form takes inquiries from, "
-              "so nothing was saved yet, and the site's owner can see that it was tried. Your text is kept "
-              "below: send it from here.")
-UNAVAILABLE = _l("The inbox cannot save inquiries right now, so nothing was saved. "
-                 "Your text is kept below: please send it again in a minute.")
+UNLISTED = _l(
+    "The page you sent this from ({site}) is not one of the sites this form takes inquiries from, "
+    "so nothing was saved yet, and the site's owner can see that it was tried. Your text is kept "
+    "below: send it from here."
+)
+UNAVAILABLE = _l(
+    "The inbox cannot save inquiries right now, so nothing was saved. "
+    "Your text is kept below: please send it again in a minute."
+)
 NOT_JSON_TYPE = _l("Send the inquiry as JSON (Content-Type: application/json).")
 CROSS_ORIGIN = _l("Cross-origin requests are not accepted.")
 # The words of the site's own form (migration 0009), so the catalogs translate them (``form_store.words``).
-SHIPPED_WORDS = (_l("Contact"), _l("We read every message and answer by email."), _l("Your name"),
-                 _l("Email address"), _l("Message"))
+SHIPPED_WORDS = (
+    _l("Contact"),
+    _l("We read every message and answer by email."),
+    _l("Your name"),
+    _l("Email address"),
+    _l("Message"),
+)
 
 
 @bp.get("/")
@@ -92,12 +106,18 @@ def form_embed(slug: str):
     form = form_store.page_form(slug=slug)
     origin = current_app.config["ORIGIN"]
     response = jsonify(
-        form=form.slug, title=form.title, description=form.description, lang=i18n.language_tag(),
+        form=form.slug,
+        title=form.title,
+        description=form.description,
+        lang=i18n.language_tag(),
         action=f"{origin}{url_for('public.submit_named_json', slug=form.slug)}",
         page=f"{origin}{url_for('public.named_form', slug=form.slug)}",
-        fields=[embed.described(each) for each in form.fields], rendered=spam.form_token(),
-        challenge=spam.issue(), challenge_url=f"{origin}{url_for('public.form_challenge', slug=form.slug)}",
-        challenge_ttl=current_app.config["POW_TTL"], texts=embed.texts(),
+        fields=[embed.described(each) for each in form.fields],
+        rendered=spam.form_token(),
+        challenge=spam.issue(),
+        challenge_url=f"{origin}{url_for('public.form_challenge', slug=form.slug)}",
+        challenge_ttl=current_app.config["POW_TTL"],
+        texts=embed.texts(),
     )
     response.headers["Cache-Control"] = "no-store"
     return response
@@ -167,18 +187,23 @@ def _unlisted(form: form_store.Shown, site: str, values: dict):
         with db.transaction(write=True) as session:
             refused_sites.record(session, form.form.id, site)
     notice = UNLISTED.format(site=site[:100])
-    return _form_page(values, {}, notice, action=url_for("public.submit_named_form", slug=form.slug),
-                      extra=form_answers.extras(form.fields, request.form)), 403
+    return _form_page(
+        values,
+        {},
+        notice,
+        action=url_for("public.submit_named_form", slug=form.slug),
+        extra=form_answers.extras(form.fields, request.form),
+    ), 403
 
 
-def _page_answer(result: submit.Result, form: form_store.Shown, values: dict, token: str | None,
-                 embedded: str | None):
+def _page_answer(result: submit.Result, form: form_store.Shown, values: dict, token: str | None, embedded: str | None):
     """The page's answer to ``result``: the thank-you page, or the form again with the errors or the wait."""
     match result:
         case Invalid(errors=field_errors, status=status):
             extra = form_answers.extras(form.fields, request.form)
-            return _form_page(values, field_errors, field_errors.get("_"), token=token,
-                              back=_back_link(form, embedded), extra=extra), status
+            return _form_page(
+                values, field_errors, field_errors.get("_"), token=token, back=_back_link(form, embedded), extra=extra
+            ), status
         case Limited(wait=wait):
             refusal = ratelimit.too_many(wait)
             return _form_refused(refusal, values, RATE_LIMITED.format(refusal=refusal.description), token)
@@ -271,13 +296,18 @@ def privacy():
     """How long inquiries and spam are kept, in plain words."""
     session = db.get_session()
     days, spam_days = retention.retention_days(session), retention.spam_retention_days(session)
-    own = [(form_store.words(form.title), form.retention_days or days, form.spam_retention_days,
-            form.retention_clock == retention.Clock.LAST_MESSAGE)
-           for form in form_store.all_forms(session)
-           if form.enabled and (form.retention_days or form.spam_retention_days
-                                or form.retention_clock == retention.Clock.LAST_MESSAGE)]
-    return render_template("public/privacy.html", retention_days=days, spam_retention_days=spam_days,
-                           own_retention=own)
+    own = [
+        (
+            form_store.words(form.title),
+            form.retention_days or days,
+            form.spam_retention_days,
+            form.retention_clock == retention.Clock.LAST_MESSAGE,
+        )
+        for form in form_store.all_forms(session)
+        if form.enabled
+        and (form.retention_days or form.spam_retention_days or form.retention_clock == retention.Clock.LAST_MESSAGE)
+    ]
+    return render_template("public/privacy.html", retention_days=days, spam_retention_days=spam_days, own_retention=own)
 
 
 def _receive(slug: str | None) -> None:
@@ -311,23 +341,37 @@ def _back_link(form: form_store.Shown, embedded: str | None) -> str | None:
     return referrer if embedded is not None and embed.thanks_url_ok(form.form, referrer) else None
 
 
-def _form_page(values: dict, field_errors: dict[str, str], notice: str | None = None,
-               token: str | None = None, back: str | None = None, action: str | None = None,
-               extra: dict[str, str] | None = None) -> str:
+def _form_page(
+    values: dict,
+    field_errors: dict[str, str],
+    notice: str | None = None,
+    token: str | None = None,
+    back: str | None = None,
+    action: str | None = None,
+    extra: dict[str, str] | None = None,
+) -> str:
     """The request's form; a re-shown one keeps the first render time, so the time trap counts from it,
     and the ``extra`` answers sent to fields it does not have (``form_answers.extras``), to send again."""
     form = g.get("sundown_form") or form_store.page_form()
     return render_template(
-        "public/form.html", form=form, values=values, errors=field_errors, notice=notice,
-        rendered=spam.carried_over(token), labels=form.labels, back=back, action=action or request.path,
+        "public/form.html",
+        form=form,
+        values=values,
+        errors=field_errors,
+        notice=notice,
+        rendered=spam.carried_over(token),
+        labels=form.labels,
+        back=back,
+        action=action or request.path,
         extra=extra or {},
     )
 
 
 def _missing_form(refusal: HTTPException, notice: str | None = None):
     """A form that is not there or disabled (404), or unreadable (503): what the visitor typed, kept."""
-    kept = "\n\n".join(value for key, value in request.form.items(multi=True)
-                        if key not in PAGE_FIELDS and value.strip())
+    kept = "\n\n".join(
+        value for key, value in request.form.items(multi=True) if key not in PAGE_FIELDS and value.strip()
+    )
     headers = [(k, v) for k, v in refusal.get_headers() if k.lower() != "content-type"]
     return render_template("public/no_form.html", kept=kept, notice=notice), refusal.code, headers
 
@@ -338,8 +382,9 @@ def _lost_message(refusal: HTTPException) -> str:
     return str(NOT_RECEIVED)
 
 
-def _form_refused(refusal: HTTPException, values: dict[str, form_answers.Answer], notice: str,
-                  token: str | None = None):
+def _form_refused(
+    refusal: HTTPException, values: dict[str, form_answers.Answer], notice: str, token: str | None = None
+):
     """The form again with ``notice``, the refusal's status and headers (``Retry-After``)."""
     headers = [(k, v) for k, v in refusal.get_headers() if k.lower() != "content-type"]
     return _form_page(values, {}, notice, token), refusal.code, headers

@@ -9,8 +9,13 @@ from app import config, create_app
 from app.config import ConfigurationError
 from app.settings import SETTINGS
 
-BASE = {"ENV": "production", "SECRET_KEY": "k" * 32, "ORIGIN": "https://inbox.example.org",
-        "RP_ID": "inbox.example.org", "DATABASE_URL": "sqlite://"}
+BASE = {
+    "ENV": "production",
+    "SECRET_KEY": "k" * 32,
+    "ORIGIN": "https://inbox.example.org",
+    "RP_ID": "inbox.example.org",
+    "DATABASE_URL": "sqlite://",
+}
 
 
 @pytest.mark.parametrize("missing", ["SECRET_KEY", "ORIGIN", "RP_ID"])
@@ -237,7 +242,11 @@ GOOD = [
     ("WTF_CSRF_TIME_LIMIT", "3600", 3600),
     ("WTF_CSRF_TIME_LIMIT", "null", None),
     ("WTF_CSRF_SSL_STRICT", "false", False),
-    ("SMTP_URL", "smtp+starttls://user:p%40ss@mail.example.org:587", "smtp+starttls://user:p%40ss@mail.example.org:587"),
+    (
+        "SMTP_URL",
+        "smtp+starttls://user:p%40ss@mail.example.org:587",
+        "smtp+starttls://user:p%40ss@mail.example.org:587",
+    ),
     ("SMTP_URL", "smtps://mail.example.org", "smtps://mail.example.org"),
     ("MAIL_FROM", "sundown@example.org", "sundown@example.org"),
     ("NOTIFY_EMAILS", "a@example.org, b@example.org", ["a@example.org", "b@example.org"]),
@@ -283,11 +292,14 @@ def test_secrets_are_not_echoed_in_the_error(monkeypatch):
     assert "hunter2" not in str(error.value)
 
 
-@pytest.mark.parametrize(("old", "new"), [
-    ("SUNDOWN_PRUNE_INTERVAL", "SUNDOWN_CLEANUP_INTERVAL"),
-    ("SUNDOWN_SESSION_LIFETIME", "SUNDOWN_LOGIN_LIFETIME"),
-    ("SUNDOWN_SESSION_IDLE_TIMEOUT", "SUNDOWN_LOGIN_IDLE_TIMEOUT"),
-])
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("SUNDOWN_PRUNE_INTERVAL", "SUNDOWN_CLEANUP_INTERVAL"),
+        ("SUNDOWN_SESSION_LIFETIME", "SUNDOWN_LOGIN_LIFETIME"),
+        ("SUNDOWN_SESSION_IDLE_TIMEOUT", "SUNDOWN_LOGIN_IDLE_TIMEOUT"),
+    ],
+)
 def test_a_variable_under_its_old_name_stops_the_app_naming_the_new_one(old, new, monkeypatch):
     monkeypatch.setenv(old, "60")
     with pytest.raises(ConfigurationError, match=f"^{old} was renamed {new}: rename it in the environment.$"):

@@ -51,8 +51,11 @@ class HostSite:
                 body = (page or "not here").encode()
                 self.send_response(200 if page else 404)
                 self.send_header("Content-Type", "text/html; charset=utf-8")
-                self.send_header("Content-Security-Policy", f"default-src 'self'; script-src {site.base}; "
-                                 f"connect-src {site.base}; style-src {site.base}; form-action 'self' {site.base}")
+                self.send_header(
+                    "Content-Security-Policy",
+                    f"default-src 'self'; script-src {site.base}; "
+                    f"connect-src {site.base}; style-src {site.base}; form-action 'self' {site.base}",
+                )
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
                 self.wfile.write(body)
@@ -83,9 +86,18 @@ def add_form(server, slug: str, origins: list[str], thanks: str | None = None, f
             session.delete(old)
         session.flush()
         now = datetime.now(UTC)
-        form = Form(slug=slug, title={"en": "Write to the shop"}, description={}, fields=dump(fields),
-                    email_field="email", enabled=True, allowed_origins=origins, thanks_url=thanks,
-                    created_at=now, updated_at=now)
+        form = Form(
+            slug=slug,
+            title={"en": "Write to the shop"},
+            description={},
+            fields=dump(fields),
+            email_field="email",
+            enabled=True,
+            allowed_origins=origins,
+            thanks_url=thanks,
+            created_at=now,
+            updated_at=now,
+        )
         session.add(form)
         session.commit()
     time.sleep(form_store.FRESH_FOR + 0.2)  # the server's processes read a changed form within FRESH_FOR
@@ -104,17 +116,25 @@ def assert_accessible(page, page_problems) -> None:
 
 def stored(server, form_id: int) -> list[tuple]:
     with server.engine.connect() as connection:
-        return [tuple(row) for row in connection.execute(
-            select(Inquiry.name, Inquiry.status, Inquiry.origin).where(Inquiry.form_id == form_id)
-            .order_by(Inquiry.id))]
+        return [
+            tuple(row)
+            for row in connection.execute(
+                select(Inquiry.name, Inquiry.status, Inquiry.origin)
+                .where(Inquiry.form_id == form_id)
+                .order_by(Inquiry.id)
+            )
+        ]
 
 
 @pytest.fixture
 def host(server):
-    script = (f'<div data-sundown-form="shop"></div>'
-              f'<script src="{server.base_url}/embed.js" data-form="shop" defer></script>')
-    pages = {"/script.html": HOST_PAGE.format(base=server.base_url, body=script), "/thanks.html":
-             HOST_PAGE.format(base=server.base_url, body="<p>Thanks from the shop.</p>")}
+    script = (
+        f'<div data-sundown-form="shop"></div><script src="{server.base_url}/embed.js" data-form="shop" defer></script>'
+    )
+    pages = {
+        "/script.html": HOST_PAGE.format(base=server.base_url, body=script),
+        "/thanks.html": HOST_PAGE.format(base=server.base_url, body="<p>Thanks from the shop.</p>"),
+    }
     site = HostSite(pages, server.base_url)
     plain = f'''<form action="{server.base_url}/f/shop" method="post">
       <label for="n">Your name</label><input id="n" name="name">
@@ -195,14 +215,20 @@ FILE_FIELDS = (*CONTACT_FIELDS, Field("files", "file", {"en": "Photos of the ite
 
 def files_of(server, form_id: int) -> list[tuple]:
     with server.engine.connect() as connection:
-        return [tuple(row) for row in connection.execute(
-            select(Attachment.name, Attachment.content_type, Attachment.size)
-            .join(Inquiry, Inquiry.id == Attachment.inquiry_id).where(Inquiry.form_id == form_id)
-            .order_by(Attachment.id))]
+        return [
+            tuple(row)
+            for row in connection.execute(
+                select(Attachment.name, Attachment.content_type, Attachment.size)
+                .join(Inquiry, Inquiry.id == Attachment.inquiry_id)
+                .where(Inquiry.form_id == form_id)
+                .order_by(Attachment.id)
+            )
+        ]
 
 
-def test_files_go_with_the_script_and_with_plain_html_without_javascript(server, host, new_context, page_problems,
-                                                                          tmp_path):
+def test_files_go_with_the_script_and_with_plain_html_without_javascript(
+    server, host, new_context, page_problems, tmp_path
+):
     form_id = add_form(server, "shop", [host.origin], thanks=f"{host.origin}/thanks.html", fields=FILE_FIELDS)
     photo = tmp_path / "broken lamp.txt"
     photo.write_text("the lamp's base is cracked\n" * 20_000)  # 540 KB
@@ -219,13 +245,16 @@ def test_files_go_with_the_script_and_with_plain_html_without_javascript(server,
     expect(page.get_by_role("status")).to_contain_text("Thank you.")
     assert files_of(server, form_id) == [("broken lamp.txt", "text/plain", photo.stat().st_size)]
 
-    host.pages["/plain-files.html"] = HOST_PAGE.format(base=server.base_url, body=f'''
+    host.pages["/plain-files.html"] = HOST_PAGE.format(
+        base=server.base_url,
+        body=f'''
       <form action="{server.base_url}/f/shop" method="post" enctype="multipart/form-data">
       <label for="n">Your name</label><input id="n" name="name">
       <label for="e">Email address</label><input id="e" name="email" type="email">
       <label for="m">Message</label><textarea id="m" name="message"></textarea>
       <label for="f">Photos</label><input id="f" name="files" type="file" multiple>
-      <button type="submit">Send</button></form>''')
+      <button type="submit">Send</button></form>''',
+    )
     plain = new_context(java_script_enabled=False).new_page()
     plain.goto(f"{host.origin}/plain-files.html")
     plain.get_by_label("Your name").fill("Paul Plain")
@@ -245,12 +274,19 @@ EVERY_TYPE = (
     Field("guests", "number", {"en": "Guests"}, minimum=1, maximum=20),
     Field("phone", "tel", {"en": "Phone"}),
     Field("day", "date", {"en": "Day"}),
-    Field("room", "select", {"en": "Room"}, required=True,
-          choices=(Choice("small", {"en": "Small room"}), Choice("large", {"en": "Large room"}))),
-    Field("time", "radio", {"en": "Time"},
-          choices=(Choice("am", {"en": "Morning"}), Choice("pm", {"en": "Afternoon"}))),
-    Field("extras", "checkboxes", {"en": "Extras"},
-          choices=(Choice("tea", {"en": "Tea"}), Choice("cake", {"en": "Cake"}))),
+    Field(
+        "room",
+        "select",
+        {"en": "Room"},
+        required=True,
+        choices=(Choice("small", {"en": "Small room"}), Choice("large", {"en": "Large room"})),
+    ),
+    Field(
+        "time", "radio", {"en": "Time"}, choices=(Choice("am", {"en": "Morning"}), Choice("pm", {"en": "Afternoon"}))
+    ),
+    Field(
+        "extras", "checkboxes", {"en": "Extras"}, choices=(Choice("tea", {"en": "Tea"}), Choice("cake", {"en": "Cake"}))
+    ),
     Field("terms", "consent", {"en": "I agree to the terms"}),
     Field("campaign", "hidden", {"en": "Campaign"}, default="spring"),
     Field("files", "file", {"en": "Plans"}, maximum=3),
@@ -279,8 +315,9 @@ def fill_every_type(page, photo) -> None:
 
 
 @pytest.mark.parametrize("javascript", [False, True])
-def test_the_pasted_block_sends_every_field_type_with_files(server, host, new_context, page_problems, tmp_path,
-                                                            javascript):
+def test_the_pasted_block_sends_every_field_type_with_files(
+    server, host, new_context, page_problems, tmp_path, javascript
+):
     form_id = add_form(server, "shop", [host.origin], thanks=f"{host.origin}/thanks.html", fields=EVERY_TYPE)
     host.pages["/pasted.html"] = HOST_PAGE.format(base=server.base_url, body=pasted_block(server))
     photo = tmp_path / "plan.txt"
@@ -301,5 +338,12 @@ def test_the_pasted_block_sends_every_field_type_with_files(server, host, new_co
     with server.engine.connect() as connection:
         answers = connection.execute(select(Inquiry.answers).where(Inquiry.form_id == form_id)).scalar_one()
     values = {entry["key"]: entry.get("value") for entry in answers}
-    assert (values["guests"], values["room"], values["time"], values["extras"], values["terms"],
-            values["campaign"], values["day"]) == ("4", "large", "pm", ["tea", "cake"], True, "spring", "2027-03-05")
+    assert (
+        values["guests"],
+        values["room"],
+        values["time"],
+        values["extras"],
+        values["terms"],
+        values["campaign"],
+        values["day"],
+    ) == ("4", "large", "pm", ["tea", "cake"], True, "spring", "2027-03-05")

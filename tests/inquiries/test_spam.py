@@ -95,19 +95,29 @@ def test_a_wrong_solution_counts_twice_against(client, query):
     wrong_key = {**payload, "solution": {**payload["solution"], "derivedKey": "00" * 32}}
     assert send_json(client, altcha=encoded(wrong_key), **ONE_LINK).status_code == 201
     payload = decoded(solution(client))
-    harder = {**payload, "challenge": {**payload["challenge"], "parameters": {
-        **payload["challenge"]["parameters"], "cost": 1}}}  # an easier challenge than the one signed
+    harder = {
+        **payload,
+        "challenge": {**payload["challenge"], "parameters": {**payload["challenge"]["parameters"], "cost": 1}},
+    }  # an easier challenge than the one signed
     assert send_json(client, altcha=encoded(harder), **ONE_LINK).status_code == 201
     assert query(STATUSES) == [SPAM, SPAM]
     assert query(CHECKS) == [["invalid_solution", "links:1"]] * 2
     assert query.count(UsedChallenge) == 0
 
 
-@pytest.mark.parametrize("raw", [
-    "not base64 !", base64.b64encode(b"\xff\xfe").decode(), encoded({"challenge": [], "solution": 3}),
-    encoded({"challenge": {"parameters": {}}, "solution": {}}), base64.b64encode(b"[" * 5000).decode(),
-    12345, ["a"], {"challenge": 1},
-])
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "not base64 !",
+        base64.b64encode(b"\xff\xfe").decode(),
+        encoded({"challenge": [], "solution": 3}),
+        encoded({"challenge": {"parameters": {}}, "solution": {}}),
+        base64.b64encode(b"[" * 5000).decode(),
+        12345,
+        ["a"],
+        {"challenge": 1},
+    ],
+)
 def test_a_malformed_solution_counts_against_never_an_error(client, query, raw):
     assert send_json(client, altcha=raw, **ONE_LINK).status_code == 201
     assert query(STATUSES) == [SPAM] and query(CHECKS) == [["malformed_solution", "links:1"]]
@@ -171,7 +181,6 @@ def test_ten_threads_sending_one_solution_at_once_put_at_most_one_in_the_inbox(a
     assert query.count(UsedChallenge) == 1
 
 
-
 def test_a_database_error_on_the_used_challenge_insert_is_a_503_and_stores_nothing(app, client, query):
     payload, form = solution(client), filled_form(client, message="Kept through the outage")
     with app.app_context(), db.get_engine().begin() as connection:  # the insert's table is gone
@@ -181,13 +190,19 @@ def test_a_database_error_on_the_used_challenge_insert_is_a_503_and_stores_nothi
     assert response.status_code == 503 and "Kept through the outage" in response.get_data(as_text=True)
     assert query.count(Inquiry) == 0
 
+
 # --- the time trap -------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("shown", "status", "checks"), [
-    (timedelta(seconds=2.9), SPAM, ["too_fast"]), (timedelta(seconds=3), INBOX, None),
-    (timedelta(days=1), INBOX, None), (timedelta(days=1, seconds=1), INBOX, None),
-])
+@pytest.mark.parametrize(
+    ("shown", "status", "checks"),
+    [
+        (timedelta(seconds=2.9), SPAM, ["too_fast"]),
+        (timedelta(seconds=3), INBOX, None),
+        (timedelta(days=1), INBOX, None),
+        (timedelta(days=1, seconds=1), INBOX, None),
+    ],
+)
 def test_the_time_trap_files_a_form_sent_too_soon_as_spam_even_solved(client, query, shown, status, checks):
     """Too soon outweighs a solved challenge; a day-old form counts only a little against."""
     form = filled_form(client, rendered=rendered_ago(client.application, shown))
@@ -195,10 +210,15 @@ def test_the_time_trap_files_a_form_sent_too_soon_as_spam_even_solved(client, qu
     assert query(STATUSES) == [status] and query(CHECKS) == [checks]
 
 
-@pytest.mark.parametrize(("rendered", "checks"), [
-    (None, ("own_page",)), ("", ("own_page",)), ("1700000000000", ("no_render_time", "own_page")),
-    ("1700000000000.forged-signature", ("no_render_time", "own_page")),
-])
+@pytest.mark.parametrize(
+    ("rendered", "checks"),
+    [
+        (None, ("own_page",)),
+        ("", ("own_page",)),
+        ("1700000000000", ("no_render_time", "own_page")),
+        ("1700000000000.forged-signature", ("no_render_time", "own_page")),
+    ],
+)
 def test_a_render_time_is_checked_only_where_the_form_carries_one(app, client, rendered, checks):
     """A snippet pasted on another site has no render time: that is no sign of anything; a forged one is
     noted (it weighs nothing alone)."""

@@ -13,25 +13,31 @@ from tests.helpers import VALID, csrf_token, editor_post
 CHECKS = select(Inquiry.status, Inquiry.spam_checks).order_by(Inquiry.id)
 
 
-@pytest.mark.parametrize(("text", "count", "markup"), [
-    ("Hello, I have a question about my order.", 0, False),
-    ("See www.example.org and https://a.example/x?y=1.", 2, False),
-    ('<a href="https://cheap.example">cheap</a>', 1, True),
-    ("[url=https://x.example]x[/url]", 1, True),
-    ("[click](https://x.example)", 1, True),
-])
+@pytest.mark.parametrize(
+    ("text", "count", "markup"),
+    [
+        ("Hello, I have a question about my order.", 0, False),
+        ("See www.example.org and https://a.example/x?y=1.", 2, False),
+        ('<a href="https://cheap.example">cheap</a>', 1, True),
+        ("[url=https://x.example]x[/url]", 1, True),
+        ("[click](https://x.example)", 1, True),
+    ],
+)
 def test_links_and_markup_are_found(text, count, markup):
     assert (len(signals.links(text)), signals.has_markup(text)) == (count, markup)
 
 
-@pytest.mark.parametrize(("text", "sender", "found"), [
-    ("Best CASINO bonus", "a@example.com", "casino"),
-    ("occasional question", "a@example.com", None),  # a word, not a part of one
-    ("visit https://shop.spam.example/x", "a@example.com", "spam.example"),
-    ("hello", "bot@mail.spam.example", "spam.example"),
-    ("格安のカジノです", "a@example.com", "カジノ"),
-    ("free money now", "a@example.com", "free money"),
-])
+@pytest.mark.parametrize(
+    ("text", "sender", "found"),
+    [
+        ("Best CASINO bonus", "a@example.com", "casino"),
+        ("occasional question", "a@example.com", None),  # a word, not a part of one
+        ("visit https://shop.spam.example/x", "a@example.com", "spam.example"),
+        ("hello", "bot@mail.spam.example", "spam.example"),
+        ("格安のカジノです", "a@example.com", "カジノ"),
+        ("free money now", "a@example.com", "free money"),
+    ],
+)
 def test_the_admins_list_matches_words_and_domains(text, sender, found):
     entries = signals.parse_words("casino\nspam.example\nカジノ\nFree Money\n\ncasino")
     assert entries == ["casino", "spam.example", "カジノ", "free money"]
@@ -58,10 +64,18 @@ def test_a_listed_word_counts_against_and_the_spam_page_says_why(admin_client, c
 
 def test_admins_moves_teach_the_score_and_mark_senders(admin_client, client, query):
     for number in range(6):
-        send(client, name=f"Bot {number}", email=f"bot{number}@bulk.example",
-             message=f"Cheap replica watches and pills, discount offer number {number}")
-        send(client, name=f"Person {number}", email=f"p{number}@example.com",
-             message=f"Could you tell me when my booking {number} is confirmed? Thanks for your help")
+        send(
+            client,
+            name=f"Bot {number}",
+            email=f"bot{number}@bulk.example",
+            message=f"Cheap replica watches and pills, discount offer number {number}",
+        )
+        send(
+            client,
+            name=f"Person {number}",
+            email=f"p{number}@example.com",
+            message=f"Could you tell me when my booking {number} is confirmed? Thanks for your help",
+        )
     ids = query(select(Inquiry.id).where(Inquiry.name.like("Bot%")))
     data = {"ids": [str(each) for each in ids], "csrf_token": csrf_token(admin_client, "/admin/")}
     assert admin_client.post("/admin/spam/mark", data=data).status_code == 303
@@ -72,8 +86,9 @@ def test_admins_moves_teach_the_score_and_mark_senders(admin_client, client, que
     # Moved to spam and back: the people's words count on the other side.
     for each in people:
         admin_client.post("/admin/spam/mark", data={"ids": str(each), "csrf_token": data["csrf_token"]})
-    admin_client.post("/admin/spam/not-spam", data={"ids": [str(each) for each in people],
-                                                    "csrf_token": data["csrf_token"]})
+    admin_client.post(
+        "/admin/spam/not-spam", data={"ids": [str(each) for each in people], "csrf_token": data["csrf_token"]}
+    )
     send(client, email="new@example.org", message="Replica watches with a discount offer and cheap pills")
     send(client, email="bot1@bulk.example", message="Hello there")
     send(client, email="new2@example.org", message="When is my booking confirmed? Thanks for your help")
@@ -85,8 +100,9 @@ def test_admins_moves_teach_the_score_and_mark_senders(admin_client, client, que
 
 def test_the_inbox_counts_this_weeks_spam_and_the_spam_page_shows_each_forms_retention(admin_client, client):
     fields = [{"type": "textarea", "key": "message", "label-en": "Message", "required": "1"}]
-    data = editor_post(admin_client, "/admin/forms/new", fields, slug="short", spam_retention_days="14",
-                       **{"title-en": "Short form"})
+    data = editor_post(
+        admin_client, "/admin/forms/new", fields, slug="short", spam_retention_days="14", **{"title-en": "Short form"}
+    )
     assert admin_client.post("/admin/forms/new", data=data).status_code == 303
     send(client, message="<a href='https://x.example'>x</a> https://y.example")
     inbox = admin_client.get("/admin/").get_data(as_text=True)

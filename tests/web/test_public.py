@@ -44,12 +44,13 @@ def test_form_keeps_input_and_shows_errors(client, query):
 def test_form_errors_are_summarised_with_links_to_the_fields_in_plain_words(client):
     data = {"name": "Grace", "email": "grace@@example", "message": "", "csrf_token": csrf_token(client)}
     page = client.post("/", data=data).get_data(as_text=True)
-    summary = page[page.index('<div class="alert" role="alert" tabindex="-1" autofocus'):page.index("</ul>")]
+    summary = page[page.index('<div class="alert" role="alert" tabindex="-1" autofocus') : page.index("</ul>")]
     assert 'id="form-errors"' in summary  # focused on load (autofocus, and form.js)
     assert '<a href="#email">Email address: Enter a valid email address, like name@example.com.</a>' in summary
     assert '<a href="#message">Message: This field is required.</a>' in summary
     assert "#name" not in summary
     assert "@-sign" not in page  # not the email library's own sentence
+
 
 def test_form_without_csrf_token_is_refused(client, query):
     response = client.post("/", data=VALID)
@@ -59,8 +60,10 @@ def test_form_without_csrf_token_is_refused(client, query):
 
 
 def test_stored_values_are_trimmed_and_email_normalised(client, query):
-    client.post("/api/inquiries", json={"name": "  Ada  ", "email": " Ada@Example.COM ", "message": " hi\r\nthere ",
-                                        "altcha": solution(client)})
+    client.post(
+        "/api/inquiries",
+        json={"name": "  Ada  ", "email": " Ada@Example.COM ", "message": " hi\r\nthere ", "altcha": solution(client)},
+    )
     (row,) = query(select(Inquiry))
     assert (row.name, row.email, row.message) == ("Ada", "Ada@example.com", "hi\nthere")
     assert row.created_at.tzinfo is not None

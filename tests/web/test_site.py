@@ -22,22 +22,38 @@ EVERY_TYPE = [
     {"type": "tel", "key": "phone", "label-en": "Phone"},
     {"type": "url", "key": "site", "label-en": "Your site"},
     {"type": "date", "key": "day", "label-en": "Day"},
-    {"type": "select", "key": "room", "label-en": "Room", "choices-en": "small | Small room\nlarge | Large room",
-     "required": "1"},
+    {
+        "type": "select",
+        "key": "room",
+        "label-en": "Room",
+        "choices-en": "small | Small room\nlarge | Large room",
+        "required": "1",
+    },
     {"type": "radio", "key": "time", "label-en": "Time", "choices-en": "am | Morning\npm | Afternoon"},
     {"type": "checkboxes", "key": "extras", "label-en": "Extras", "choices-en": "tea\ncoffee"},
     {"type": "consent", "key": "terms", "label-en": "I agree to the terms"},
     {"type": "hidden", "key": "campaign", "label-en": "Campaign", "default": "spring"},
     {"type": "file", "key": "files", "label-en": "Plans", "max": "3"},
 ]
-PERSON = {"name": "Hana Host", "email": "hana@example.com", "message": "We would like to book a room.",
-          "room": "small", "terms": "yes"}
+PERSON = {
+    "name": "Hana Host",
+    "email": "hana@example.com",
+    "message": "We would like to book a room.",
+    "room": "small",
+    "terms": "yes",
+}
 
 
 @pytest.fixture
 def booking(admin_client, query) -> int:
-    data = editor_post(admin_client, "/admin/forms/new", EVERY_TYPE, slug="booking", allowed_origins=SITE,
-                       thanks_url=f"{SITE}/thanks.html")
+    data = editor_post(
+        admin_client,
+        "/admin/forms/new",
+        EVERY_TYPE,
+        slug="booking",
+        allowed_origins=SITE,
+        thanks_url=f"{SITE}/thanks.html",
+    )
     assert admin_client.post("/admin/forms/new", data=data).status_code == 303
     return query(select(Form.id).where(Form.slug == "booking"))[0]
 
@@ -62,8 +78,14 @@ def snippet_of(admin_client, form_id: int) -> str:
     start, end = page.index('<code id="snippet-block">') + len('<code id="snippet-block">'), page.index("</code>")
     block = page[start:end]
     assert page.index("snippet-block") < page.index('name="field_count"')  # at the top, before the editor
-    return block.replace("&lt;", "<").replace("&gt;", ">").replace("&#34;", '"').replace("&quot;", '"') \
-        .replace("&#39;", "'").replace("&amp;", "&")
+    return (
+        block.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&#34;", '"')
+        .replace("&quot;", '"')
+        .replace("&#39;", "'")
+        .replace("&amp;", "&")
+    )
 
 
 def test_the_block_is_the_stylesheet_the_form_for_every_field_type_and_the_script(admin_client, booking):
@@ -98,9 +120,18 @@ def test_the_block_is_the_stylesheet_the_form_for_every_field_type_and_the_scrip
 
 def test_the_pasted_block_posts_every_field_type_with_files_to_the_inbox(admin_client, client, booking, query):
     """What a browser without script sends from the pasted block, on a listed site: saved, files and all."""
-    data = {**PERSON, "guests": "4", "phone": "+81 3 1234 5678", "site": "", "day": "2027-01-05", "time": "pm",
-            "extras": ["tea", "coffee"], "campaign": "spring", "website": "",
-            "files": [(io.BytesIO(png()), "plan.png"), (io.BytesIO(png()), "room.png")]}
+    data = {
+        **PERSON,
+        "guests": "4",
+        "phone": "+81 3 1234 5678",
+        "site": "",
+        "day": "2027-01-05",
+        "time": "pm",
+        "extras": ["tea", "coffee"],
+        "campaign": "spring",
+        "website": "",
+        "files": [(io.BytesIO(png()), "plan.png"), (io.BytesIO(png()), "room.png")],
+    }
     response = client.post("/f/booking", data=data, headers={"Origin": SITE}, content_type="multipart/form-data")
     assert response.status_code == 303 and response.headers["Location"] == f"{SITE}/thanks.html"
     [(status, inquiry_id)] = query.rows(select(Inquiry.status, Inquiry.id))
@@ -112,8 +143,9 @@ def test_the_pasted_block_posts_every_field_type_with_files_to_the_inbox(admin_c
 
 
 def test_a_post_from_an_unlisted_site_keeps_the_text_and_offers_to_send_it_from_here(client, booking, query):
-    response = client.post("/f/booking", data={**PERSON, "budget": "about 300"},
-                           headers={"Origin": "https://new-shop.example"})
+    response = client.post(
+        "/f/booking", data={**PERSON, "budget": "about 300"}, headers={"Origin": "https://new-shop.example"}
+    )
     page = response.get_data(as_text=True)
     assert response.status_code == 403 and "https://new-shop.example" in page
     assert "We would like to book a room." in page and "about 300" in page  # a field it does not know, too
@@ -150,8 +182,15 @@ def test_refused_sites_stay_bounded_and_count_against_the_client(app_config, mak
 
 
 def test_a_formspree_form_keeps_its_names_next_subject_replyto_and_unknown_fields(client, booking, query):
-    data = {**PERSON, "message": "From Formspree.", "_next": f"{SITE}/merci.html", "_subject": "New booking",
-            "_replyto": "other@example.com", "_gotcha": "", "company": "Tea House"}
+    data = {
+        **PERSON,
+        "message": "From Formspree.",
+        "_next": f"{SITE}/merci.html",
+        "_subject": "New booking",
+        "_replyto": "other@example.com",
+        "_gotcha": "",
+        "company": "Tea House",
+    }
     response = client.post("/f/booking", data=data, headers={"Origin": SITE})
     assert response.status_code == 303 and response.headers["Location"] == f"{SITE}/merci.html"
     [row] = query(select(Inquiry))
@@ -200,8 +239,11 @@ def test_one_client_flooding_past_every_cap_leaves_another_able_to_submit(tight,
         honeypot = {"website": "x"} if number % 2 else {}
         files = {"files": [(io.BytesIO(b"MZ" + b"\0" * 100), "x.exe")]} if number % 3 == 0 else {}
         data = {**PERSON, **honeypot, **files}
-        statuses.add(flood.post("/f/booking", data=data, headers={"Origin": SITE},
-                                content_type="multipart/form-data").status_code)
+        statuses.add(
+            flood.post(
+                "/f/booking", data=data, headers={"Origin": SITE}, content_type="multipart/form-data"
+            ).status_code
+        )
     assert 429 in statuses
     person = visitor(app, "198.51.100.20")
     response = person.post("/f/booking", data=PERSON, headers={"Origin": SITE})
@@ -212,30 +254,47 @@ def test_one_client_flooding_past_every_cap_leaves_another_able_to_submit(tight,
 
 def test_refused_uploads_count_toward_the_clients_limit(tight, app, booking):
     flood = visitor(app, "192.0.2.8")
-    statuses = [flood.post("/f/booking", data={**PERSON, "files": [(io.BytesIO(b"MZ" + b"\0" * 100), "x.exe")]},
-                           headers={"Origin": SITE}, content_type="multipart/form-data").status_code
-                for _ in range(4)]
+    statuses = [
+        flood.post(
+            "/f/booking",
+            data={**PERSON, "files": [(io.BytesIO(b"MZ" + b"\0" * 100), "x.exe")]},
+            headers={"Origin": SITE},
+            content_type="multipart/form-data",
+        ).status_code
+        for _ in range(4)
+    ]
     assert statuses == [415, 415, 415, 415]
     assert flood.post("/f/booking", data=PERSON, headers={"Origin": SITE}).status_code == 429
 
 
-@pytest.mark.parametrize(("settings", "status"), [
-    ({"SUBMIT_CLIENT_FILE_BYTES": 300 * 1024}, 413),
-    ({"SUBMIT_FILE_BYTES": 300 * 1024}, 507),
-    ({"ATTACHMENT_MIN_FREE_BYTES": 10**18}, 507),
-])
-def test_file_budgets_and_the_disk_floor_refuse_clearly_with_the_text_kept(app_config, make_app, booking, query,
-                                                                           settings, status):
+@pytest.mark.parametrize(
+    ("settings", "status"),
+    [
+        ({"SUBMIT_CLIENT_FILE_BYTES": 300 * 1024}, 413),
+        ({"SUBMIT_FILE_BYTES": 300 * 1024}, 507),
+        ({"ATTACHMENT_MIN_FREE_BYTES": 10**18}, 507),
+    ],
+)
+def test_file_budgets_and_the_disk_floor_refuse_clearly_with_the_text_kept(
+    app_config, make_app, booking, query, settings, status
+):
     app_config.update(settings)
     client = make_app(app_config).test_client()
     big = png() + b"\0" * (200 * 1024)  # under the test client's 500 KB, past which it spools the body to a file
     if status == 413 or "SUBMIT_FILE_BYTES" in settings:  # the first fits the day's budget, the second not
-        first = client.post("/f/booking", data={**PERSON, "files": [(io.BytesIO(big), "a.png")]},
-                            headers={"Origin": SITE}, content_type="multipart/form-data")
+        first = client.post(
+            "/f/booking",
+            data={**PERSON, "files": [(io.BytesIO(big), "a.png")]},
+            headers={"Origin": SITE},
+            content_type="multipart/form-data",
+        )
         assert first.status_code == 303
-    response = client.post("/f/booking", data={**PERSON, "message": "Kept for you.",
-                                               "files": [(io.BytesIO(big), "b.png")]},
-                           headers={"Origin": SITE}, content_type="multipart/form-data")
+    response = client.post(
+        "/f/booking",
+        data={**PERSON, "message": "Kept for you.", "files": [(io.BytesIO(big), "b.png")]},
+        headers={"Origin": SITE},
+        content_type="multipart/form-data",
+    )
     page = response.get_data(as_text=True)
     assert response.status_code == status and "Kept for you." in page and "without the files" in page
     assert client.post("/f/booking", data=PERSON, headers={"Origin": SITE}).status_code == 303  # text alone
