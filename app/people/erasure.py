@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session
 
 from app import audit
 from app.core import clock, db
+from app.inquiries import learned
 from app.models import AuditAction, Erasure, Inquiry
 from app.people import lookup
 
@@ -34,7 +35,8 @@ def erase(address: str, actor: str, forms: lookup.Forms = None) -> Outcome:
     every form), in one transaction.
 
     Records the erasure (hash, count, actor, time, the forms it covered) and
-    an audit entry with the hash only; nothing is recorded when there was
+    an audit entry with the hash only; an erasure of every form also removes what admins' spam moves
+    recorded of the sender (``app.inquiries.learned``); nothing is recorded when there was
     nothing to delete. The caller then clears the SQLite WAL (``app.inquiries.gone``).
     """
     digest = lookup.email_hash(address)
@@ -45,6 +47,8 @@ def erase(address: str, actor: str, forms: lookup.Forms = None) -> Outcome:
             .select_from(Inquiry)
             .where(lookup.of_address(address, forms), Inquiry.legal_hold.is_(True))
         ).scalar_one()
+        if forms is None:  # an erasure of the person, not of some forms: the spam score forgets the sender too
+            learned.forget_sender(session, address)
         if erased:
             audit.scrub(session, erased)
             _record(session, digest, len(erased), kept, actor, clock.now(), forms)

@@ -13,6 +13,7 @@ from sqlalchemy import delete, event, func, select
 
 from app import audit
 from app.core import db
+from app.inquiries import learned
 from app.inquiries.validation import normalize_email
 from app.models import AuditEntry, Erasure, Inquiry
 from app.people import erasure, lookup, records
@@ -309,3 +310,14 @@ def test_an_address_is_one_person_in_any_case_of_any_letter(app, db_session, clo
         assert erasure.erase(person, "test").erased == len(stored)
     db_session.rollback()
     assert db_session.scalar(select(func.count()).select_from(Inquiry)) == 0
+
+
+def test_an_erasure_of_every_form_forgets_the_sender_the_spam_score_learned(app, db_session, clock):
+    with app.app_context():
+        with db.transaction(write=True) as session:
+            learned.train(session, [("buy cheap pills", "Eve@Example.org")] * 3, as_spam=True)
+        with db.transaction() as session:
+            assert learned.marked_sender(session, "eve@example.org")
+        erasure.erase("eve@example.org", "operator")
+        with db.transaction() as session:
+            assert not learned.marked_sender(session, "eve@example.org")
