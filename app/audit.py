@@ -30,13 +30,24 @@ NAME_MAX = 100  # AuditEntry.admin_name
 DETAIL_MAX = 300  # AuditEntry.detail
 
 
-def record(session: Session, actor: Admin | str, action: AuditAction, count: int = 0, detail: str = "",
-           at: datetime | None = None) -> AuditEntry:
+def record(
+    session: Session,
+    actor: Admin | str,
+    action: AuditAction,
+    count: int = 0,
+    detail: str = "",
+    at: datetime | None = None,
+) -> AuditEntry:
     """Add an audit entry to ``session`` (the caller commits): ``actor`` an admin or a name (the operator's),
     ``detail`` short and free of message content, ``at`` the app's clock unless given."""
     name = actor.name if isinstance(actor, Admin) else actor
-    entry = AuditEntry(admin_name=name[:NAME_MAX], action=AuditAction(action), count=count,
-                       detail=detail[:DETAIL_MAX], created_at=at or clock.now())
+    entry = AuditEntry(
+        admin_name=name[:NAME_MAX],
+        action=AuditAction(action),
+        count=count,
+        detail=detail[:DETAIL_MAX],
+        created_at=at or clock.now(),
+    )
     session.add(entry)
     return entry
 
@@ -44,9 +55,7 @@ def record(session: Session, actor: Admin | str, action: AuditAction, count: int
 def recent(session: Session, limit: int = 50) -> list[AuditEntry]:
     """The newest audit entries first."""
     return list(
-        session.scalars(
-            select(AuditEntry).order_by(AuditEntry.created_at.desc(), AuditEntry.id.desc()).limit(limit)
-        )
+        session.scalars(select(AuditEntry).order_by(AuditEntry.created_at.desc(), AuditEntry.id.desc()).limit(limit))
     )
 
 
@@ -60,27 +69,37 @@ def scrub(session: Session, ids: list[int], word: str = "(erased)") -> int:
     if not gone:
         return 0
     entries = session.execute(select(AuditEntry.id, AuditEntry.detail).where(WITH_TEXT)).all()
-    return _replace(session, [(entry_id, inquiry_id) for entry_id, detail in entries
-                              if (inquiry_id := inquiry_of(detail)) in gone], word)
+    return _replace(
+        session,
+        [(entry_id, inquiry_id) for entry_id, detail in entries if (inquiry_id := inquiry_of(detail)) in gone],
+        word,
+    )
 
 
 def scrub_deleted(session: Session) -> int:
     """The entries with text about inquiries that no longer exist (the cleanup deleted them): scrubbed."""
-    entries = [(entry_id, inquiry_of(detail)) for entry_id, detail in
-               session.execute(select(AuditEntry.id, AuditEntry.detail).where(WITH_TEXT)).all()
-               if not detail.endswith(": (erased)") and not detail.endswith(": (deleted)")]
+    entries = [
+        (entry_id, inquiry_of(detail))
+        for entry_id, detail in session.execute(select(AuditEntry.id, AuditEntry.detail).where(WITH_TEXT)).all()
+        if not detail.endswith(": (erased)") and not detail.endswith(": (deleted)")
+    ]
     named = {inquiry_id for _entry, inquiry_id in entries if inquiry_id is not None}
     if not named:
         return 0
     existing = set(session.scalars(select(Inquiry.id).where(Inquiry.id.in_(named))))
-    return _replace(session, [(entry, inquiry_id) for entry, inquiry_id in entries
-                              if inquiry_id is not None and inquiry_id not in existing], "(deleted)")
+    return _replace(
+        session,
+        [(entry, inquiry_id) for entry, inquiry_id in entries if inquiry_id is not None and inquiry_id not in existing],
+        "(deleted)",
+    )
 
 
 def _replace(session: Session, entries: list[tuple[int, int]], word: str) -> int:
     if entries:
-        session.execute(update(AuditEntry), [{"id": entry_id, "detail": f"inquiry #{inquiry_id}: {word}"}
-                                             for entry_id, inquiry_id in entries])  # by primary key, one executemany
+        session.execute(
+            update(AuditEntry),
+            [{"id": entry_id, "detail": f"inquiry #{inquiry_id}: {word}"} for entry_id, inquiry_id in entries],
+        )  # by primary key, one executemany
     return len(entries)
 
 

@@ -53,8 +53,12 @@ def load(app: Flask, overrides: dict[str, Any]) -> None:
             _check(app, variable.check, variable.name)
     # RP_ID last: what it may be depends on the origin.
     host = urlsplit(app.config["ORIGIN"]).hostname or ""
-    _check(app, rule(text, lambda rp_id: _rp_id_fits(rp_id, host)), "RP_ID",
-           f"{host} (the host of SUNDOWN_ORIGIN) or a registrable domain it ends with")
+    _check(
+        app,
+        rule(text, lambda rp_id: _rp_id_fits(rp_id, host)),
+        "RP_ID",
+        f"{host} (the host of SUNDOWN_ORIGIN) or a registrable domain it ends with",
+    )
     _configure_cookies(app)
 
 
@@ -104,9 +108,7 @@ def _origins(value: str | list[str]) -> list[str]:
     for origin in origins:
         parts = urlsplit(origin)
         if parts.scheme not in ("http", "https") or not parts.netloc or parts.path:
-            raise ConfigurationError(
-                f"SUNDOWN_ORIGIN {origin!r} is not an origin like https://host[:port]."
-            )
+            raise ConfigurationError(f"SUNDOWN_ORIGIN {origin!r} is not an origin like https://host[:port].")
     return origins
 
 

@@ -169,6 +169,8 @@ class Inquiry(Base):
     answers: Mapped[list | None] = mapped_column(JSON(none_as_null=True))
     # The site it was sent from when embedded there (``app.forms.embed``); None from Sundown's own pages.
     origin: Mapped[str | None] = mapped_column(String(200))
+    # The checks that put it in the spam folder (``app.inquiries.spam``); None in the inbox.
+    spam_checks: Mapped[list | None] = mapped_column(JSON(none_as_null=True))
     # The thread's last message, the person's or a reply (``app.conversations``); None: none since receipt.
     last_message_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
@@ -307,9 +309,7 @@ class AdminLogin(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)
     admin_id: Mapped[int] = mapped_column(ForeignKey("admins.id", ondelete="CASCADE"), index=True)
-    passkey_id: Mapped[int | None] = mapped_column(
-        ForeignKey("passkeys.id", ondelete="SET NULL"), index=True
-    )
+    passkey_id: Mapped[int | None] = mapped_column(ForeignKey("passkeys.id", ondelete="SET NULL"), index=True)
     browser: Mapped[str] = mapped_column(String(100), default="")
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     last_seen_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
@@ -354,6 +354,7 @@ class AuditAction(StrEnum):
     DELETED = "deleted"
     SPAM_DELETED = "spam_deleted"
     MARKED_NOT_SPAM = "marked_not_spam"
+    MARKED_SPAM = "marked_spam"
     HOLD_PLACED = "hold_placed"
     HOLD_RELEASED = "hold_released"
     MARKED_READ = "marked_read"  # entries from before read marks were each admin's own
@@ -369,12 +370,14 @@ class AuditAction(StrEnum):
     # site settings and forms
     RETENTION_CHANGED = "retention_changed"
     SPAM_RETENTION_CHANGED = "spam_retention_changed"
+    SPAM_WORDS_CHANGED = "spam_words_changed"
     NOTIFICATIONS_CHANGED = "notifications_changed"
     WEBHOOK_SECRET_CREATED = "webhook_secret_created"
     WEBHOOK_SECRET_ROTATED = "webhook_secret_rotated"
     NOTIFICATION_TEST = "notification_test"
     FORM_CREATED = "form_created"
     FORM_CHANGED = "form_changed"
+    SITE_ALLOWED = "site_allowed"
     FORM_DELETED = "form_deleted"
     # admins and their accounts
     INVITE_CREATED = "invite_created"
@@ -408,6 +411,29 @@ class AuditEntry(Base):
     count: Mapped[int] = mapped_column(Integer, default=0)
     detail: Mapped[str] = mapped_column(String(300), default="")
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, index=True)
+
+
+class SpamToken(Base):
+    """What admins taught the learned spam score (``app.inquiries.learned``): for a keyed hash of a word,
+    a link's domain or a sender, how many inquiries holding it they moved to spam and out of it."""
+
+    __tablename__ = "spam_tokens"
+
+    token: Mapped[str] = mapped_column(String(32), primary_key=True)
+    spam: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    ham: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+
+
+class RefusedSite(Base):
+    """Posts to a form from a site it does not list (``app.forms.refused``): how many, and the latest."""
+
+    __tablename__ = "refused_sites"
+    __table_args__ = (PrimaryKeyConstraint("form_id", "origin"),)
+
+    form_id: Mapped[int] = mapped_column(Integer)
+    origin: Mapped[str] = mapped_column(String(200))
+    count: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    last_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
 
 class InquiryView(Base):
@@ -487,8 +513,12 @@ class Delivery(Base):
     __tablename__ = "deliveries"
     __table_args__ = (
         Index("ix_deliveries_status_next_attempt_at", "status", "next_attempt_at"),
-        Index("ix_deliveries_finished_at", "finished_at", sqlite_where=text("finished_at IS NOT NULL"),
-              postgresql_where=text("finished_at IS NOT NULL")),
+        Index(
+            "ix_deliveries_finished_at",
+            "finished_at",
+            sqlite_where=text("finished_at IS NOT NULL"),
+            postgresql_where=text("finished_at IS NOT NULL"),
+        ),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)

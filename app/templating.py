@@ -39,6 +39,7 @@ FILTERS: dict[str, Callable[..., Any]] = {
     "browser": display.browser,  # a user agent as "Firefox 133 on Linux"
     "inquiry_count": display.inquiry_count,
     "label": labels.label,  # words for a stored code (cleanup target, audit action ...)
+    "spam_check": labels.spam_check,  # words for why an inquiry is in spam (Inquiry.spam_checks)
     "reply_link": workflow.reply_link,  # mailto: with the subject and the message quoted
 }
 

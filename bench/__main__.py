@@ -25,6 +25,7 @@ from bench import (
     notify,
     search,
     secure_delete,
+    spamset,
     uploads,
 )
 from bench import pow as proof_of_work
@@ -32,8 +33,21 @@ from bench.context import Context
 from bench.report import Report
 
 ROOT = Path(__file__).resolve().parent.parent
-BENCHMARKS = [claim, claiming, backlog, backlog_files, secure_delete, export, exactly_once, proof_of_work, search,
-              notify, forms, uploads]
+BENCHMARKS = [
+    claim,
+    claiming,
+    backlog,
+    backlog_files,
+    secure_delete,
+    export,
+    exactly_once,
+    proof_of_work,
+    search,
+    notify,
+    forms,
+    uploads,
+    spamset,
+]
 
 
 def main() -> None:

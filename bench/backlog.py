@@ -82,10 +82,20 @@ FORM_DAYS = tuple(range(105, 200, 5))
 # write lock; FTS5's crisis merge at its default lands in visitors' inserts; a purge without pauses in their waits.
 CONTROLS = {
     "the whole backlog in one batch (batches not sized by time)": (
-        "one_batch", "shipped", "control_rows", {"cleanup_batch_size": 100_000_000}, "control_seconds"),
+        "one_batch",
+        "shipped",
+        "control_rows",
+        {"cleanup_batch_size": 100_000_000},
+        "control_seconds",
+    ),
     "FTS5's crisis merge at its default during a run": ("crisis_default", "crisis_default", "crisis_rows", {}, None),
     "the index purge after a run without pauses or checkpoints": (
-        "purge_unpaused", "purge_unpaused", "control_rows", {}, None),
+        "purge_unpaused",
+        "purge_unpaused",
+        "control_rows",
+        {},
+        None,
+    ),
 }
 
 
@@ -138,8 +148,9 @@ def run(ctx) -> None:
             template = ctx.template(kind, rows)
             for rate in ctx.sizes["rates"]:
                 label = labelled(kind, rows, rate)
-                trials = [_trial(ctx, template, method, f"{method}{i}", rate=rate)
-                          for i, method in enumerate(_order(ctx))]
+                trials = [
+                    _trial(ctx, template, method, f"{method}{i}", rate=rate) for i, method in enumerate(_order(ctx))
+                ]
                 growth.add(kind, rate, rows, report_trials(ctx, label, trials, rows))
                 if rate == ctx.sizes["rates"][0]:
                     cleanups = sorted((t for t in trials if t.method == "cleanup"), key=lambda t: t.rate)
@@ -212,8 +223,9 @@ def _order(ctx) -> list[str]:
     return [ORDER[i % len(ORDER)] for i in range(2 * trials)]
 
 
-def _trial(ctx, template, method: str, name: str, variant: str = "shipped", budget: float = 3600,
-           rate: float = 40.0, **extra) -> Trial:
+def _trial(
+    ctx, template, method: str, name: str, variant: str = "shipped", budget: float = 3600, rate: float = 40.0, **extra
+) -> Trial:
     """One trial on a fresh copy of ``template``; the copy is dropped afterwards. ``extra``: more settings."""
     database = template.copy(f"trial_{name.replace('-', '_')}")
     log = ctx.workdir / f"writes-{name}-{database.kind}-{rate:.0f}-{time.monotonic_ns()}"
@@ -221,8 +233,9 @@ def _trial(ctx, template, method: str, name: str, variant: str = "shipped", budg
     try:
         settings = {"cleanup_time_budget": budget, "cleanup_lease": max(7200, 2 * budget), **extra}
         load = wait_for_calm(ctx)
-        with serve(database.url, ctx.workdir, f"backlog-{name}-{database.kind}", variant, log_writes=log,
-                   **settings) as server:
+        with serve(
+            database.url, ctx.workdir, f"backlog-{name}-{database.kind}", variant, log_writes=log, **settings
+        ) as server:
             begun = time.time()
             due_at = begun + WARM + ctx.sizes["idle_seconds"]
             # A delete trial keeps the claim an hour away; a cleanup trial's falls due after the idle phase.
@@ -234,8 +247,9 @@ def _trial(ctx, template, method: str, name: str, variant: str = "shipped", budg
     finally:
         database.drop()
     writes = txlog.read(log, started, max(finished, forgotten), by_time=database.kind == "sqlite")
-    return Trial(method, traffic.collected(), begun, started, finished, rows, forgotten,
-                 (load, os.getloadavg()[0]), writes)
+    return Trial(
+        method, traffic.collected(), begun, started, finished, rows, forgotten, (load, os.getloadavg()[0]), writes
+    )
 
 
 def wait_for_calm(ctx) -> float:
@@ -262,8 +276,12 @@ def _delete(database, method: str, due_at: float) -> tuple[float, float, float, 
     run = runs[0]
     assert run["status"] in ("ok", "partial"), f"the run ended {run['status']}: {run.get('error')}"
     assert run["forgotten_at"] is not None, "the run's purge did not end"
-    return (epoch_of(run["started_at"]), epoch_of(run["finished_at"]), epoch_of(run["forgotten_at"]),
-            deleted_inquiries(run))
+    return (
+        epoch_of(run["started_at"]),
+        epoch_of(run["finished_at"]),
+        epoch_of(run["forgotten_at"]),
+        deleted_inquiries(run),
+    )
 
 
 def report_trials(ctx, kind: str, trials: list[Trial], rows: int) -> list:
@@ -275,11 +293,16 @@ def report_trials(ctx, kind: str, trials: list[Trial], rows: int) -> list:
     order = "".join("D" if t.method == "delete" else "C" for t in trials)
     loads = ", ".join(f"{t.load[0]:.1f}→{t.load[1]:.1f}" for t in trials)
     figure = ctx.report.add(
-        "backlog_rows_per_s_ratio", ratio.value, "≥ 0.5", kind,
+        "backlog_rows_per_s_ratio",
+        ratio.value,
+        "≥ 0.5",
+        kind,
         f"{rows} realistic expired rows; cleanup runs {_list(cleanup_rates)} rows/s vs one"
         f" DELETE {_list(delete_rates)} rows/s (whose longest wait was "
         f"{max(t.during.longest() for t in deletes) * 1000:.0f} ms); load average per trial {loads}",
-        samples=f"{len(cleanups)} + {len(deletes)} trials, order {order}", ratio=ratio)
+        samples=f"{len(cleanups)} + {len(deletes)} trials, order {order}",
+        ratio=ratio,
+    )
     return [figure, *report_latency(ctx, kind, cleanups, deletes)]
 
 
@@ -292,24 +315,52 @@ def report_latency(ctx, kind: str, cleanups: list[Trial], deletes: list[Trial], 
     control = ratios([t.idle.percentile(0.99) for t in cleanups], [t.idle.percentile(0.99) for t in deletes])
     extra = {"variant": variant} if variant else {}
     report = ctx.report
-    window = (f"{_list([t.finished - t.started for t in cleanups])} s of batches, then "
-              f"{_list([t.forgotten - t.finished for t in cleanups])} s of purge and checkpoint")
+    window = (
+        f"{_list([t.finished - t.started for t in cleanups])} s of batches, then "
+        f"{_list([t.forgotten - t.finished for t in cleanups])} s of purge and checkpoint"
+    )
     return [
-        report.add("backlog_p99_ratio", during.percentile(0.99) / idle.percentile(0.99), "≤ 3", kind,
-                   f"p99 {during.percentile(0.99) * 1000:.1f} ms from the claim until the purge and checkpoint "
-                   f"ended ({window}) vs {idle.percentile(0.99) * 1000:.1f} ms idle before; open loop, "
-                   f"{len(idle.latencies) / max(sum(t.started - t.begun - WARM for t in cleanups), 1):.0f}/s",
-                   samples=f"{len(during.latencies)} / {len(idle.latencies)} requests, "
-                   f"{during.above(0.99)} / {idle.above(0.99)} above p99",
-                   ratio=Ratio(per_trial, control), tail=min(during.above(0.99), idle.above(0.99)), **extra),
-        report.add("backlog_longest_stall_ms", during.longest() * 1000, "≤ 250", kind,
-                   f"per run {_list([t.during.longest() * 1000 for t in cleanups])} ms; idle before: "
-                   f"{idle.longest() * 1000:.0f} ms", samples=f"{len(during.latencies)} requests", **extra),
-        report.add("backlog_after_run_longest_stall_ms", after.longest() * 1000, "≤ 250", kind,
-                   f"from finished_at to forgotten_at (purge, checkpoint): p99 {after.percentile(0.99) * 1000:.0f} ms",
-                   samples=f"{len(after.latencies)} requests", **extra),
-        report.add("backlog_failed_submissions", sum(t.samples.failed for t in cleanups), "= 0", kind,
-                   samples=f"{sum(len(t.samples.latencies) for t in cleanups)} requests", **extra),
+        report.add(
+            "backlog_p99_ratio",
+            during.percentile(0.99) / idle.percentile(0.99),
+            "≤ 3",
+            kind,
+            f"p99 {during.percentile(0.99) * 1000:.1f} ms from the claim until the purge and checkpoint "
+            f"ended ({window}) vs {idle.percentile(0.99) * 1000:.1f} ms idle before; open loop, "
+            f"{len(idle.latencies) / max(sum(t.started - t.begun - WARM for t in cleanups), 1):.0f}/s",
+            samples=f"{len(during.latencies)} / {len(idle.latencies)} requests, "
+            f"{during.above(0.99)} / {idle.above(0.99)} above p99",
+            ratio=Ratio(per_trial, control),
+            tail=min(during.above(0.99), idle.above(0.99)),
+            **extra,
+        ),
+        report.add(
+            "backlog_longest_stall_ms",
+            during.longest() * 1000,
+            "≤ 250",
+            kind,
+            f"per run {_list([t.during.longest() * 1000 for t in cleanups])} ms; idle before: "
+            f"{idle.longest() * 1000:.0f} ms",
+            samples=f"{len(during.latencies)} requests",
+            **extra,
+        ),
+        report.add(
+            "backlog_after_run_longest_stall_ms",
+            after.longest() * 1000,
+            "≤ 250",
+            kind,
+            f"from finished_at to forgotten_at (purge, checkpoint): p99 {after.percentile(0.99) * 1000:.0f} ms",
+            samples=f"{len(after.latencies)} requests",
+            **extra,
+        ),
+        report.add(
+            "backlog_failed_submissions",
+            sum(t.samples.failed for t in cleanups),
+            "= 0",
+            kind,
+            samples=f"{sum(len(t.samples.latencies) for t in cleanups)} requests",
+            **extra,
+        ),
         *_write_figures(report, kind, cleanups, extra),
     ]
 
@@ -319,23 +370,48 @@ def _write_figures(report, kind: str, cleanups: list[Trial], extra: dict) -> lis
     writes = [t.writes for t in cleanups if t.writes is not None]
     statement = max((w.longest_cleanup_statement for w in writes), default=(0.0, ""))
     return [
-        report.add("backlog_visitor_merges", sum(w.merges_in("visitor") for w in writes), "= 0", kind,
-                   f"visitors' write transactions of more than {txlog.BIG_CHANGES} rows (a submission makes 11-17: "
-                   "a merge of the search index); per run: " + " | ".join(w.describe() for w in writes),
-                   samples=f"{sum(w.transactions for w in writes)} write transactions", **extra),
-        report.add("backlog_longest_cleanup_statement_ms", statement[0], "", kind,
-                   f"{statement[1]} (its time includes any wait for the lock)", **extra),
-        report.add("backlog_longest_visitor_write_ms", max((w.longest_visitor_write for w in writes), default=0.0),
-                   "", kind, "a submission's write transaction, write lock held until its commit ended", **extra),
+        report.add(
+            "backlog_visitor_merges",
+            sum(w.merges_in("visitor") for w in writes),
+            "= 0",
+            kind,
+            f"visitors' write transactions of more than {txlog.BIG_CHANGES} rows (a submission makes 11-17: "
+            "a merge of the search index); per run: " + " | ".join(w.describe() for w in writes),
+            samples=f"{sum(w.transactions for w in writes)} write transactions",
+            **extra,
+        ),
+        report.add(
+            "backlog_longest_cleanup_statement_ms",
+            statement[0],
+            "",
+            kind,
+            f"{statement[1]} (its time includes any wait for the lock)",
+            **extra,
+        ),
+        report.add(
+            "backlog_longest_visitor_write_ms",
+            max((w.longest_visitor_write for w in writes), default=0.0),
+            "",
+            kind,
+            "a submission's write transaction, write lock held until its commit ended",
+            **extra,
+        ),
     ]
 
 
 class Growth:
     """Per database and rate, each backlog figure at each size: how it grows from the smallest to the largest."""
 
-    NAMES = ("backlog_p99_ratio", "backlog_longest_stall_ms", "backlog_after_run_longest_stall_ms",
-             "backlog_rows_per_s_ratio", "backlog_failed_submissions", "backlog_visitor_merges",
-             "backlog_longest_cleanup_statement_ms", "backlog_longest_visitor_write_ms")
+    NAMES = (
+        "backlog_p99_ratio",
+        "backlog_longest_stall_ms",
+        "backlog_after_run_longest_stall_ms",
+        "backlog_rows_per_s_ratio",
+        "backlog_failed_submissions",
+        "backlog_visitor_merges",
+        "backlog_longest_cleanup_statement_ms",
+        "backlog_longest_visitor_write_ms",
+    )
     JUDGED = ("backlog_longest_cleanup_statement_ms", "backlog_longest_visitor_write_ms")  # goal: ≤ 1.5×
 
     def __init__(self):
@@ -349,16 +425,28 @@ class Growth:
     def report(self, ctx) -> None:
         """A growth figure (largest ÷ smallest, ≤ 1.5) for the longest statement and insert; the table."""
         sizes = ctx.sizes["backlog_sizes"]
-        lines = ["| figure | database | rate | " + " | ".join(sized("", rows)[1:] for rows in sizes)
-                 + " | largest ÷ smallest |", "| --- | --- | --- |" + " --- |" * (len(sizes) + 1)]
+        lines = [
+            "| figure | database | rate | "
+            + " | ".join(sized("", rows)[1:] for rows in sizes)
+            + " | largest ÷ smallest |",
+            "| --- | --- | --- |" + " --- |" * (len(sizes) + 1),
+        ]
         for (name, kind, rate), by_size in self.values.items():
             first, last = by_size.get(sizes[0]), by_size.get(sizes[-1])
             grown = last / first if first and last is not None else None
-            lines.append(f"| {name} | {kind} | {rate:.0f}/s | "
-                         + " | ".join(shown(by_size.get(rows)) for rows in sizes) + f" | {shown(grown)} |")
+            lines.append(
+                f"| {name} | {kind} | {rate:.0f}/s | "
+                + " | ".join(shown(by_size.get(rows)) for rows in sizes)
+                + f" | {shown(grown)} |"
+            )
             if name in self.JUDGED and len(sizes) > 1:
-                ctx.report.add(name.replace("_ms", "_growth"), grown, "≤ 1.5", f"{kind}, {rate:.0f}/s",
-                               f"{sized(kind, sizes[-1])} ÷ {sized(kind, sizes[0])}: {shown(last)} ÷ {shown(first)} ms")
+                ctx.report.add(
+                    name.replace("_ms", "_growth"),
+                    grown,
+                    "≤ 1.5",
+                    f"{kind}, {rate:.0f}/s",
+                    f"{sized(kind, sizes[-1])} ÷ {sized(kind, sizes[0])}: {shown(last)} ÷ {shown(first)} ms",
+                )
         ctx.report.sections.append(("How the backlog figures grow with its size (one form)", lines))
 
 
@@ -379,10 +467,18 @@ def shipped_defaults(ctx, template, kind: str) -> None:
     elapsed = epoch_of(runs[-1]["finished_at"]) - epoch_of(runs[0]["started_at"])
     note = f"{len(runs)} runs deleted {deleted} rows in {elapsed:.0f} s"
     if not cleared:
-        note += (f"; not cleared within {limit:.0f} s ({runs[-1]['remaining']} left), "
-                 f"at this pace about {elapsed * (deleted + runs[-1]['remaining']) / max(deleted, 1):.0f} s")
-    ctx.report.add("backlog_defaults_clear_s", elapsed if cleared else None, "", kind,
-                   f"shipped CLEANUP_TIME_BUDGET and CLEANUP_BACKLOG_RETRY; {note}", samples=f"{len(runs)} runs")
+        note += (
+            f"; not cleared within {limit:.0f} s ({runs[-1]['remaining']} left), "
+            f"at this pace about {elapsed * (deleted + runs[-1]['remaining']) / max(deleted, 1):.0f} s"
+        )
+    ctx.report.add(
+        "backlog_defaults_clear_s",
+        elapsed if cleared else None,
+        "",
+        kind,
+        f"shipped CLEANUP_TIME_BUDGET and CLEANUP_BACKLOG_RETRY; {note}",
+        samples=f"{len(runs)} runs",
+    )
 
 
 def _runs_until_clear(database, deadline: float) -> list[dict]:

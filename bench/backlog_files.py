@@ -56,8 +56,10 @@ BURST_FILES = 3  # in this many files
 MAX_BYTES = DEFAULTS["ATTACHMENT_MAX_BYTES"]  # 10 MB: the shipped most an inquiry may send
 SITE_DAYS = 180  # the shipped retention: the files of inquiries older than this (and not held) are deleted
 TYPES = (("photo.jpg", "image/jpeg"), ("scan.pdf", "application/pdf"), ("screenshot.png", "image/png"))
-CONTROLS = (("files deleted by their inquiries' cascade (no attachment_chunks target)", "files_by_cascade"),
-            ("file pieces chosen from a list of every expired inquiry's files (attachment_id IN ...)", "files_in"))
+CONTROLS = (
+    ("files deleted by their inquiries' cascade (no attachment_chunks target)", "files_by_cascade"),
+    ("file pieces chosen from a list of every expired inquiry's files (attachment_id IN ...)", "files_in"),
+)
 
 
 def run(ctx) -> None:
@@ -66,15 +68,16 @@ def run(ctx) -> None:
         for kind in KINDS:
             template = files_template(ctx, kind, rows)
             expired = expired_files(template)
-            trials = [backlog._trial(ctx, template, method, f"files_{method}{i}")
-                      for i, method in enumerate(backlog._order(ctx))]
+            trials = [
+                backlog._trial(ctx, template, method, f"files_{method}{i}")
+                for i, method in enumerate(backlog._order(ctx))
+            ]
             label = f"{backlog.sized(kind, rows)}/files"
             backlog.report_trials(ctx, label, trials, rows)
             _report_bytes(ctx, label, trials, expired)
     template = files_template(ctx, "sqlite", ctx.sizes["backlog_files_sizes"][0])
     for name, variant in CONTROLS:
-        trial = backlog._trial(ctx, template, "cleanup", variant, variant=variant,
-                               budget=ctx.sizes["control_seconds"])
+        trial = backlog._trial(ctx, template, "cleanup", variant, variant=variant, budget=ctx.sizes["control_seconds"])
         control = Control(name, variant)
         control.figures += backlog.report_latency(ctx, "sqlite", [trial], [], variant=variant)
         backlog.judge(ctx, control)
@@ -84,14 +87,20 @@ def _report_bytes(ctx, label: str, trials: list[backlog.Trial], expired: tuple[i
     """Megabytes of expired files deleted per second by each cleanup run (and by each DELETE)."""
     files, size = expired
     megabytes = size / 1e6
-    per_run = {method: [megabytes / (t.finished - t.started) for t in trials if t.method == method]
-               for method in ("cleanup", "delete")}
+    per_run = {
+        method: [megabytes / (t.finished - t.started) for t in trials if t.method == method]
+        for method in ("cleanup", "delete")
+    }
     runs = per_run["cleanup"]
     ctx.report.add(
-        "backlog_file_mb_per_s", sorted(runs)[len(runs) // 2], "", label,
+        "backlog_file_mb_per_s",
+        sorted(runs)[len(runs) // 2],
+        "",
+        label,
         f"{files} expired files, {megabytes:.0f} MB, in pieces of {CHUNK_SIZE // 1024} KB; cleanup runs "
         f"{_list(runs)} MB/s (rows and files) vs one DELETE {_list(per_run['delete'])} MB/s",
-        samples=f"{len(runs)} runs")
+        samples=f"{len(runs)} runs",
+    )
 
 
 def _list(values: list[float]) -> str:
@@ -100,20 +109,27 @@ def _list(values: list[float]) -> str:
 
 # --- the template with files -----------------------------------------------------
 
+
 def files_template(ctx, kind: str, rows: int) -> Database:
     """The backlog template of ``rows`` with files added; made once per size and key, kept in ``bench/.data``."""
     name = f"files_template_{rows}_{_key(ctx, rows)}"
     folder = CACHE / "sqlite"
-    cached = (Database.existing_sqlite(folder, name) if kind == "sqlite"
-              else Database.existing_postgresql(ctx.cluster(), name))
+    cached = (
+        Database.existing_sqlite(folder, name)
+        if kind == "sqlite"
+        else Database.existing_postgresql(ctx.cluster(), name)
+    )
     if cached is not None:
         print(f"# {kind}: reusing the files template of {rows} expired rows", flush=True)
         return cached
     # Loaded under a working name and renamed when whole, so an interrupted load is never reused.
     database = ctx.template(kind, rows).copy(f"{name}_loading")
     count, size, seconds = add_files(database, ctx.sizes["backlog_files_share"])
-    print(f"# {kind}: added {count} files ({size / 1e6:.0f} MB) to the template of {rows} expired rows"
-          f" in {seconds:.0f} s", flush=True)
+    print(
+        f"# {kind}: added {count} files ({size / 1e6:.0f} MB) to the template of {rows} expired rows"
+        f" in {seconds:.0f} s",
+        flush=True,
+    )
     database.drop_stale_templates(f"files_template_{rows}_")
     return database.rename(name)
 
@@ -129,20 +145,21 @@ def add_files(database: Database, share: int, seed: int = 1) -> tuple[int, int, 
     """Files on one inquiry in ``share`` and on the ``BURST``, in pieces; settle. Returns (files, bytes, seconds)."""
     started = time.perf_counter()
     with database.engine.connect() as conn:
-        inquiries = conn.execute(sa.select(Inquiry.id, Inquiry.created_at, Inquiry.legal_hold)
-                                 .order_by(Inquiry.id)).all()
+        inquiries = conn.execute(
+            sa.select(Inquiry.id, Inquiry.created_at, Inquiry.legal_hold).order_by(Inquiry.id)
+        ).all()
     attachments = _attachments(inquiries, share, random.Random(seed))
     with database.engine.begin() as conn:
         conn.execute(Attachment.__table__.insert(), attachments)
         if database.kind == "postgresql":
-            conn.exec_driver_sql("SELECT setval(pg_get_serial_sequence('attachments', 'id'), max(id)) "
-                                 "FROM attachments")
+            conn.exec_driver_sql("SELECT setval(pg_get_serial_sequence('attachments', 'id'), max(id)) FROM attachments")
     pieces = _pieces(attachments, random.Random(seed + 1))
     if database.kind == "sqlite":
         with database.engine.begin() as conn:
             conn.connection.driver_connection.executemany(
                 "INSERT INTO attachment_chunks (attachment_id, seq, data) VALUES (?, ?, ?)",
-                ((p["attachment_id"], p["seq"], p["data"]) for p in pieces))
+                ((p["attachment_id"], p["seq"], p["data"]) for p in pieces),
+            )
     else:
         database.copy_postgresql(pieces, AttachmentChunk.__tablename__, ("attachment_id", "seq", "data"))
     database.settle()
@@ -154,16 +171,26 @@ def _attachments(inquiries, share: int, chooser: random.Random) -> list[dict]:
     inquiry may send on each of the ``BURST`` expired inquiries next to each other in the middle of the
     backlog (oldest first, as the cleanup deletes them)."""
     cutoff = utcnow() - timedelta(days=SITE_DAYS)
-    expired = sorted((created_at, inquiry_id) for inquiry_id, created_at, held in inquiries
-                     if created_at < cutoff and not held)
+    expired = sorted(
+        (created_at, inquiry_id) for inquiry_id, created_at, held in inquiries if created_at < cutoff and not held
+    )
     middle = len(expired) // 2
-    burst = {inquiry_id for _, inquiry_id in expired[middle:middle + BURST]}
+    burst = {inquiry_id for _, inquiry_id in expired[middle : middle + BURST]}
     attachments: list[dict] = []
 
     def add(inquiry_id: int, created_at, size: int) -> None:
         name, content_type = chooser.choice(TYPES)
-        attachments.append({"id": len(attachments) + 1, "inquiry_id": inquiry_id, "field_key": "files",
-                            "name": name, "content_type": content_type, "size": size, "created_at": created_at})
+        attachments.append(
+            {
+                "id": len(attachments) + 1,
+                "inquiry_id": inquiry_id,
+                "field_key": "files",
+                "name": name,
+                "content_type": content_type,
+                "size": size,
+                "created_at": created_at,
+            }
+        )
 
     for inquiry_id, created_at, _held in inquiries:
         if inquiry_id in burst:
@@ -185,16 +212,18 @@ def _pieces(attachments: list[dict], source: random.Random):
     for attachment in attachments:
         data = source.randbytes(attachment["size"])
         for seq, offset in enumerate(range(0, len(data), CHUNK_SIZE)):
-            yield {"attachment_id": attachment["id"], "seq": seq, "data": data[offset:offset + CHUNK_SIZE]}
+            yield {"attachment_id": attachment["id"], "seq": seq, "data": data[offset : offset + CHUNK_SIZE]}
 
 
 def expired_files(database: Database) -> tuple[int, int]:
     """(files, bytes) of the inquiries past the shipped retention and not held: what a run deletes."""
     inquiries, table = Inquiry.__table__, Attachment.__table__
     cutoff = utcnow() - timedelta(days=SITE_DAYS)
-    query = (sa.select(sa.func.count(), sa.func.coalesce(sa.func.sum(table.c.size), 0))
-             .select_from(table.join(inquiries, inquiries.c.id == table.c.inquiry_id))
-             .where(inquiries.c.created_at < cutoff, sa.not_(inquiries.c.legal_hold)))
+    query = (
+        sa.select(sa.func.count(), sa.func.coalesce(sa.func.sum(table.c.size), 0))
+        .select_from(table.join(inquiries, inquiries.c.id == table.c.inquiry_id))
+        .where(inquiries.c.created_at < cutoff, sa.not_(inquiries.c.legal_hold))
+    )
     with database.engine.connect() as conn:
         files, size = conn.execute(query).one()
     return int(files), int(size)

@@ -50,14 +50,16 @@ def overhead(ctx, database) -> None:
     served = dict.fromkeys(names, 0)
     baseline = Samples()
     kind = database.kind
-    with serve(database.url, ctx.workdir, f"claim-on-{kind}") as on, \
-            serve(database.url, ctx.workdir, f"claim-off-{kind}", "off") as off, \
-            serve(database.url, ctx.workdir, f"claim-on-again-{kind}") as on_again:
+    with (
+        serve(database.url, ctx.workdir, f"claim-on-{kind}") as on,
+        serve(database.url, ctx.workdir, f"claim-off-{kind}", "off") as off,
+        serve(database.url, ctx.workdir, f"claim-on-again-{kind}") as on_again,
+    ):
         servers = {"on": on, "off": off, "on_again": on_again}
         for server in servers.values():
             warm_every_worker(server.port)
         for round_ in range(ctx.sizes["overhead_rounds"]):
-            for name in names[round_ % 3:] + names[:round_ % 3]:
+            for name in names[round_ % 3 :] + names[: round_ % 3]:
                 samples = closed_loop(servers[name].port, CLIENTS, ctx.sizes["overhead_seconds"])
                 rates[name].append(samples.rate())
                 served[name] += samples.ok
@@ -65,15 +67,25 @@ def overhead(ctx, database) -> None:
                     baseline.extend(samples)
     ratio = Ratio(ratios(rates["on"], rates["off"]), ratios(rates["on"], rates["on_again"]))
     rounds = ctx.sizes["overhead_rounds"]
-    ctx.report.add("claim_overhead_ratio", ratio.value, "≥ 0.98", kind,
-                   f"shipped (not due) ÷ off (no after-response hook); {CLIENTS} keep-alive clients, "
-                   f"{ctx.sizes['overhead_seconds']:.0f} s per side per round, order rotating",
-                   samples=f"{rounds} rounds; {served['on']}, {served['off']}, {served['on_again']} submissions",
-                   ratio=ratio)
+    ctx.report.add(
+        "claim_overhead_ratio",
+        ratio.value,
+        "≥ 0.98",
+        kind,
+        f"shipped (not due) ÷ off (no after-response hook); {CLIENTS} keep-alive clients, "
+        f"{ctx.sizes['overhead_seconds']:.0f} s per side per round, order rotating",
+        samples=f"{rounds} rounds; {served['on']}, {served['off']}, {served['on_again']} submissions",
+        ratio=ratio,
+    )
     note = f"{baseline.failed} failed of {len(baseline.statuses)}; gunicorn gthread, 4 workers x 4 threads"
     ctx.report.add("baseline_submissions_per_s", baseline.rate(), "", kind, note, samples=f"{rounds} rounds")
-    ctx.report.add("baseline_p99_ms", baseline.percentile(0.99) * 1000, "", kind,
-                   samples=f"{len(baseline.latencies)} requests, {baseline.above(0.99)} above p99")
+    ctx.report.add(
+        "baseline_p99_ms",
+        baseline.percentile(0.99) * 1000,
+        "",
+        kind,
+        samples=f"{len(baseline.latencies)} requests, {baseline.above(0.99)} above p99",
+    )
 
 
 def not_due_touches(ctx, database, variant: str) -> list[Figure]:
@@ -101,15 +113,26 @@ def not_due_touches(ctx, database, variant: str) -> list[Figure]:
         return ctx.report.add(name, count / requests, "= 0", database.kind, note, **extra)
 
     figures = [
-        add("settings_statements_per_not_due_request", counted["settings_statements"],
-            f"the server's statement counter; all statements: {counted['statements'] / requests:.2f} per request"),
-        add("settings_writes_per_not_due_request", counted["settings_writes"],
-            "the server's statement counter: INSERT/UPDATE/DELETE naming settings"),
+        add(
+            "settings_statements_per_not_due_request",
+            counted["settings_statements"],
+            f"the server's statement counter; all statements: {counted['statements'] / requests:.2f} per request",
+        ),
+        add(
+            "settings_writes_per_not_due_request",
+            counted["settings_writes"],
+            "the server's statement counter: INSERT/UPDATE/DELETE naming settings",
+        ),
         add("settings_db_writes_per_not_due_request", touches.writes, _db_note(database.kind, touches, requests)),
     ]
     if touches.scans is not None:
-        figures.append(add("settings_db_scans_per_not_due_request", touches.scans,
-                           "pg_stat_user_tables: seq_scan + idx_scan of settings"))
+        figures.append(
+            add(
+                "settings_db_scans_per_not_due_request",
+                touches.scans,
+                "pg_stat_user_tables: seq_scan + idx_scan of settings",
+            )
+        )
     return figures
 
 

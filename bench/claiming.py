@@ -74,16 +74,22 @@ def followup(ctx, database, variant: str, via: str, rounds: int) -> Figure:
     ms = {key: sorted(values)[len(values) // 2] * 1000 for key, values in measured.items()}
     extra = {"variant": variant} if variant != "shipped" else {}
     return ctx.report.add(
-        "claiming_followup_ratio", ratio.value, "≤ 1.2", where,
+        "claiming_followup_ratio",
+        ratio.value,
+        "≤ 1.2",
+        where,
         f"{ctx.sizes['claiming_rows']} rows due; GET /thanks after the claiming submission "
         f"{ms['claiming']:.1f} ms vs after an ordinary one {ms['b']:.1f} ms (medians)",
-        samples=f"{rounds} rounds", ratio=ratio, **extra)
+        samples=f"{rounds} rounds",
+        ratio=ratio,
+        **extra,
+    )
 
 
 @contextmanager
 def _entry(server_port: int, via: str, workdir):
     """The port clients use: the server's, or Caddy's in front of it."""
-    with (caddy(server_port, workdir) if via == "Caddy" else nullcontext(server_port)) as port:
+    with caddy(server_port, workdir) if via == "Caddy" else nullcontext(server_port) as port:
         yield port
 
 

@@ -261,8 +261,10 @@ async def _burst(ports: list[int], total: int, timeout: float) -> list[int]:
     for i in range(total):
         body, headers = submission()
         head = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
-        payload = (f"POST /api/inquiries HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n{head}"
-                   f"Content-Length: {len(body)}\r\n\r\n").encode() + body
+        payload = (
+            f"POST /api/inquiries HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n{head}"
+            f"Content-Length: {len(body)}\r\n\r\n"
+        ).encode() + body
         tasks.append(asyncio.create_task(_send_one(ports[i % len(ports)], payload, go, ready)))
     while len(ready) < total and not any(t.done() for t in tasks):
         await asyncio.sleep(0.01)

@@ -97,8 +97,15 @@ class Context:
         sizes = QUICK if self.quick else FULL
         if self.rows is None:
             return sizes
-        return {**sizes, "backlog_rows": self.rows, "backlog_sizes": (self.rows,), "backlog_forms_sizes": (self.rows,),
-                "backlog_defaults_sizes": (self.rows,), "control_rows": self.rows, "crisis_rows": self.rows}
+        return {
+            **sizes,
+            "backlog_rows": self.rows,
+            "backlog_sizes": (self.rows,),
+            "backlog_forms_sizes": (self.rows,),
+            "backlog_defaults_sizes": (self.rows,),
+            "control_rows": self.rows,
+            "crisis_rows": self.rows,
+        }
 
     def cluster(self) -> Cluster:
         """The run's PostgreSQL cluster, started on first use."""
@@ -130,15 +137,21 @@ class Context:
     def _cached_template(self, kind: str, rows: int) -> Database:
         name = f"template_{rows}_{template_key(rows)}"
         folder = CACHE / "sqlite"
-        cached = (Database.existing_sqlite(folder, name) if kind == "sqlite"
-                  else Database.existing_postgresql(self.cluster(), name))
+        cached = (
+            Database.existing_sqlite(folder, name)
+            if kind == "sqlite"
+            else Database.existing_postgresql(self.cluster(), name)
+        )
         if cached is not None:
             print(f"# {kind}: reusing the template of {rows + rows // 10} realistic rows", flush=True)
             return cached
         folder.mkdir(parents=True, exist_ok=True)
         # Loaded under a working name and renamed when whole, so an interrupted load is never reused.
-        database = (Database.sqlite(folder, f"{name}_loading") if kind == "sqlite"
-                    else Database.postgresql(self.cluster(), f"{name}_loading"))
+        database = (
+            Database.sqlite(folder, f"{name}_loading")
+            if kind == "sqlite"
+            else Database.postgresql(self.cluster(), f"{name}_loading")
+        )
         seconds = database.load_rows(realistic_rows(rows, rows // 10))
         print(f"# {kind}: loaded {rows + rows // 10} realistic rows in {seconds:.0f} s", flush=True)
         database.drop_stale_templates(f"template_{rows}_")

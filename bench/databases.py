@@ -146,8 +146,17 @@ class Database:
 
     def _insert_sqlite(self, rows: Iterator[dict], table: str) -> None:
         statement = f"INSERT INTO {table} ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})"
-        values = ((r["name"], r["email"], r["message"], r["user_agent"],
-                   r["created_at"].strftime("%Y-%m-%d %H:%M:%S.%f"), int(r["legal_hold"])) for r in rows)
+        values = (
+            (
+                r["name"],
+                r["email"],
+                r["message"],
+                r["user_agent"],
+                r["created_at"].strftime("%Y-%m-%d %H:%M:%S.%f"),
+                int(r["legal_hold"]),
+            )
+            for r in rows
+        )
         with self.engine.begin() as conn:
             conn.connection.driver_connection.executemany(statement, values)
 
@@ -180,8 +189,7 @@ class Database:
             _remove_sqlite_files(target)
             shutil.copyfile(self.path, target)
             return Database("sqlite", f"sqlite:///{target}")
-        _admin_sql(self.admin_url, f"DROP DATABASE IF EXISTS {name}",
-                   f"CREATE DATABASE {name} TEMPLATE {self.name}")
+        _admin_sql(self.admin_url, f"DROP DATABASE IF EXISTS {name}", f"CREATE DATABASE {name} TEMPLATE {self.name}")
         return Database("postgresql", self.url.rsplit("/", 1)[0] + f"/{name}", self.admin_url)
 
     def drop(self) -> None:
@@ -212,11 +220,24 @@ class Database:
         with self.engine.begin() as conn:
             fields = conn.execute(sa.select(table.c.fields).where(table.c.id == 1)).scalar_one()
             now = utcnow()
-            conn.execute(table.insert(), [
-                {"slug": slug, "title": {"en": slug.replace("-", " ").title()}, "description": {},
-                 "fields": fields, "email_field": "email", "enabled": True, "retention_days": days,
-                 "created_at": now, "updated_at": now}
-                for slug, days in retentions.items() if slug != "contact"])
+            conn.execute(
+                table.insert(),
+                [
+                    {
+                        "slug": slug,
+                        "title": {"en": slug.replace("-", " ").title()},
+                        "description": {},
+                        "fields": fields,
+                        "email_field": "email",
+                        "enabled": True,
+                        "retention_days": days,
+                        "created_at": now,
+                        "updated_at": now,
+                    }
+                    for slug, days in retentions.items()
+                    if slug != "contact"
+                ],
+            )
             if "contact" in retentions:
                 conn.execute(table.update().where(table.c.id == 1).values(retention_days=retentions["contact"]))
             return dict(conn.execute(sa.select(table.c.slug, table.c.id)).all())
@@ -256,7 +277,8 @@ class Database:
         with self.engine.begin() as conn:
             conn.exec_driver_sql(
                 f"INSERT INTO settings (key, value) VALUES ({marker}, {marker}) "
-                "ON CONFLICT (key) DO UPDATE SET value = excluded.value", (key, value),
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (key, value),
             )
 
     def set_last_cleanup(self, moment: datetime) -> None:

@@ -21,14 +21,21 @@ def run(ctx) -> None:
     database = ctx.database("postgresql", "exactly_once")
     database.load_rows(realistic_rows(10_000, seed=5))
     database.set_last_cleanup(utcnow())
-    with serve(database.url, ctx.workdir, "exactly-once-a") as a, \
-            serve(database.url, ctx.workdir, "exactly-once-b") as b:
+    with (
+        serve(database.url, ctx.workdir, "exactly-once-a") as a,
+        serve(database.url, ctx.workdir, "exactly-once-b") as b,
+    ):
         database.set_last_cleanup(utcnow() - timedelta(hours=2))
         statuses = burst_submissions([a.port, b.port], REQUESTS)
         runs = database.wait_for_runs(timeout=60, settle=1.0)
     database.drop()
     failed = sum(1 for status in statuses if status != 201)
-    ctx.report.add("exactly_once_cleanup_runs", len(runs), "= 1", "postgresql",
-                   f"{REQUESTS} concurrent submissions, 2 servers x 4 gthread workers",
-                   samples=f"{REQUESTS} requests")
+    ctx.report.add(
+        "exactly_once_cleanup_runs",
+        len(runs),
+        "= 1",
+        "postgresql",
+        f"{REQUESTS} concurrent submissions, 2 servers x 4 gthread workers",
+        samples=f"{REQUESTS} requests",
+    )
     ctx.report.add("exactly_once_failed_requests", failed, "= 0", "postgresql", samples=f"{REQUESTS} requests")

@@ -61,23 +61,46 @@ def _report(ctx, measured: dict, rows: int) -> None:
     http_rates = [rate for _, rate in measured["large"]]
     ratio = Ratio(ratios(http_rates, measured["shell"]), cyclic_ratios(measured["shell"]))
     report = ctx.report
-    report.add("export_rows_per_s_ratio", ratio.value, "≥ 0.2", "sqlite",
-               f"{rows} realistic rows: HTTP {median(http_rates):.0f} rows/s vs sqlite3 -csv "
-               f"{median(measured['shell']):.0f} rows/s (medians)",
-               samples=f"{ROUNDS} + {ROUNDS} exports, alternated", ratio=ratio)
+    report.add(
+        "export_rows_per_s_ratio",
+        ratio.value,
+        "≥ 0.2",
+        "sqlite",
+        f"{rows} realistic rows: HTTP {median(http_rates):.0f} rows/s vs sqlite3 -csv "
+        f"{median(measured['shell']):.0f} rows/s (medians)",
+        samples=f"{ROUNDS} + {ROUNDS} exports, alternated",
+        ratio=ratio,
+    )
     for size in ("small", "large"):
         count = measured[size][0][0]
         rates = [rate for _, rate in measured[size]]
-        report.add(f"export_rows_per_s_{size}", median(rates), "", "sqlite",
-                   f"{count} rows; per export {', '.join(f'{r:.0f}' for r in rates)}", samples=f"{ROUNDS} exports")
+        report.add(
+            f"export_rows_per_s_{size}",
+            median(rates),
+            "",
+            "sqlite",
+            f"{count} rows; per export {', '.join(f'{r:.0f}' for r in rates)}",
+            samples=f"{ROUNDS} exports",
+        )
         growth = measured[f"growth_{size}"]
-        report.add(f"export_rss_growth_mb_{size}", max(growth), "≤ 30", "sqlite",
-                   f"{count} rows; worker peak RSS after minus RSS before, peak reset before each export: "
-                   f"{', '.join(f'{g:.1f}' for g in growth)} MB", samples=f"{ROUNDS} exports")
+        report.add(
+            f"export_rss_growth_mb_{size}",
+            max(growth),
+            "≤ 30",
+            "sqlite",
+            f"{count} rows; worker peak RSS after minus RSS before, peak reset before each export: "
+            f"{', '.join(f'{g:.1f}' for g in growth)} MB",
+            samples=f"{ROUNDS} exports",
+        )
     difference = max(measured["growth_large"]) - max(measured["growth_small"])
-    report.add("export_rss_growth_large_minus_small_mb", difference, "≤ 5", "sqlite",
-               f"{measured['large'][0][0]} rows vs {measured['small'][0][0]}: memory must not grow with the rows",
-               samples=f"{ROUNDS} + {ROUNDS} exports")
+    report.add(
+        "export_rss_growth_large_minus_small_mb",
+        difference,
+        "≤ 5",
+        "sqlite",
+        f"{measured['large'][0][0]} rows vs {measured['small'][0][0]}: memory must not grow with the rows",
+        samples=f"{ROUNDS} + {ROUNDS} exports",
+    )
 
 
 def _export(port: int, cookie: str, query: str = "") -> tuple[int, float]:

@@ -68,8 +68,12 @@ SMALL = "small"
 # 0009 made (id 1); the others are added in this order.
 FORMS = {
     "contact": (0.25, None),
-    **{f"form-{i:02d}": (0.74 / 18, days) for i, days in enumerate(
-        (30, 60, 90, 120, 150, None, 240, 300, 365, 365, 420, 480, None, 540, 600, 660, 700, 730), start=2)},
+    **{
+        f"form-{i:02d}": (0.74 / 18, days)
+        for i, days in enumerate(
+            (30, 60, 90, 120, 150, None, 240, 300, 365, 365, 420, 480, None, 540, 600, 660, 700, 730), start=2
+        )
+    },
     SMALL: (0.01, None),
 }
 LOADED = (*COLUMNS, "form_id")
@@ -94,16 +98,16 @@ class Loaded:
         """(days, rows): the one retention for all that expires about as many rows as the forms' own."""
         kept = sorted(r["created_at"] for r in self.rows if not r["legal_hold"])
         target = self.expired_by_form(now)
-        days = min(range(1, SPAN_DAYS + 1), key=lambda d: abs(bisect.bisect_left(kept, now - timedelta(days=d))
-                                                               - target))
+        days = min(
+            range(1, SPAN_DAYS + 1), key=lambda d: abs(bisect.bisect_left(kept, now - timedelta(days=d)) - target)
+        )
         return days, bisect.bisect_left(kept, now - timedelta(days=days))
 
 
 def run(ctx) -> None:
     """For each size: load both databases, then the inbox and its control, then the cleanup trials."""
     sizes, cleanup_sizes = ctx.sizes["forms_sizes"], ctx.sizes["forms_cleanup_sizes"]
-    inbox_controls = {kind: Control(f"inbox of one form without its index ({kind})", "no_form_index")
-                      for kind in KINDS}
+    inbox_controls = {kind: Control(f"inbox of one form without its index ({kind})", "no_form_index") for kind in KINDS}
     for size in sizes:
         label = f"{size // 1000}k"
         databases, data = _load(ctx, size)
@@ -126,6 +130,7 @@ def run(ctx) -> None:
 
 # --- the databases -----------------------------------------------------------
 
+
 def _load(ctx, size: int):
     """A database of each kind with the forms and ``size`` realistic rows, loaded at once in two threads."""
     databases = {kind: ctx.database(kind, f"forms_{size}") for kind in KINDS}
@@ -137,8 +142,12 @@ def _load(ctx, size: int):
     started = time.perf_counter()
     with ThreadPoolExecutor(len(KINDS)) as pool:
         seconds = dict(zip(KINDS, pool.map(lambda kind: _fill(databases[kind], data.rows), KINDS), strict=True))
-    print(f"# forms: loaded {size} realistic rows in {time.perf_counter() - started:.0f} s (at once: "
-          + ", ".join(f"{kind} {s:.0f} s" for kind, s in seconds.items()) + ")", flush=True)
+    print(
+        f"# forms: loaded {size} realistic rows in {time.perf_counter() - started:.0f} s (at once: "
+        + ", ".join(f"{kind} {s:.0f} s" for kind, s in seconds.items())
+        + ")",
+        flush=True,
+    )
     return databases, data
 
 
@@ -158,9 +167,18 @@ def _fill(database, rows: list[dict]) -> float:
     started = time.perf_counter()
     if database.kind == "sqlite":
         statement = f"INSERT INTO submissions ({', '.join(LOADED)}) VALUES ({', '.join('?' * len(LOADED))})"
-        values = ((r["name"], r["email"], r["message"], r["user_agent"],
-                   r["created_at"].strftime("%Y-%m-%d %H:%M:%S.%f"), int(r["legal_hold"]), r["form_id"])
-                  for r in rows)
+        values = (
+            (
+                r["name"],
+                r["email"],
+                r["message"],
+                r["user_agent"],
+                r["created_at"].strftime("%Y-%m-%d %H:%M:%S.%f"),
+                int(r["legal_hold"]),
+                r["form_id"],
+            )
+            for r in rows
+        )
         with database.engine.begin() as conn:
             conn.connection.driver_connection.executemany(statement, values)
     else:
@@ -171,6 +189,7 @@ def _fill(database, rows: list[dict]) -> float:
 
 
 # --- figure 2: the inbox of one form ---------------------------------------------
+
 
 def _inbox(ctx, template, data: Loaded, label: str):
     """The first page of the small form's inbox on a copy, then without the form's index; the control figure."""
@@ -196,11 +215,16 @@ def _inbox_figure(ctx, database, data: Loaded, label: str, variant: str):
     finally:
         db.engine_of(app).dispose()
     return ctx.report.add(
-        f"forms_inbox_first_page_ms_{label}", median(samples), f"≤ {GOAL_MS}", database.kind,
+        f"forms_inbox_first_page_ms_{label}",
+        median(samples),
+        f"≤ {GOAL_MS}",
+        database.kind,
         f"{len(data.rows)} rows in {len(FORMS)} forms, {data.small_rows()} in form {SMALL!r} (site retention);"
         f" /admin/?form={SMALL}; per page {', '.join(f'{s:.0f}' for s in samples)} ms"
         + (f"; {INDEX} dropped" if variant else ""),
-        samples=f"{ROUNDS} pages", variant=variant)
+        samples=f"{ROUNDS} pages",
+        variant=variant,
+    )
 
 
 def _page(client, form: str) -> float:
@@ -214,6 +238,7 @@ def _page(client, form: str) -> float:
 
 # --- figure 1: the cleanup with twenty retentions vs one ----------------------------
 
+
 def _ratio(ctx, template, data: Loaded, label: str):
     """Alternated trials, each on a fresh copy; the ratio figure."""
     order = [ORDER[i % len(ORDER)] for i in range(2 * ctx.sizes["forms_trials"])]
@@ -225,10 +250,15 @@ def _ratio(ctx, template, data: Loaded, label: str):
     ratio = Ratio(ratios(forms_rates, one_rates), cyclic_ratios(one_rates))
     sequence = "".join("F" if side == "forms" else "O" for side in order)
     return ctx.report.add(
-        f"forms_cleanup_rows_per_s_ratio_{label}", ratio.value, "≥ 0.8", template.kind,
+        f"forms_cleanup_rows_per_s_ratio_{label}",
+        ratio.value,
+        "≥ 0.8",
+        template.kind,
         f"{len(data.rows)} rows; {len(FORMS)} forms' retentions: {_rows_text(forms)} vs one retention of"
         f" {days} days ({expected} expected): {_rows_text(one)}",
-        samples=f"{len(forms)} + {len(one)} trials, order {sequence}", ratio=ratio)
+        samples=f"{len(forms)} + {len(one)} trials, order {sequence}",
+        ratio=ratio,
+    )
 
 
 def _rows_text(trials: list[dict]) -> str:
@@ -244,8 +274,9 @@ def _trial(template, side: str, days: int, name: str) -> dict:
             with database.engine.begin() as conn:
                 conn.execute(table.update().values(retention_days=None))
             database.set_setting("retention_days", str(days))
-        app = create_app({**site_settings(server_env(database.url)),
-                          "CLEANUP_TIME_BUDGET": BUDGET, "CLEANUP_LEASE": 2 * BUDGET})
+        app = create_app(
+            {**site_settings(server_env(database.url)), "CLEANUP_TIME_BUDGET": BUDGET, "CLEANUP_LEASE": 2 * BUDGET}
+        )
         try:
             with app.app_context():
                 cleanup.run("bench", force=True)
@@ -258,4 +289,3 @@ def _trial(template, side: str, days: int, name: str) -> dict:
     rows = deleted_inquiries(ledger)
     seconds = epoch_of(ledger["finished_at"]) - epoch_of(ledger["started_at"])
     return {"side": side, "rows": rows, "seconds": seconds, "rate": rows / seconds}
-

@@ -80,15 +80,26 @@ def sinks(ctx):
     """The SMTP sink and webhook receiver in a process of their own; yield the servers' settings."""
     mail_port, hook_port = free_port(), free_port()
     with open(ctx.workdir / "sinks.log", "ab") as log:
-        process = subprocess.Popen([sys.executable, "-m", "devtools.receivers", str(mail_port), str(hook_port), SECRET],
-                                   cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=log,
-                                   stderr=subprocess.STDOUT, start_new_session=True)
+        process = subprocess.Popen(
+            [sys.executable, "-m", "devtools.receivers", str(mail_port), str(hook_port), SECRET],
+            cwd=ROOT,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     try:
         _wait_listening(mail_port, process, ctx.workdir / "sinks.log")
         _wait_listening(hook_port, process, ctx.workdir / "sinks.log")
-        yield {"smtp_url": f"smtp://127.0.0.1:{mail_port}", "mail_from": "sundown@example.org",
-               "notify_emails": "admin@example.org", "webhook_url": f"http://127.0.0.1:{hook_port}/hooks/sundown",
-               "webhook_secret": SECRET, "webhook_allow_private": 1, "pow_max_number": 1}
+        yield {
+            "smtp_url": f"smtp://127.0.0.1:{mail_port}",
+            "mail_from": "sundown@example.org",
+            "notify_emails": "admin@example.org",
+            "webhook_url": f"http://127.0.0.1:{hook_port}/hooks/sundown",
+            "webhook_secret": SECRET,
+            "webhook_allow_private": 1,
+            "pow_max_number": 1,
+        }
     finally:
         stop(process)
 
@@ -102,12 +113,15 @@ def throughput(ctx, database, sizes, on_settings: dict, variant: str = "shipped"
     kind = database.kind
     with ExitStack() as stack:
         servers = {
-            "on": stack.enter_context(serve(database.url, ctx.workdir, f"notify-on-{kind}-{variant}", variant,
-                                            **on_settings)),
-            "off": stack.enter_context(serve(database.url, ctx.workdir, f"notify-off-{kind}-{variant}",
-                                             pow_max_number=1)),
-            "on_again": stack.enter_context(serve(database.url, ctx.workdir, f"notify-on2-{kind}-{variant}",
-                                                  variant, **on_settings)),
+            "on": stack.enter_context(
+                serve(database.url, ctx.workdir, f"notify-on-{kind}-{variant}", variant, **on_settings)
+            ),
+            "off": stack.enter_context(
+                serve(database.url, ctx.workdir, f"notify-off-{kind}-{variant}", pow_max_number=1)
+            ),
+            "on_again": stack.enter_context(
+                serve(database.url, ctx.workdir, f"notify-on2-{kind}-{variant}", variant, **on_settings)
+            ),
         }
         ports = [servers[name].port for name in names]
         for port in ports:
@@ -127,25 +141,58 @@ def throughput(ctx, database, sizes, on_settings: dict, variant: str = "shipped"
     ratio = Ratio(ratios(means["off"], means["on"]), ratios(means["on_again"], means["on"]))
     control = variant != "shipped"
     figure = ctx.report.add(
-        "notify_throughput_ratio", ratio.value, "≥ 0.95", kind,
+        "notify_throughput_ratio",
+        ratio.value,
+        "≥ 0.95",
+        kind,
         f"solved submissions/s, e-mail + webhook on ÷ none configured, paired request by request; {CLIENTS} "
-        f"keep-alive clients, {sizes['seconds']:g} s per round", samples=f"{sizes['rounds']} rounds", ratio=ratio,
-        variant=variant if control else "")
+        f"keep-alive clients, {sizes['seconds']:g} s per round",
+        samples=f"{sizes['rounds']} rounds",
+        ratio=ratio,
+        variant=variant if control else "",
+    )
     if not control:
-        ctx.report.add("notify_on_submissions_per_s", on_requests.rate(), "", kind,
-                       "the on server's share of the paired load", samples=f"{sizes['rounds']} rounds")
-        ctx.report.add("notify_on_p99_ms", on_requests.percentile(0.99) * 1000, "", kind,
-                       samples=f"{len(on_requests.latencies)} requests, {on_requests.above(0.99)} above p99")
-        ctx.report.add("notify_off_p99_ms", off_requests.percentile(0.99) * 1000, "", kind,
-                       samples=f"{len(off_requests.latencies)} requests, {off_requests.above(0.99)} above p99")
-        ctx.report.add("notify_on_cpu_ms_per_submission", cpu.per_request("on"), "", kind,
-                       f"CPU time of the on server's processes per submission during the rounds, vs "
-                       f"{cpu.per_request('off'):.2f} ms for the off server; the machine's CPUs were busy "
-                       f"{cpu.busy():.0%} of the rounds (every process: the servers, the clients, the sinks, "
-                       f"other work)", samples=f"{sizes['rounds']} rounds")
-        ctx.report.add("notify_drain_seconds", max(drains), "", kind,
-                       f"longest wait after a {sizes['seconds']:g} s round until the outbox was empty",
-                       samples=f"{len(drains)} rounds")
+        ctx.report.add(
+            "notify_on_submissions_per_s",
+            on_requests.rate(),
+            "",
+            kind,
+            "the on server's share of the paired load",
+            samples=f"{sizes['rounds']} rounds",
+        )
+        ctx.report.add(
+            "notify_on_p99_ms",
+            on_requests.percentile(0.99) * 1000,
+            "",
+            kind,
+            samples=f"{len(on_requests.latencies)} requests, {on_requests.above(0.99)} above p99",
+        )
+        ctx.report.add(
+            "notify_off_p99_ms",
+            off_requests.percentile(0.99) * 1000,
+            "",
+            kind,
+            samples=f"{len(off_requests.latencies)} requests, {off_requests.above(0.99)} above p99",
+        )
+        ctx.report.add(
+            "notify_on_cpu_ms_per_submission",
+            cpu.per_request("on"),
+            "",
+            kind,
+            f"CPU time of the on server's processes per submission during the rounds, vs "
+            f"{cpu.per_request('off'):.2f} ms for the off server; the machine's CPUs were busy "
+            f"{cpu.busy():.0%} of the rounds (every process: the servers, the clients, the sinks, "
+            f"other work)",
+            samples=f"{sizes['rounds']} rounds",
+        )
+        ctx.report.add(
+            "notify_drain_seconds",
+            max(drains),
+            "",
+            kind,
+            f"longest wait after a {sizes['seconds']:g} s round until the outbox was empty",
+            samples=f"{len(drains)} rounds",
+        )
     return figure
 
 
@@ -226,11 +273,21 @@ def delivery_times(ctx, database, sizes, on_settings: dict) -> None:
         seconds = sorted(delay for each, delay in rows if each == channel)
         samples = Samples(latencies=seconds)
         # A steady trickle is not a burst: its notifications must not wait for the pass's QUIET_WAIT.
-        ctx.report.add(f"notify_{channel}_delivery_median_ms", samples.percentile(0.5) * 1000, "≤ 1000",
-                       database.kind, "outbox delivered_at - created_at, 10 submissions/s",
-                       samples=f"{len(seconds)} deliveries")
-        ctx.report.add(f"notify_{channel}_delivery_p99_ms", samples.percentile(0.99) * 1000, "", database.kind,
-                       samples=f"{len(seconds)} deliveries, {samples.above(0.99)} above p99")
+        ctx.report.add(
+            f"notify_{channel}_delivery_median_ms",
+            samples.percentile(0.5) * 1000,
+            "≤ 1000",
+            database.kind,
+            "outbox delivered_at - created_at, 10 submissions/s",
+            samples=f"{len(seconds)} deliveries",
+        )
+        ctx.report.add(
+            f"notify_{channel}_delivery_p99_ms",
+            samples.percentile(0.99) * 1000,
+            "",
+            database.kind,
+            samples=f"{len(seconds)} deliveries, {samples.above(0.99)} above p99",
+        )
 
 
 def wait_delivered(engine, after_id: int, count: int, timeout: float = 120) -> list[tuple[str, float]]:
@@ -238,9 +295,10 @@ def wait_delivered(engine, after_id: int, count: int, timeout: float = 120) -> l
     deadline = time.monotonic() + timeout
     while True:
         with engine.connect() as connection:
-            rows = connection.execute(text(
-                "SELECT channel, created_at, delivered_at FROM deliveries WHERE id > :first AND status = 'done'"),
-                {"first": after_id}).all()
+            rows = connection.execute(
+                text("SELECT channel, created_at, delivered_at FROM deliveries WHERE id > :first AND status = 'done'"),
+                {"first": after_id},
+            ).all()
         if len(rows) >= count or time.monotonic() > deadline:
             return [(channel, _seconds(delivered) - _seconds(created)) for channel, created, delivered in rows]
         time.sleep(0.2)
@@ -367,8 +425,9 @@ def paced(port: int, bodies: list[bytes], per_second: float) -> None:
 
 def _post(connection: http.client.HTTPConnection, body: bytes) -> tuple[int, float]:
     started = time.perf_counter()
-    connection.request("POST", "/api/inquiries", body=body,
-                       headers={"Host": "localhost", "Content-Type": "application/json"})
+    connection.request(
+        "POST", "/api/inquiries", body=body, headers={"Host": "localhost", "Content-Type": "application/json"}
+    )
     response = connection.getresponse()
     response.read()
     return response.status, time.perf_counter() - started

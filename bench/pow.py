@@ -58,8 +58,14 @@ from devtools.server import running_server
 GOAL = 0.95
 OFF = "bench.pow_off:app"  # the same app with the proof-of-work switched off
 CHROMIUM = os.environ.get("SUNDOWN_TEST_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 BODY = {"name": "Bench Visitor", "email": "bench@example.com", "message": "A realistic message.\n" * 10}
 
 
@@ -84,10 +90,14 @@ def main() -> None:
                 control = throughput_ratio(workdir, url, "bench.pow_app:app", rounds=3).value
                 caught = control < GOAL
                 failed |= not caught
-                print(f"pow_throughput_ratio.{kind}: {figure:.3f} "
-                      f"(goal >= {GOAL}: {'met' if figure >= GOAL else 'MISSED'})")
-                print(f"pow_throughput_ratio_control.{kind}: {control:.3f} "
-                      f"(slowed verification {'caught' if caught else 'NOT CAUGHT'})")
+                print(
+                    f"pow_throughput_ratio.{kind}: {figure:.3f} "
+                    f"(goal >= {GOAL}: {'met' if figure >= GOAL else 'MISSED'})"
+                )
+                print(
+                    f"pow_throughput_ratio_control.{kind}: {control:.3f} "
+                    f"(slowed verification {'caught' if caught else 'NOT CAUGHT'})"
+                )
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     sys.exit(1 if failed else 0)
@@ -95,8 +105,15 @@ def main() -> None:
 
 def server_costs(workdir: Path, count: int = 2000) -> dict[str, float]:
     """Microseconds to issue a challenge and to verify its solution (median of ``count`` each)."""
-    app = create_app({"ENV": "production", "SECRET_KEY": secrets.token_hex(32), "ORIGIN": "http://localhost",
-                      "RP_ID": "localhost", "DATABASE_URL": f"sqlite:///{workdir / 'costs.db'}"})
+    app = create_app(
+        {
+            "ENV": "production",
+            "SECRET_KEY": secrets.token_hex(32),
+            "ORIGIN": "http://localhost",
+            "RP_ID": "localhost",
+            "DATABASE_URL": f"sqlite:///{workdir / 'costs.db'}",
+        }
+    )
     with app.test_request_context():
         issued = [timed(spam.issue) for _ in range(count)]
         challenge = altcha.Challenge.from_dict(spam.issue())
@@ -136,16 +153,22 @@ def databases(workdir: Path, stack: ExitStack):
 @contextmanager
 def server(workdir: Path, url: str, app_module: str, name: str = "server", **settings: str):
     port = free_port()
-    env = {"SUNDOWN_DATABASE_URL": url, "SUNDOWN_SECRET_KEY": secrets.token_hex(32),
-           "SUNDOWN_ORIGIN": f"http://localhost:{port}", "SUNDOWN_RP_ID": "localhost",
-           "SUNDOWN_SUBMIT_RATE_LIMITS": "100000000/60,1000000000/86400",
-           "SUNDOWN_SUBMIT_GLOBAL_RATE_LIMITS": "100000000/60,1000000000/86400", **settings}
+    env = {
+        "SUNDOWN_DATABASE_URL": url,
+        "SUNDOWN_SECRET_KEY": secrets.token_hex(32),
+        "SUNDOWN_ORIGIN": f"http://localhost:{port}",
+        "SUNDOWN_RP_ID": "localhost",
+        "SUNDOWN_SUBMIT_RATE_LIMITS": "100000000/60,1000000000/86400",
+        "SUNDOWN_SUBMIT_GLOBAL_RATE_LIMITS": "100000000/60,1000000000/86400",
+        **settings,
+    }
     with running_server(env, workdir / f"{name}.log", app_module, workers=2, threads=4, port=port) as (base, _):
         yield base, port
 
 
-def throughput_ratio(workdir: Path, url: str, app_module: str, rounds: int, clients: int = 4,
-                     per_client: int = 40) -> Ratio:
+def throughput_ratio(
+    workdir: Path, url: str, app_module: str, rounds: int, clients: int = 4, per_client: int = 40
+) -> Ratio:
     """Per round, the throughput with proof-of-work over the throughput without; with its A/A control.
 
     Two servers on one database: ``app_module``, sent a solved challenge with
@@ -158,14 +181,18 @@ def throughput_ratio(workdir: Path, url: str, app_module: str, rounds: int, clie
     compares each round's requests without with the round's before it
     (``bench.stats.cyclic_ratios``).
     """
-    with server(workdir, url, app_module, "pow-on", SUNDOWN_POW_MAX_NUMBER="10") as (_base, port), \
-            server(workdir, url, OFF, "pow-off") as (_off_base, off_port):
+    with (
+        server(workdir, url, app_module, "pow-on", SUNDOWN_POW_MAX_NUMBER="10") as (_base, port),
+        server(workdir, url, OFF, "pow-off") as (_off_base, off_port),
+    ):
         payloads = iter([solved(port) for _ in range(rounds * clients * per_client)])
         run_clients([[(port, None), (off_port, None)] * 10 for _ in range(clients)])  # warm-up
         with_means, without_means = [], []
         for _ in range(rounds):
-            plans = [[(port, next(payloads)) if (i + c) % 2 == 0 else (off_port, None) for i in range(2 * per_client)]
-                     for c in range(clients)]
+            plans = [
+                [(port, next(payloads)) if (i + c) % 2 == 0 else (off_port, None) for i in range(2 * per_client)]
+                for c in range(clients)
+            ]
             timings = run_clients(plans)
             with_means.append(statistics.mean(seconds for payload, seconds in timings if payload))
             without_means.append(statistics.mean(seconds for payload, seconds in timings if not payload))
@@ -188,16 +215,31 @@ def run(ctx) -> None:
     for kind in ("sqlite", "postgresql"):
         database = ctx.database(kind, "pow")
         figure = throughput_ratio(ctx.workdir, database.url, "wsgi:app", rounds, per_client=per_client)
-        slowed = throughput_ratio(ctx.workdir, database.url, "bench.pow_app:app", 1 if ctx.quick else rounds,
-                                  per_client=per_client)
+        slowed = throughput_ratio(
+            ctx.workdir, database.url, "bench.pow_app:app", 1 if ctx.quick else rounds, per_client=per_client
+        )
         database.drop()
         samples = f"{rounds} rounds of {4 * 2 * per_client} submissions"
-        ctx.report.add("pow_throughput_ratio", figure.value, f"≥ {GOAL}", kind,
-                       "2 gunicorn servers 2x4, on and off, 4 keep-alive clients", samples=samples, ratio=figure)
-        control.figures.append(ctx.report.add("pow_throughput_ratio", slowed.value, f"≥ {GOAL}", kind,
-                                              samples=f"{len(slowed.rounds)} rounds of "
-                                                      f"{4 * 2 * per_client} submissions",
-                                              ratio=slowed, variant="slow_verify"))
+        ctx.report.add(
+            "pow_throughput_ratio",
+            figure.value,
+            f"≥ {GOAL}",
+            kind,
+            "2 gunicorn servers 2x4, on and off, 4 keep-alive clients",
+            samples=samples,
+            ratio=figure,
+        )
+        control.figures.append(
+            ctx.report.add(
+                "pow_throughput_ratio",
+                slowed.value,
+                f"≥ {GOAL}",
+                kind,
+                samples=f"{len(slowed.rounds)} rounds of {4 * 2 * per_client} submissions",
+                ratio=slowed,
+                variant="slow_verify",
+            )
+        )
     ctx.report.control(control)
 
 
@@ -222,8 +264,9 @@ def run_clients(plans: list[list[tuple[int, str | None]]]) -> list[tuple[str | N
         for port, payload in plan:
             body = json.dumps(dict(BODY, **({"altcha": payload} if payload else {})))
             started = time.perf_counter()
-            connections[port].request("POST", "/api/inquiries", body,
-                                      {"Content-Type": "application/json", "Host": f"localhost:{port}"})
+            connections[port].request(
+                "POST", "/api/inquiries", body, {"Content-Type": "application/json", "Host": f"localhost:{port}"}
+            )
             response = connections[port].getresponse()
             response.read()
             timings.append((payload, time.perf_counter() - started))

@@ -81,10 +81,17 @@ def _measure(ctx, database, kind: str, variant: str) -> list:
     rows = database.count()
     figures = []
     for name, samples in timings.items():
-        figures.append(ctx.report.add(
-            f"search_first_page_ms_{name}", median(samples), f"≤ {GOAL_MS}", kind,
-            f"{rows} rows, q={searches()[name]!r}; per page {', '.join(f'{s:.0f}' for s in samples)} ms",
-            samples=f"{ROUNDS} pages", variant=variant))
+        figures.append(
+            ctx.report.add(
+                f"search_first_page_ms_{name}",
+                median(samples),
+                f"≤ {GOAL_MS}",
+                kind,
+                f"{rows} rows, q={searches()[name]!r}; per page {', '.join(f'{s:.0f}' for s in samples)} ms",
+                samples=f"{ROUNDS} pages",
+                variant=variant,
+            )
+        )
     return [figure for figure in figures if figure.name.endswith(("_email", "_absent", "_three_characters"))]
 
 

@@ -27,14 +27,23 @@ def run(ctx) -> None:
     on, off = trials["shipped"], trials["secure_delete_off"]
     on_rates, off_rates = [t.rate for t in on], [t.rate for t in off]
     ctx.report.add(
-        "backlog_secure_delete_rows_per_s_ratio", Ratio(ratios(on_rates, off_rates), cyclic_ratios(off_rates)).value,
-        "", "sqlite",
+        "backlog_secure_delete_rows_per_s_ratio",
+        Ratio(ratios(on_rates, off_rates), cyclic_ratios(off_rates)).value,
+        "",
+        "sqlite",
         f"{ctx.sizes['backlog_rows']} realistic expired rows; runs with secure_delete on "
         f"{', '.join(f'{r:.0f}' for r in on_rates)} rows/s vs off {', '.join(f'{r:.0f}' for r in off_rates)} rows/s",
-        samples=f"{len(on)} + {len(off)} trials", ratio=Ratio(ratios(on_rates, off_rates), cyclic_ratios(off_rates)))
+        samples=f"{len(on)} + {len(off)} trials",
+        ratio=Ratio(ratios(on_rates, off_rates), cyclic_ratios(off_rates)),
+    )
     on_p99 = [t.during.percentile(0.99) for t in on]
     off_p99 = [t.during.percentile(0.99) for t in off]
     ctx.report.add(
-        "backlog_secure_delete_p99_ratio", sum(on_p99) / sum(off_p99), "", "sqlite",
+        "backlog_secure_delete_p99_ratio",
+        sum(on_p99) / sum(off_p99),
+        "",
+        "sqlite",
         f"p99 of submissions during the runs: on {', '.join(f'{p * 1000:.1f}' for p in on_p99)} ms, "
-        f"off {', '.join(f'{p * 1000:.1f}' for p in off_p99)} ms", samples=f"{len(on)} + {len(off)} trials")
+        f"off {', '.join(f'{p * 1000:.1f}' for p in off_p99)} ms",
+        samples=f"{len(on)} + {len(off)} trials",
+    )

@@ -70,8 +70,16 @@ class Server:
 
 
 @contextmanager
-def serve(database_url: str, logdir: Path, name: str, variant: str = "shipped",
-          workers: int = 4, threads: int = 4, log_writes: Path | None = None, **settings):
+def serve(
+    database_url: str,
+    logdir: Path,
+    name: str,
+    variant: str = "shipped",
+    workers: int = 4,
+    threads: int = 4,
+    log_writes: Path | None = None,
+    **settings,
+):
     """Run gunicorn (gthread) with ``bench.wsgi:app`` of ``variant`` on 127.0.0.1; yield a ``Server``.
 
     ``--preload`` builds the app once before forking (it opens no connection
@@ -85,8 +93,15 @@ def serve(database_url: str, logdir: Path, name: str, variant: str = "shipped",
     env = {**server_env(database_url, **settings), "BENCH_VARIANT": variant}
     if log_writes is not None:  # every write transaction and cleanup statement (bench.txlog)
         env["BENCH_TXN_LOG"] = str(log_writes)
-    with running_server(env, logdir / f"{name}.log", "bench.wsgi:app", workers=workers, threads=threads,
-                        extra_args=("--preload",), stop_signal=signal.SIGKILL) as (base_url, process):
+    with running_server(
+        env,
+        logdir / f"{name}.log",
+        "bench.wsgi:app",
+        workers=workers,
+        threads=threads,
+        extra_args=("--preload",),
+        stop_signal=signal.SIGKILL,
+    ) as (base_url, process):
         yield Server(base_url, process)
 
 
@@ -105,8 +120,13 @@ def caddy(upstream_port: int, workdir: Path):
     )
     env = {**os.environ, "HOME": str(home), "XDG_DATA_HOME": str(home), "XDG_CONFIG_HOME": str(home)}
     with open(home / "caddy.log", "ab") as log:
-        process = subprocess.Popen([binary, "run", "--config", str(home / "Caddyfile"), "--adapter", "caddyfile"],
-                                   env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        process = subprocess.Popen(
+            [binary, "run", "--config", str(home / "Caddyfile"), "--adapter", "caddyfile"],
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     try:
         _wait_listening(port, process, home / "caddy.log")
         yield port

@@ -76,8 +76,15 @@ def _after(_conn, cursor, statement, *_args) -> None:
     if cursor.rowcount and cursor.rowcount > 0:
         _state.rows = getattr(_state, "rows", 0) + cursor.rowcount
     if _who() == "cleanup":
-        _write({"t": time.time(), "type": "stmt", "who": "cleanup",
-                "ms": (time.perf_counter() - _state.started) * 1000, "what": " ".join(statement.split()[:4])})
+        _write(
+            {
+                "t": time.time(),
+                "type": "stmt",
+                "who": "cleanup",
+                "ms": (time.perf_counter() - _state.started) * 1000,
+                "what": " ".join(statement.split()[:4]),
+            }
+        )
 
 
 def _wrap_commit(dialect) -> None:
@@ -91,8 +98,15 @@ def _wrap_commit(dialect) -> None:
             return
         changes = _changes(dbapi_connection) - began[1]
         if changes > 0:
-            _write({"t": time.time(), "type": "txn", "who": _who(), "ms": (time.perf_counter() - began[0]) * 1000,
-                    "changes": changes})
+            _write(
+                {
+                    "t": time.time(),
+                    "type": "txn",
+                    "who": _who(),
+                    "ms": (time.perf_counter() - began[0]) * 1000,
+                    "changes": changes,
+                }
+            )
 
     dialect.do_commit = do_commit
 
@@ -148,12 +162,19 @@ class Writes:
         return self.merges.get(who, 0)
 
     def describe(self) -> str:
-        held = "; ".join(f"{who} {count} (of them > {BIG_CHANGES} rows: {self.merges.get(who, 0)}; longest "
-                         f"{self.biggest[who][0]:.0f} ms, {self.biggest[who][1]} rows)"
-                         for who, count in sorted(self.big.items())) or "none"
-        return (f"write transactions > {BIG_CHANGES} rows or > {BIG_MS:.0f} ms: {held}; longest cleanup statement "
-                f"{self.longest_cleanup_statement[0]:.0f} ms ({self.longest_cleanup_statement[1]}); longest "
-                f"visitor write {self.longest_visitor_write:.0f} ms; {self.transactions} write transactions")
+        held = (
+            "; ".join(
+                f"{who} {count} (of them > {BIG_CHANGES} rows: {self.merges.get(who, 0)}; longest "
+                f"{self.biggest[who][0]:.0f} ms, {self.biggest[who][1]} rows)"
+                for who, count in sorted(self.big.items())
+            )
+            or "none"
+        )
+        return (
+            f"write transactions > {BIG_CHANGES} rows or > {BIG_MS:.0f} ms: {held}; longest cleanup statement "
+            f"{self.longest_cleanup_statement[0]:.0f} ms ({self.longest_cleanup_statement[1]}); longest "
+            f"visitor write {self.longest_visitor_write:.0f} ms; {self.transactions} write transactions"
+        )
 
 
 def read(folder: Path, start: float, end: float, by_time: bool = True) -> Writes:

@@ -37,8 +37,10 @@ KINDS = ("sqlite", "postgresql")
 UPLOADS = 8  # at once: 2 workers × 4 threads
 FILES = 3  # per upload, together the most an inquiry may send
 MAX_BYTES = DEFAULTS["ATTACHMENT_MAX_BYTES"]
-HEADERS = ((b"%PDF-1.7\n", "scan.pdf", "application/pdf"),
-           (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "photo.png", "image/png"))
+HEADERS = (
+    (b"%PDF-1.7\n", "scan.pdf", "application/pdf"),
+    (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "photo.png", "image/png"),
+)
 FILE_FIELD = {"key": "files", "type": "file", "label": {"en": "Files"}, "max": FILES}
 SLUG = "support"
 GOAL = "≤ 0.5"
@@ -76,10 +78,15 @@ def _measure(ctx, kind: str, variant: str, bodies: list[tuple[bytes, str]], roun
     in_flight = sum(len(body) for body, _ in bodies) / 2**20
     extra = {"variant": variant} if variant != "shipped" else {}
     return ctx.report.add(
-        "upload_rss_growth_ratio", max(growths) / in_flight, GOAL, kind,
+        "upload_rss_growth_ratio",
+        max(growths) / in_flight,
+        GOAL,
+        kind,
         f"{UPLOADS} uploads at once of {FILES} files, {in_flight:.0f} MB in flight; the workers' peak RSS grew "
         f"{', '.join(f'{g:.1f}' for g in growths)} MB; {stored} files stored",
-        samples=f"{rounds} rounds", **extra)
+        samples=f"{rounds} rounds",
+        **extra,
+    )
 
 
 def _add_form(database) -> None:
@@ -87,10 +94,18 @@ def _add_form(database) -> None:
     table = Form.__table__
     with database.engine.begin() as conn:
         contact = conn.execute(sa.select(table).where(table.c.id == 1)).mappings().one()
-        conn.execute(table.insert().values(
-            slug=SLUG, title={"en": "Support"}, description={}, fields=[*contact["fields"], FILE_FIELD],
-            email_field=contact["email_field"], enabled=True,
-            created_at=contact["created_at"], updated_at=contact["updated_at"]))
+        conn.execute(
+            table.insert().values(
+                slug=SLUG,
+                title={"en": "Support"},
+                description={},
+                fields=[*contact["fields"], FILE_FIELD],
+                email_field=contact["email_field"],
+                enabled=True,
+                created_at=contact["created_at"],
+                updated_at=contact["updated_at"],
+            )
+        )
 
 
 def _stored(database) -> int:
@@ -102,14 +117,20 @@ def _body(chooser: random.Random) -> tuple[bytes, str]:
     """A multipart submission: the text fields and ``FILES`` files that fill the limit; (body, boundary)."""
     boundary = uuid.UUID(int=chooser.getrandbits(128)).hex
     text = {"name": "Ada Lovelace", "email": "ada@example.com", "message": "The order documents, attached."}
-    parts = [f'--{boundary}\r\nContent-Disposition: form-data; name="{key}"\r\n\r\n{value}\r\n'.encode()
-             for key, value in text.items()]
+    parts = [
+        f'--{boundary}\r\nContent-Disposition: form-data; name="{key}"\r\n\r\n{value}\r\n'.encode()
+        for key, value in text.items()
+    ]
     size = (MAX_BYTES - 4096) // FILES  # the multipart framing is not counted against the limit
     for n in range(FILES):
         header, name, content_type = HEADERS[n % len(HEADERS)]
-        parts.append(f'--{boundary}\r\nContent-Disposition: form-data; name="files"; filename="{name}"\r\n'
-                     f"Content-Type: {content_type}\r\n\r\n".encode()
-                     + header + chooser.randbytes(size - len(header)) + b"\r\n")
+        parts.append(
+            f'--{boundary}\r\nContent-Disposition: form-data; name="files"; filename="{name}"\r\n'
+            f"Content-Type: {content_type}\r\n\r\n".encode()
+            + header
+            + chooser.randbytes(size - len(header))
+            + b"\r\n"
+        )
     parts.append(f"--{boundary}--\r\n".encode())
     return b"".join(parts), boundary
 
@@ -124,8 +145,11 @@ def _send(bodies: list[tuple[bytes, str]], port: int) -> list[int]:
         connection = Connection(port, timeout=120)
         go.wait()
         statuses[n], _ = connection.request(
-            "POST", f"/api/forms/{SLUG}/inquiries", body,
-            {"Content-Type": f"multipart/form-data; boundary={boundary}", "Accept": "application/json"})
+            "POST",
+            f"/api/forms/{SLUG}/inquiries",
+            body,
+            {"Content-Type": f"multipart/form-data; boundary={boundary}", "Accept": "application/json"},
+        )
         connection.close()
 
     threads = [threading.Thread(target=send, args=(n,)) for n in range(len(bodies))]

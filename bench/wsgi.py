@@ -149,8 +149,10 @@ def _files_in(app: Flask) -> None:
         of_expired = select(Attachment.id).join(Inquiry, Inquiry.id == Attachment.inquiry_id).where(expired)
         return AttachmentChunk.attachment_id.in_(of_expired)
 
-    cleanup_state.targets = [dataclasses.replace(t, where=files_expired) if t.name == "attachment_chunks" else t
-                             for t in cleanup_state.targets]
+    cleanup_state.targets = [
+        dataclasses.replace(t, where=files_expired) if t.name == "attachment_chunks" else t
+        for t in cleanup_state.targets
+    ]
 
 
 def _purge_unpaused(connection, should_stop) -> bool:

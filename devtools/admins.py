@@ -37,8 +37,7 @@ class Login:
         return f"{self.cookie}={self.token}"
 
 
-def log_in(app: Flask, name: str = "Ada", *, admin: Admin | None = None,
-           browser: str = "Chrome 156 on Linux") -> Login:
+def log_in(app: Flask, name: str = "Ada", *, admin: Admin | None = None, browser: str = "Chrome 156 on Linux") -> Login:
     """Start a login for ``admin``, or for a new admin called ``name``; commit it."""
     with app.test_request_context():
         session = db.get_session()

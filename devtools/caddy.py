@@ -51,7 +51,10 @@ def running_caddy(caddyfile: str, directory: Path, port: int, timeout: float = 3
     with open(log, "ab") as output:
         process = subprocess.Popen(
             [binary(), "run", "--config", str(path), "--adapter", "caddyfile"],
-            env=env, stdout=output, stderr=subprocess.STDOUT, start_new_session=True,
+            env=env,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
     try:
         deadline = time.monotonic() + timeout

@@ -103,9 +103,21 @@ def base_image(podman: Podman, timeout: float = 900) -> str:
         if shutil.which("mmdebstrap") is None:
             raise RuntimeError("mmdebstrap is not installed (apt-get install mmdebstrap)")
         partial = tarball.with_name(f"{tarball.name}.{os.getpid()}.partial")
-        made = subprocess.run(["mmdebstrap", "--quiet", "--variant=apt", "--format=tar",
-                               f"--include={','.join(PACKAGES)}", SUITE, str(partial), mirror],
-                              timeout=timeout, capture_output=True, text=True)
+        made = subprocess.run(
+            [
+                "mmdebstrap",
+                "--quiet",
+                "--variant=apt",
+                "--format=tar",
+                f"--include={','.join(PACKAGES)}",
+                SUITE,
+                str(partial),
+                mirror,
+            ],
+            timeout=timeout,
+            capture_output=True,
+            text=True,
+        )
         if made.returncode != 0:
             partial.unlink(missing_ok=True)
             raise RuntimeError(f"mmdebstrap exited {made.returncode}:\n{made.stderr[-3000:]}")

@@ -107,14 +107,24 @@ class ImapServer:
             (self.root / folder).mkdir()
         (self.root / "users").write_text(f"{USER}:{{PLAIN}}{PASSWORD}\n")
         config = self.root / "dovecot.conf"
-        config.write_text(CONFIG.format(root=self.root, host=LOOPBACK, cert=self.certificate.cert,
-                                        key=self.certificate.key, uid=account.pw_uid, gid=account.pw_gid,
-                                        port=self.port, tls_port=self.tls_port))
+        config.write_text(
+            CONFIG.format(
+                root=self.root,
+                host=LOOPBACK,
+                cert=self.certificate.cert,
+                key=self.certificate.key,
+                uid=account.pw_uid,
+                gid=account.pw_gid,
+                port=self.port,
+                tls_port=self.tls_port,
+            )
+        )
         if os.geteuid() == 0:
             shutil.chown(self.root / "mail", MAIL_USER, MAIL_USER)
             self.root.chmod(0o755)
-        self.process = subprocess.Popen([DOVECOT, "-F", "-c", str(config)], stdout=subprocess.DEVNULL,
-                                        stderr=subprocess.PIPE)
+        self.process = subprocess.Popen(
+            [DOVECOT, "-F", "-c", str(config)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        )
         self._wait_ready()
         return self
 

@@ -85,13 +85,33 @@ class Cluster:
         if self.as_root:
             shutil.chown(self.root, "postgres", "postgres")
         if not (self.datadir / "PG_VERSION").exists():
-            self._run(str(self.bindir / "initdb"), "-D", str(self.datadir), "-U", "postgres",
-                      "--auth=trust", "-E", "UTF8", "--locale=C")
-        options = (f"-p {self.port} -c listen_addresses=127.0.0.1 -k {self.root} "
-                   "-c fsync=off -c synchronous_commit=off -c full_page_writes=off "
-                   "-c max_connections=300")
-        self._run(str(self.bindir / "pg_ctl"), "-D", str(self.datadir), "-o", options,
-                  "-l", str(self.root / "server.log"), "-w", "start")
+            self._run(
+                str(self.bindir / "initdb"),
+                "-D",
+                str(self.datadir),
+                "-U",
+                "postgres",
+                "--auth=trust",
+                "-E",
+                "UTF8",
+                "--locale=C",
+            )
+        options = (
+            f"-p {self.port} -c listen_addresses=127.0.0.1 -k {self.root} "
+            "-c fsync=off -c synchronous_commit=off -c full_page_writes=off "
+            "-c max_connections=300"
+        )
+        self._run(
+            str(self.bindir / "pg_ctl"),
+            "-D",
+            str(self.datadir),
+            "-o",
+            options,
+            "-l",
+            str(self.root / "server.log"),
+            "-w",
+            "start",
+        )
         return self
 
     def stop(self) -> None:

@@ -13,10 +13,49 @@ import random
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 
-FIRST = ["Ada", "Grace", "Alan", "Hedy", "Linus", "Margaret", "Yuki", "Wei", "Amara", "Diego", "Priya",
-         "Sven", "Fatima", "Kenji", "Chloé", "Mateo", "Olga", "Tariq", "Zanele", "Ines"]
-LAST = ["Lovelace", "Hopper", "Turing", "Lamarr", "Torvalds", "Hamilton", "Tanaka", "Zhang", "Okafor",
-        "García", "Sharma", "Lindqvist", "Haddad", "Sato", "Dubois", "Rossi", "Ivanova", "Khan", "Dlamini"]
+FIRST = [
+    "Ada",
+    "Grace",
+    "Alan",
+    "Hedy",
+    "Linus",
+    "Margaret",
+    "Yuki",
+    "Wei",
+    "Amara",
+    "Diego",
+    "Priya",
+    "Sven",
+    "Fatima",
+    "Kenji",
+    "Chloé",
+    "Mateo",
+    "Olga",
+    "Tariq",
+    "Zanele",
+    "Ines",
+]
+LAST = [
+    "Lovelace",
+    "Hopper",
+    "Turing",
+    "Lamarr",
+    "Torvalds",
+    "Hamilton",
+    "Tanaka",
+    "Zhang",
+    "Okafor",
+    "García",
+    "Sharma",
+    "Lindqvist",
+    "Haddad",
+    "Sato",
+    "Dubois",
+    "Rossi",
+    "Ivanova",
+    "Khan",
+    "Dlamini",
+]
 DOMAINS = ["example.com", "example.org", "mail.example.net", "example.co.uk", "example.jp"]
 AGENTS = [
     "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36",
@@ -25,10 +64,49 @@ AGENTS = [
     "Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0",
     "Mozilla/5.0 (Linux; Android 15; Pixel 9) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Mobile Safari/537",
 ]
-WORDS = ["hello", "we", "would", "like", "to", "ask", "about", "your", "opening", "hours", "delivery", "invoice",
-         "order", "number", "refund", "please", "could", "you", "send", "more", "information", "regarding", "the",
-         "offer", "thank", "you", "kind", "regards", "best", "appointment", "next", "week", "tuesday", "morning",
-         "contract", "renewal", "price", "quote", "for", "twelve", "units"]
+WORDS = [
+    "hello",
+    "we",
+    "would",
+    "like",
+    "to",
+    "ask",
+    "about",
+    "your",
+    "opening",
+    "hours",
+    "delivery",
+    "invoice",
+    "order",
+    "number",
+    "refund",
+    "please",
+    "could",
+    "you",
+    "send",
+    "more",
+    "information",
+    "regarding",
+    "the",
+    "offer",
+    "thank",
+    "you",
+    "kind",
+    "regards",
+    "best",
+    "appointment",
+    "next",
+    "week",
+    "tuesday",
+    "morning",
+    "contract",
+    "renewal",
+    "price",
+    "quote",
+    "for",
+    "twelve",
+    "units",
+]
 
 MIN_MESSAGE, MAX_MESSAGE = 200, 5000
 HOLD_SHARE = 0.05
@@ -50,7 +128,7 @@ class Rows:
         """
         length = self.random.randint(MIN_MESSAGE, MAX_MESSAGE)
         start = self.corpus.find(" ", self.random.randrange(len(self.corpus) - length - 20)) + 1
-        text = self.corpus[start:start + length].replace(" please ", "\nPlease ")
+        text = self.corpus[start : start + length].replace(" please ", "\nPlease ")
         return text[0].upper() + text[1:]
 
     def agent(self) -> str:
@@ -67,7 +145,8 @@ class Rows:
         first, last = self.random.choice(FIRST), self.random.choice(LAST)
         number = self.random.randrange(1000)
         return f"{first} {last}", f"{first.lower()}.{number}@{self.random.choice(DOMAINS)}".encode(
-            "ascii", "ignore").decode()
+            "ascii", "ignore"
+        ).decode()
 
     def inquiries(self, count: int, oldest: datetime, newest: datetime, holds: bool = True) -> Iterator[dict]:
         """``count`` rows spread from ``oldest`` to ``newest``; mostly in order, 10% anywhere in the span."""
@@ -79,10 +158,15 @@ class Rows:
                 created = oldest + span * index
             name, email = self.person()
             yield {
-                "name": name, "email": email, "message": self.message(),
-                "user_agent": self.agent(), "created_at": created,
+                "name": name,
+                "email": email,
+                "message": self.message(),
+                "user_agent": self.agent(),
+                "created_at": created,
                 "legal_hold": holds and self.random.random() < HOLD_SHARE,
-                "hold_reason": None, "hold_by": None, "held_at": None,
+                "hold_reason": None,
+                "hold_by": None,
+                "held_at": None,
             }
 
 

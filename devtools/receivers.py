@@ -64,18 +64,29 @@ class Certificate:
         name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "Sundown test mail")])
         now = dt.datetime.now(dt.UTC)
         certificate = (
-            x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            x509.CertificateBuilder()
+            .subject_name(name)
+            .issuer_name(name)
+            .public_key(key.public_key())
             .serial_number(x509.random_serial_number())
-            .not_valid_before(now - dt.timedelta(days=1)).not_valid_after(now + dt.timedelta(days=30))
-            .add_extension(x509.SubjectAlternativeName(
-                [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address(LOOPBACK))]), critical=False)
+            .not_valid_before(now - dt.timedelta(days=1))
+            .not_valid_after(now + dt.timedelta(days=30))
+            .add_extension(
+                x509.SubjectAlternativeName(
+                    [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address(LOOPBACK))]
+                ),
+                critical=False,
+            )
             .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
             .sign(key, hashes.SHA256())
         )
         made = cls(directory / "mail-cert.pem", directory / "mail-key.pem")
         made.cert.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
-        made.key.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                               serialization.NoEncryption()))
+        made.key.write_bytes(
+            key.private_bytes(
+                serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+            )
+        )
         return made
 
 
@@ -107,7 +118,9 @@ class _Mailbox:
 
 def _authenticate(server, session, envelope, mechanism, auth_data) -> AuthResult:
     ok = isinstance(auth_data, LoginPassword) and (auth_data.login, auth_data.password) == (
-        USER.encode(), PASSWORD.encode())
+        USER.encode(),
+        PASSWORD.encode(),
+    )
     return AuthResult(success=ok)
 
 
@@ -154,8 +167,11 @@ class MailServer:
 
     def start(self) -> MailServer:
         """Listen (again) on the port."""
-        secure = {"tls_context": self.tls, "require_starttls": True, "auth_required": True,
-                  "authenticator": _authenticate} if self.tls else {}
+        secure = (
+            {"tls_context": self.tls, "require_starttls": True, "auth_required": True, "authenticator": _authenticate}
+            if self.tls
+            else {}
+        )
         self.controller = Controller(self.mailbox, hostname=LOOPBACK, port=self.port, ready_timeout=10, **secure)
         self.controller.start()
         return self

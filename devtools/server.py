@@ -58,20 +58,33 @@ def running_server(
     """
     port = port or free_port()
     command = [
-        sys.executable, "-m", "gunicorn", app_module,
-        "--bind", f"127.0.0.1:{port}",
-        "--workers", str(workers),
-        "--worker-class", worker_class,
-        "--threads", str(threads),
-        "--timeout", "120",
-        "--graceful-timeout", "5",
+        sys.executable,
+        "-m",
+        "gunicorn",
+        app_module,
+        "--bind",
+        f"127.0.0.1:{port}",
+        "--workers",
+        str(workers),
+        "--worker-class",
+        worker_class,
+        "--threads",
+        str(threads),
+        "--timeout",
+        "120",
+        "--graceful-timeout",
+        "5",
         "--no-control-socket",  # gunicorn 27 otherwise shares ~/.gunicorn/gunicorn.ctl between servers
         *extra_args,
     ]
     full_env = {**os.environ, "PYTHONPATH": str(ROOT), **env}
     with open(log, "ab") as log_file:
         process = subprocess.Popen(
-            command, cwd=ROOT, env=full_env, stdout=log_file, stderr=subprocess.STDOUT,
+            command,
+            cwd=ROOT,
+            env=full_env,
+            stdout=log_file,
+            stderr=subprocess.STDOUT,
             start_new_session=True,
         )
     base_url = f"http://localhost:{port}"

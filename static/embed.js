@@ -1,5 +1,6 @@
 // A Sundown form on another site: <script src="https://INBOX/embed.js" data-form="SLUG" defer></script>.
-// Enhances a <form> on the page that posts to INBOX/f/SLUG, or renders the form into
+// Enhances a <form> on the page that posts to INBOX/f/SLUG (the block the form's page offers, rendered from the
+// same field descriptions as here: app/forms/embed.py), or renders the form into
 // <div data-sundown-form="SLUG">, or right after the script. It solves the spam check while the
 // visitor types, sends with fetch (CORS, no credentials), shows errors next to their fields and a
 // thank-you in place, in the visitor's language (the server's answers). No cookie, no third party,
@@ -102,7 +103,7 @@
     } else {
       input = make("input", Object.assign({ type: field.type, maxlength: field.maxlength, min: field.min, max: field.max,
         step: field.type === "number" ? "any" : null, accept: field.accept, multiple: field.files > 1,
-        autocomplete: { name: "name", email: "email", tel: "tel", url: "url" }[field.type === "text" ? field.key : field.type] },
+        autocomplete: field.autocomplete },
         common));
     }
     box.appendChild(input);
@@ -116,9 +117,10 @@
     if (description.title) { form.appendChild(make("h2", { "class": "sundown-title" }, description.title)); }
     if (description.description) { form.appendChild(make("p", { "class": "sundown-lead" }, description.description)); }
     description.fields.forEach(function (field) { form.appendChild(renderField(field, description.texts)); });
-    var trap = make("div", { hidden: true });
-    trap.appendChild(make("input", { type: "text", name: "website", tabindex: "-1", autocomplete: "off",
-      "aria-label": "website" }));
+    var trap = make("div", { "class": "sundown-trap", hidden: true });
+    var trapLabel = make("label", {}, description.texts.trap + " ");
+    trapLabel.appendChild(make("input", { type: "text", name: "website", tabindex: "-1", autocomplete: "off" }));
+    trap.appendChild(trapLabel);
     form.appendChild(trap);
     form.appendChild(make("button", { type: "submit", "class": "sundown-send" }, description.texts.send));
     place.appendChild(form);
@@ -135,6 +137,13 @@
       body[field.key] = value === null ? "" : String(value);
     });
     body.website = data.get("website") || "";
+    // Fields the form does not know (a form moved from another service keeps its names): sent as they are.
+    var known = {};
+    description.fields.forEach(function (field) { known[field.key] = true; });
+    data.forEach(function (value, key) {
+      if (known[key] || key === "website" || typeof value !== "string") { return; }
+      body[key] = body.hasOwnProperty(key) ? [].concat(body[key], value) : value;
+    });
     return body;
   }
 

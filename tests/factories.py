@@ -28,8 +28,14 @@ def wall_clock() -> datetime:
 
 def inquiry(clock: Clock, days_old: float = 1, **values) -> dict:
     """One inquiry received ``days_old`` days before ``clock()``; ``values`` set any column."""
-    row = {"name": "Ada", "email": "ada@example.com", "message": "Hello", "legal_hold": False,
-           "created_at": clock() - timedelta(days=days_old), "form_id": DEFAULT_FORM_ID}
+    row = {
+        "name": "Ada",
+        "email": "ada@example.com",
+        "message": "Hello",
+        "legal_hold": False,
+        "created_at": clock() - timedelta(days=days_old),
+        "form_id": DEFAULT_FORM_ID,
+    }
     return {**row, **values}
 
 
@@ -42,16 +48,26 @@ def numbered_inquiries(clock: Clock, count: int, **values) -> list[dict]:
     """``count`` inquiries ``Name 0``, ``Name 1``... received a second apart from a day ago."""
     start = clock() - timedelta(days=1)
     return [
-        inquiry(clock, **{"name": f"Name {i}", "email": f"p{i}@example.com", "message": f"Message {i}\nline two",
-                          "created_at": start + timedelta(seconds=i), **values})
+        inquiry(
+            clock,
+            **{
+                "name": f"Name {i}",
+                "email": f"p{i}@example.com",
+                "message": f"Message {i}\nline two",
+                "created_at": start + timedelta(seconds=i),
+                **values,
+            },
+        )
         for i in range(count)
     ]
 
 
 def add_inquiries(session: Session, rows: Iterable[dict]) -> list[int]:
     """Insert ``rows`` (column values) in one statement and commit; their ids, in order."""
-    rows = [{**row, "email_key": row["email"].lower() or None} if "email" in row and "email_key" not in row else row
-            for row in rows]  # as intake stores it (lookup.key_of)
+    rows = [
+        {**row, "email_key": row["email"].lower() or None} if "email" in row and "email_key" not in row else row
+        for row in rows
+    ]  # as intake stores it (lookup.key_of)
     if not rows:
         return []
     result = session.execute(insert(Inquiry).returning(Inquiry.id, sort_by_parameter_order=True), rows)
@@ -60,10 +76,12 @@ def add_inquiries(session: Session, rows: Iterable[dict]) -> list[int]:
     return ids
 
 
-def add_file(session: Session, inquiry_id: int, data: bytes, name: str = "note.txt",
-             content_type: str = "text/plain") -> int:
+def add_file(
+    session: Session, inquiry_id: int, data: bytes, name: str = "note.txt", content_type: str = "text/plain"
+) -> int:
     """Store ``data`` as a file of inquiry ``inquiry_id``, in pieces as intake stores it, and commit; its id."""
     store.save(session, inquiry_id, [Upload("files", name, content_type, len(data), io.BytesIO(data))])
     session.commit()
-    return session.scalar(select(Attachment.id).where(Attachment.inquiry_id == inquiry_id)
-                          .order_by(Attachment.id.desc()).limit(1))
+    return session.scalar(
+        select(Attachment.id).where(Attachment.inquiry_id == inquiry_id).order_by(Attachment.id.desc()).limit(1)
+    )

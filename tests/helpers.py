@@ -47,8 +47,13 @@ def rendered_ago(app, ago: timedelta = FILL_TIME) -> str:
 def filled_form(client, **fields) -> dict:
     """What a person's browser posts: ``VALID`` (or ``fields``), the CSRF token, a render time
     ``FILL_TIME`` ago and a solved challenge."""
-    return {**VALID, "csrf_token": csrf_token(client), spam.RENDERED_FIELD: rendered_ago(client.application),
-            spam.FIELD: solution(client), **fields}
+    return {
+        **VALID,
+        "csrf_token": csrf_token(client),
+        spam.RENDERED_FIELD: rendered_ago(client.application),
+        spam.FIELD: solution(client),
+        **fields,
+    }
 
 
 def submit_inquiry(client) -> int:
@@ -76,8 +81,15 @@ def query_plan(db_session, statement) -> str:
 
 def editor_post(client, path: str, fields: list[dict], action: str = "save", **settings) -> dict:
     """What the editor's plain HTML form posts for a form with ``fields`` (rows in order)."""
-    data = {"csrf_token": csrf_token(client, path), "action": action, "field_count": str(len(fields)),
-            "slug": "quote", "title-en": "Quote request", "enabled": "1", **settings}
+    data = {
+        "csrf_token": csrf_token(client, path),
+        "action": action,
+        "field_count": str(len(fields)),
+        "slug": "quote",
+        "title-en": "Quote request",
+        "enabled": "1",
+        **settings,
+    }
     for row, field in enumerate(fields):
         data.update({f"field-{row}-{part}": value for part, value in field.items()})
         data.setdefault(f"field-{row}-position", str(row + 1))
@@ -87,7 +99,12 @@ def editor_post(client, path: str, fields: list[dict], action: str = "save", **s
 def snapshot(query, skip: tuple[str, ...] = ()) -> dict[str, list[tuple]]:
     """Every row of every table the models describe (but those named in ``skip``), in a stable order: two
     snapshots compare equal when nothing was written between them."""
+
     def read(session) -> dict[str, list[tuple]]:
-        return {table.name: sorted((tuple(row) for row in session.execute(select(table))), key=repr)
-                for table in Base.metadata.sorted_tables if table.name not in skip}
+        return {
+            table.name: sorted((tuple(row) for row in session.execute(select(table))), key=repr)
+            for table in Base.metadata.sorted_tables
+            if table.name not in skip
+        }
+
     return query.using(read)

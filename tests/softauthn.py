@@ -54,18 +54,23 @@ class SoftAuthenticator:
         """Answer ``navigator.credentials.create`` options with a new ES256 credential."""
         rp_id = rp_id or options["rp"]["id"]
         credential = Credential(
-            credential_id or os.urandom(32), ec.generate_private_key(ec.SECP256R1()), rp_id,
+            credential_id or os.urandom(32),
+            ec.generate_private_key(ec.SECP256R1()),
+            rp_id,
             base64url_to_bytes(options["user"]["id"]),
         )
         self.credentials.append(credential)
         client_data = _client_data("webauthn.create", options["challenge"], origin)
         auth_data = _auth_data(rp_id, UP | AT | (UV if uv else 0), 0) + _attested(credential)
         attestation = cbor2.dumps({"fmt": "none", "attStmt": {}, "authData": auth_data})
-        return _public_key_credential(credential, {
-            "clientDataJSON": bytes_to_base64url(client_data),
-            "attestationObject": bytes_to_base64url(attestation),
-            "transports": ["internal"],
-        })
+        return _public_key_credential(
+            credential,
+            {
+                "clientDataJSON": bytes_to_base64url(client_data),
+                "attestationObject": bytes_to_base64url(attestation),
+                "transports": ["internal"],
+            },
+        )
 
     def get(
         self,
@@ -89,12 +94,15 @@ class SoftAuthenticator:
             auth_data + hashlib.sha256(client_data).digest(), ec.ECDSA(hashes.SHA256())
         )
         handle = credential.user_handle if user_handle is None else user_handle
-        return _public_key_credential(credential, {
-            "clientDataJSON": bytes_to_base64url(client_data),
-            "authenticatorData": bytes_to_base64url(auth_data),
-            "signature": bytes_to_base64url(signature),
-            "userHandle": bytes_to_base64url(handle),
-        })
+        return _public_key_credential(
+            credential,
+            {
+                "clientDataJSON": bytes_to_base64url(client_data),
+                "authenticatorData": bytes_to_base64url(auth_data),
+                "signature": bytes_to_base64url(signature),
+                "userHandle": bytes_to_base64url(handle),
+            },
+        )
 
 
 def _client_data(kind: str, challenge: str, origin: str) -> bytes:
@@ -110,11 +118,15 @@ def _auth_data(rp_id: str, flags: int, sign_count: int) -> bytes:
 
 def _attested(credential: Credential) -> bytes:
     numbers = credential.private_key.public_key().public_numbers()
-    cose_key = cbor2.dumps({
-        1: 2, 3: -7, -1: 1,
-        -2: numbers.x.to_bytes(32, "big"),
-        -3: numbers.y.to_bytes(32, "big"),
-    })
+    cose_key = cbor2.dumps(
+        {
+            1: 2,
+            3: -7,
+            -1: 1,
+            -2: numbers.x.to_bytes(32, "big"),
+            -3: numbers.y.to_bytes(32, "big"),
+        }
+    )
     credential_id = credential.credential_id
     return AAGUID + struct.pack(">H", len(credential_id)) + credential_id + cose_key
 
@@ -155,9 +167,7 @@ class PasskeyBrowser:
 
     def post_json(self, url: str, body: dict | None = None, csrf_path: str = "/auth/login"):
         """POST JSON with the CSRF header, as passkey.js does."""
-        return self.client.post(
-            url, json=body or {}, headers={"X-CSRFToken": self.csrf_token(csrf_path)}
-        )
+        return self.client.post(url, json=body or {}, headers={"X-CSRFToken": self.csrf_token(csrf_path)})
 
     def login_options(self) -> dict:
         """Ask for login options; the challenge is bound to this browser."""
@@ -191,9 +201,7 @@ class PasskeyBrowser:
         options = self.post_json("/auth/register/options", csrf_path="/admin/account")
         assert options.status_code == 200, options.get_data(as_text=True)
         credential = self.authenticator.create(options.get_json(), self.origin, **create_kwargs)
-        return self.post_json(
-            "/auth/register/verify", {"credential": credential}, csrf_path="/admin/account"
-        )
+        return self.post_json("/auth/register/verify", {"credential": credential}, csrf_path="/admin/account")
 
     def logout(self):
         """POST the layout's logout form."""

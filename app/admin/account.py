@@ -35,7 +35,9 @@ def _account_page(email_error: str | None = None, email_value: str | None = None
         logins=list(rows),
         current_login_id=logins.this_login().id,
         passkeys=passkeys.of_admin(session, current_user.id),
-        may_invite=logins.freshly_verified(), roles=list(AdminRole), forms=form_store.all_forms(session),
+        may_invite=logins.freshly_verified(),
+        roles=list(AdminRole),
+        forms=form_store.all_forms(session),
         email_error=email_error,
         email_value=current_user.email if email_value is None else email_value,
     )
@@ -61,9 +63,9 @@ def change_email():
 def revoke_login(login_id: int):
     """Log out one of this admin's browsers; revoking this one logs out here."""
     with db.transaction(write=True) as session:
-        ended = db.rowcount(session.execute(
-            delete(AdminLogin).where(AdminLogin.id == login_id, AdminLogin.admin_id == current_user.id)
-        ))
+        ended = db.rowcount(
+            session.execute(delete(AdminLogin).where(AdminLogin.id == login_id, AdminLogin.admin_id == current_user.id))
+        )
         audit.record(session, current_user, AuditAction.SESSION_REVOKED, ended, f"admin {current_user.name}")
     if login_id == logins.this_login().id:
         response = redirect(url_for("auth.login"), 303)
@@ -79,7 +81,9 @@ def rename_passkey(passkey_id: int):
     name = request.form.get("name", "")
     return _change_passkey(
         lambda session: passkeys.rename(session, current_user.id, passkey_id, name),
-        _("Passkey renamed."), AuditAction.PASSKEY_RENAMED, passkey_id,
+        _("Passkey renamed."),
+        AuditAction.PASSKEY_RENAMED,
+        passkey_id,
     )
 
 
@@ -88,7 +92,9 @@ def remove_passkey(passkey_id: int):
     """Remove a passkey and log out the browsers it logged in; never the last one."""
     return _change_passkey(
         lambda session: passkeys.remove(session, current_user.id, passkey_id),
-        _("Passkey removed; the browsers it logged in were logged out."), AuditAction.PASSKEY_REMOVED, passkey_id,
+        _("Passkey removed; the browsers it logged in were logged out."),
+        AuditAction.PASSKEY_REMOVED,
+        passkey_id,
     )
 
 
@@ -128,8 +134,9 @@ def invite():
     slugs = [form.slug for form in form_store.all_forms(session) if form.id in form_ids]
     audit.record(session, current_user, AuditAction.INVITE_CREATED, 1, f"for {name} as {roles.describe(role, slugs)}")
     session.commit()
-    return render_template("admin/invite_link.html", url=url, name=name, role=role,
-                           slugs=[] if role is AdminRole.OWNER else slugs)
+    return render_template(
+        "admin/invite_link.html", url=url, name=name, role=role, slugs=[] if role is AdminRole.OWNER else slugs
+    )
 
 
 def _change_passkey(change, done: str, action: AuditAction, passkey_id: int):

@@ -43,7 +43,11 @@ def delete_inquiries():
         return redirect(_back_to(ids), 303)
     if request.form.get("confirm") != "1":
         return render_template(
-            "admin/confirm_delete.html", ids=ids, deletable=deletable, held=held, back=_back_to(ids),
+            "admin/confirm_delete.html",
+            ids=ids,
+            deletable=deletable,
+            held=held,
+            back=_back_to(ids),
             folder=_folder(),
         )
     deleted = _delete(ids, held)
@@ -60,9 +64,7 @@ def place_hold(inquiry_id: int):
     error = _reason_error(reason)
     if error:
         return render_detail(inquiry, {"reason": error}), 422
-    _update_visible(
-        inquiry_id, legal_hold=True, hold_reason=reason, hold_by=current_user.name, held_at=clock.now()
-    )
+    _update_visible(inquiry_id, legal_hold=True, hold_reason=reason, hold_by=current_user.name, held_at=clock.now())
     audit.record(db.get_session(), current_user, AuditAction.HOLD_PLACED, 1, f"inquiry #{inquiry_id}: {reason}")
     db.get_session().commit()
     flash(_("Legal hold placed: this inquiry is kept until the hold is released."))
@@ -127,13 +129,19 @@ def _delete(ids: list[int], held: int) -> int:
     session = db.get_session()
     # The hold is checked again in the DELETE itself: a hold placed after the
     # confirmation page still protects the inquiry.
-    deleted = list(session.scalars(
-        delete(Inquiry).where(
-            Inquiry.id.in_(ids), Inquiry.legal_hold.is_(False), visible_now(session, None),
-            in_scope(Permission.DELETE),
-        ).returning(Inquiry.id),
-        execution_options={"synchronize_session": False},
-    ))
+    deleted = list(
+        session.scalars(
+            delete(Inquiry)
+            .where(
+                Inquiry.id.in_(ids),
+                Inquiry.legal_hold.is_(False),
+                visible_now(session, None),
+                in_scope(Permission.DELETE),
+            )
+            .returning(Inquiry.id),
+            execution_options={"synchronize_session": False},
+        )
+    )
     detail = f"{held} on legal hold kept" if held else ""
     audit.record(session, current_user, AuditAction.DELETED, len(deleted), detail)
     audit.scrub(session, deleted, "(deleted)")  # only those deleted: a held one keeps its hold's reason

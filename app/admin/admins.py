@@ -45,14 +45,18 @@ def admins():
     passkey_counts = dict(session.execute(select(Passkey.admin_id, func.count()).group_by(Passkey.admin_id)).all())
     live = session.execute(
         select(AdminLogin.admin_id, func.count(), func.max(AdminLogin.last_seen_at))
-        .where(logins.live_login_clause(clock.now())).group_by(AdminLogin.admin_id)
+        .where(logins.live_login_clause(clock.now()))
+        .group_by(AdminLogin.admin_id)
     ).all()
     live_logins = {admin_id: (count, seen) for admin_id, count, seen in live}
-    rows = [Row(each, passkey_counts.get(each.id, 0), *live_logins.get(each.id, (0, None)))
-            for each in session.scalars(select(Admin).order_by(Admin.name))]
+    rows = [
+        Row(each, passkey_counts.get(each.id, 0), *live_logins.get(each.id, (0, None)))
+        for each in session.scalars(select(Admin).order_by(Admin.name))
+    ]
     forms = form_store.all_forms(session)
-    return render_template("admin/admins.html", rows=rows, roles=list(AdminRole), forms=forms,
-                           slugs={form.id: form.slug for form in forms})
+    return render_template(
+        "admin/admins.html", rows=rows, roles=list(AdminRole), forms=forms, slugs={form.id: form.slug for form in forms}
+    )
 
 
 @bp.post("/admins/<int:admin_id>/role")
@@ -69,11 +73,17 @@ def change_role(admin_id: int):
         return redirect(url_for("admin.admins"), 303)
     if changed:
         slugs = form_store.names(session)
-        audit.record(session, current_user, AuditAction.ROLE_CHANGED, 1,
-                     f"admin {admin.name}: {roles.describe(role, (slugs[each] for each in admin.form_ids))}")
+        audit.record(
+            session,
+            current_user,
+            AuditAction.ROLE_CHANGED,
+            1,
+            f"admin {admin.name}: {roles.describe(role, (slugs[each] for each in admin.form_ids))}",
+        )
     session.commit()
-    flash(_("%(name)s is now: %(role)s.", name=admin.name, role=labels.label(role)) if changed else
-          _("Nothing changed."))
+    flash(
+        _("%(name)s is now: %(role)s.", name=admin.name, role=labels.label(role)) if changed else _("Nothing changed.")
+    )
     return redirect(url_for("admin.admins"), 303)
 
 
@@ -99,8 +109,9 @@ def remove_admin(admin_id: int):
     session = db.get_session(write=True)
     admin = _admin_or_404(session, admin_id)
     if admin.id == current_user.id:
-        flash(_("You cannot remove yourself here: another admin can, or the operator with flask admin remove."),
-              "error")
+        flash(
+            _("You cannot remove yourself here: another admin can, or the operator with flask admin remove."), "error"
+        )
         return redirect(url_for("admin.admins"), 303)
     try:
         roles.check_removable(session, admin)

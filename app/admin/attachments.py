@@ -54,11 +54,13 @@ def _file_or_404(inquiry_id: int, attachment_id: int) -> Attachment:
 def _send(attachment: Attachment, disposition: str) -> Response:
     """The file's bytes streamed a piece at a time, with headers that keep the browser from running them."""
     response = Response(store.chunks(db.get_engine(), attachment.id), mimetype=attachment.content_type)
-    response.headers.update({
-        "Content-Disposition": rules.disposition(disposition, attachment.name),
-        "Content-Length": str(attachment.size),
-        "Content-Security-Policy": FILE_POLICY,
-        "X-Content-Type-Options": "nosniff",
-        "Cross-Origin-Resource-Policy": "same-origin",
-    })
+    response.headers.update(
+        {
+            "Content-Disposition": rules.disposition(disposition, attachment.name),
+            "Content-Length": str(attachment.size),
+            "Content-Security-Policy": FILE_POLICY,
+            "X-Content-Type-Options": "nosniff",
+            "Cross-Origin-Resource-Policy": "same-origin",
+        }
+    )
     return response

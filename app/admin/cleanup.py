@@ -43,9 +43,14 @@ def run_cleanup():
     if result.failed:
         flash(_("Cleanup failed: %(error)s.", error=row.error or label(row.status)), "error")
     else:
-        flash(ngettext("Cleanup finished: deleted %(num)s row (%(counts)s).",
-                       "Cleanup finished: deleted %(num)s rows (%(counts)s).",
-                       result.total, counts=_counts(result.counts)))
+        flash(
+            ngettext(
+                "Cleanup finished: deleted %(num)s row (%(counts)s).",
+                "Cleanup finished: deleted %(num)s rows (%(counts)s).",
+                result.total,
+                counts=_counts(result.counts),
+            )
+        )
     return redirect(url_for("admin.cleanup_page"), 303)
 
 

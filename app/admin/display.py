@@ -42,6 +42,10 @@ def inquiry_count(count) -> str:
     ``1 inquiry``, ``42 inquiries``, ``more than 1,000 inquiries``.
     """
     if count.more:
-        return ngettext("more than %(shown)s inquiry", "more than %(shown)s inquiries", count.value,
-                        shown=format_decimal(count.value))
+        return ngettext(
+            "more than %(shown)s inquiry",
+            "more than %(shown)s inquiries",
+            count.value,
+            shown=format_decimal(count.value),
+        )
     return ngettext("%(shown)s inquiry", "%(shown)s inquiries", count.value, shown=format_decimal(count.value))

@@ -39,8 +39,18 @@ from app.forms import store as form_store
 from app.inquiries import access, retention
 from app.models import AccessKind, Form, Inquiry, InquiryStatus, Reply, ReplyKind
 
-HEADER = ("id", "received_utc", "name", "email", "message", "legal_hold", "hold_reason", "hold_by", "replies",
-          "last_reply_utc")
+HEADER = (
+    "id",
+    "received_utc",
+    "name",
+    "email",
+    "message",
+    "legal_hold",
+    "hold_reason",
+    "hold_by",
+    "replies",
+    "last_reply_utc",
+)
 REPLY_COLUMNS = ("replies", "last_reply_utc")  # the admins' replies sent from the inbox (``app.replies``)
 # ``created_at`` is read as the driver returns it (SQLite: naive UTC text,
 # PostgreSQL: an aware datetime) instead of through the column type: parsing
@@ -56,10 +66,14 @@ COLUMNS = (
     Inquiry.hold_reason,
     Inquiry.hold_by,
     # Each inquiry's replies: two correlated reads of ``ix_replies_inquiry_id``, nothing when there are none.
-    select(func.count(Reply.id)).where(Reply.inquiry_id == Inquiry.id, Reply.kind == ReplyKind.REPLY)
-    .scalar_subquery().label("replies"),
-    select(func.max(Reply.created_at)).where(Reply.inquiry_id == Inquiry.id, Reply.kind == ReplyKind.REPLY)
-    .scalar_subquery().label("last_reply"),
+    select(func.count(Reply.id))
+    .where(Reply.inquiry_id == Inquiry.id, Reply.kind == ReplyKind.REPLY)
+    .scalar_subquery()
+    .label("replies"),
+    select(func.max(Reply.created_at))
+    .where(Reply.inquiry_id == Inquiry.id, Reply.kind == ReplyKind.REPLY)
+    .scalar_subquery()
+    .label("last_reply"),
 )
 
 
@@ -87,8 +101,7 @@ def export():
         condition, layout, name = condition & (Inquiry.form_id == form.id), form_layout(form), slug
     filename = f"sundown-{name}-{clock.now().astimezone(local_zone()):%Y-%m-%d}.csv"
     access.record(current_user, AccessKind.EXPORT, [None], count=0)  # streamed: how many is not known here
-    return csvstream.download(stream_csv(current_app._get_current_object(), condition, layout), filename,
-                              "text/csv")
+    return csvstream.download(stream_csv(current_app._get_current_object(), condition, layout), filename, "text/csv")
 
 
 def stream_csv(app: Flask, condition: ColumnElement[bool], layout: Layout | None = None) -> Iterator[bytes]:
@@ -117,16 +130,9 @@ def page_statements(condition: ColumnElement[bool], columns: tuple = COLUMNS) ->
 
     Built once per export; each page only binds the key of the previous page's last row.
     """
-    first = (
-        select(*columns)
-        .where(condition)
-        .order_by(Inquiry.created_at, Inquiry.id)
-        .limit(csvstream.PAGE_SIZE)
-    )
+    first = select(*columns).where(condition).order_by(Inquiry.created_at, Inquiry.id).limit(csvstream.PAGE_SIZE)
     key = tuple_(Inquiry.created_at, Inquiry.id)
-    after = tuple_(
-        bindparam("after_at", type_=Inquiry.created_at.type), bindparam("after_id", type_=Integer)
-    )
+    after = tuple_(bindparam("after_at", type_=Inquiry.created_at.type), bindparam("after_id", type_=Integer))
     return first, first.where(key > after)
 
 
@@ -184,8 +190,11 @@ def _form_record(keys: list[str], row) -> tuple:
     others = []
     for entry in answers if isinstance(answers, list) else json.loads(answers or "[]"):
         value = entry["value"] if "value" in entry else columns.get(entry.get("in"), "")
-        text = entry.get("shown") or (", ".join(value) if isinstance(value, list) else
-                                      ("yes" if value is True else "no" if value is False else str(value)))
+        text = entry.get("shown") or (
+            ", ".join(value)
+            if isinstance(value, list)
+            else ("yes" if value is True else "no" if value is False else str(value))
+        )
         if entry["key"] in keys:
             values[entry["key"]] = text
         elif text:
@@ -193,9 +202,17 @@ def _form_record(keys: list[str], row) -> tuple:
     if not answers:  # stored before forms: its answers are the three columns
         values.update({key: value for key, value in columns.items() if key in keys})
     neutral = csvstream.neutralise
-    return (row_id, _utc_text(created_at), *(neutral(values.get(key, "")) for key in keys),
-            neutral("\n".join(others)), "yes" if held else "no", reason and neutral(reason),
-            held_by and neutral(held_by), replies, _utc_text(last_reply) if last_reply else "")
+    return (
+        row_id,
+        _utc_text(created_at),
+        *(neutral(values.get(key, "")) for key in keys),
+        neutral("\n".join(others)),
+        "yes" if held else "no",
+        reason and neutral(reason),
+        held_by and neutral(held_by),
+        replies,
+        _utc_text(last_reply) if last_reply else "",
+    )
 
 
 def _utc_text(raw: str | datetime) -> str:

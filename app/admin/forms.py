@@ -19,16 +19,25 @@ from sqlalchemy.exc import IntegrityError
 from app import audit
 from app.admin import bp
 from app.core import clock, db, i18n
-from app.forms import editor, store
+from app.forms import editor, embed, store
+from app.forms import refused as refused_sites
 from app.forms.fields import TYPES, dump
 from app.models import DEFAULT_FORM_ID, AuditAction, Form
 
 # The type names as the editor's menu shows them.
 TYPE_NAMES = {
-    "text": _l("Short text"), "email": _l("E-mail address"), "textarea": _l("Long text"), "number": _l("Number"),
-    "tel": _l("Phone number"), "url": _l("Web address"), "date": _l("Date"),
-    "select": _l("Single choice (menu)"), "radio": _l("Single choice (buttons)"),
-    "checkboxes": _l("Multiple choice"), "consent": _l("Consent"), "hidden": _l("Hidden"),
+    "text": _l("Short text"),
+    "email": _l("E-mail address"),
+    "textarea": _l("Long text"),
+    "number": _l("Number"),
+    "tel": _l("Phone number"),
+    "url": _l("Web address"),
+    "date": _l("Date"),
+    "select": _l("Single choice (menu)"),
+    "radio": _l("Single choice (buttons)"),
+    "checkboxes": _l("Multiple choice"),
+    "consent": _l("Consent"),
+    "hidden": _l("Hidden"),
     "file": _l("Files"),
 }
 
@@ -36,8 +45,7 @@ TYPE_NAMES = {
 @bp.get("/forms")
 def forms():
     """Every form: title, address, state and retention."""
-    return render_template("admin/forms.html", forms=store.all_forms(db.get_session()),
-                           default_form_id=DEFAULT_FORM_ID)
+    return render_template("admin/forms.html", forms=store.all_forms(db.get_session()), default_form_id=DEFAULT_FORM_ID)
 
 
 @bp.get("/forms/new")
@@ -73,8 +81,13 @@ def delete_form(form_id: int):
     slug = form.slug
     if not store.delete_form(session, form):
         session.rollback()
-        flash(_("The form %(slug)s has inquiries or is the site's own form, so it was not deleted: disable it "
-                "instead.", slug=slug), "error")
+        flash(
+            _(
+                "The form %(slug)s has inquiries or is the site's own form, so it was not deleted: disable it instead.",
+                slug=slug,
+            ),
+            "error",
+        )
         return redirect(url_for("admin.edit_form", form_id=form_id), 303)
     audit.record(session, current_user, AuditAction.FORM_DELETED, detail=slug)
     session.commit()
@@ -98,9 +111,23 @@ def _submit(form: Form | None):
         return _editor(draft, form, errors), 422 if errors else 200
     session = db.get_session(write=True)
     target = form or Form(created_at=clock.now())
-    for name in ("slug", "title", "description", "enabled", "retention_days", "spam_retention_days",
-                 "notify_emails", "webhook_url", "email_field", "allowed_origins", "thanks_url",
-                 "ack_enabled", "ack_include_message", "ack_quote_new", "retention_clock"):
+    for name in (
+        "slug",
+        "title",
+        "description",
+        "enabled",
+        "retention_days",
+        "spam_retention_days",
+        "notify_emails",
+        "webhook_url",
+        "email_field",
+        "allowed_origins",
+        "thanks_url",
+        "ack_enabled",
+        "ack_include_message",
+        "ack_quote_new",
+        "retention_clock",
+    ):
         setattr(target, name, getattr(draft, name))
     target.ack_texts = draft.ack_texts or None
     target.fields = dump(draft.fields)
@@ -122,18 +149,59 @@ def _submit(form: Form | None):
 RECENT = timedelta(days=30)  # how far back the editor lists the sites that sent inquiries
 
 
+@bp.post("/forms/<int:form_id>/allow-site")
+def allow_site(form_id: int):
+    """Add a site the form refused to the sites that may embed it (one click on the form's page)."""
+    session = db.get_session(write=True)
+    form = _form_or_404(form_id)
+    try:
+        rule = embed.parse_rule(request.form.get("origin", ""))
+    except ValueError:
+        flash(_("That is not a site's address, so nothing was changed."), "error")
+        return redirect(url_for("admin.edit_form", form_id=form_id), 303)
+    listed = list(form.allowed_origins or [])
+    if rule not in listed and len(listed) >= embed.MAX_ORIGINS:
+        flash(_("The form already lists as many sites as it can; remove one first."), "error")
+        return redirect(url_for("admin.edit_form", form_id=form_id), 303)
+    if rule not in listed:
+        form.allowed_origins = [*listed, rule]
+        store.touch(form)
+    refused_sites.forget(session, form.id, rule)
+    audit.record(session, current_user, AuditAction.SITE_ALLOWED, detail=f"{form.slug}: {rule}"[:300])
+    session.commit()
+    store.forget(current_app)
+    flash(_("%(site)s may now send inquiries to this form.", site=rule))
+    return redirect(url_for("admin.edit_form", form_id=form_id, _anchor="embed-title"), 303)
+
+
 def _editor(draft: editor.Draft, form: Form | None, errors: dict[str, str]):
-    shown_as = Form(id=form.id if form else None, slug=draft.slug, title=draft.title,
-                    description=draft.description, email_field=draft.email_field, enabled=draft.enabled)
+    shown_as = Form(
+        id=form.id if form else None,
+        slug=draft.slug,
+        title=draft.title,
+        description=draft.description,
+        email_field=draft.email_field,
+        enabled=draft.enabled,
+    )
     preview = store.Shown(shown_as, tuple(draft.fields))
     origin = current_app.config["ORIGIN"]
-    recent = store.recent_origins(db.get_session(), form.id, clock.now() - RECENT) if form else []
-    snippet = render_template("forms/snippet.html", form=preview, origin=origin) if form else ""
-    script_snippet = (f'<div data-sundown-form="{form.slug}"></div>\n'
-                      f'<script src="{origin}/embed.js" data-form="{form.slug}" defer></script>') if form else ""
+    session = db.get_session()
+    recent = store.recent_origins(session, form.id, clock.now() - RECENT) if form else []
+    block = embed.snippet(store.shown(form), origin, current_app.config["DEFAULT_LOCALE"]) if form else ""
     return render_template(
-        "admin/form_edit.html", draft=draft, form=form, errors=errors, preview=preview, origin=origin,
-        recent=recent, snippet=snippet, script_snippet=script_snippet,
-        locales=i18n.LOCALES, language_names=i18n.NAMES, default_locale=current_app.config["DEFAULT_LOCALE"],
-        types=TYPES, type_names=TYPE_NAMES, is_default=form is not None and form.id == DEFAULT_FORM_ID,
+        "admin/form_edit.html",
+        draft=draft,
+        form=form,
+        errors=errors,
+        preview=preview,
+        origin=origin,
+        recent=recent,
+        snippet=block,
+        refused=refused_sites.recent(session, form.id) if form else [],
+        locales=i18n.LOCALES,
+        language_names=i18n.NAMES,
+        default_locale=current_app.config["DEFAULT_LOCALE"],
+        types=TYPES,
+        type_names=TYPE_NAMES,
+        is_default=form is not None and form.id == DEFAULT_FORM_ID,
     )

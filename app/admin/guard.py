@@ -49,8 +49,9 @@ def check():
         return None  # no such page or method: its 404 or 405 follows
     needed = policy.required(request.endpoint)
     if needed is None:
-        log.error("refused %s %s: endpoint %r is not in app.admin.policy", request.method, request.path,
-                  request.endpoint)
+        log.error(
+            "refused %s %s: endpoint %r is not in app.admin.policy", request.method, request.path, request.endpoint
+        )
         abort(403, str(REFUSED))
     if not permissions.may(current_user, needed):
         abort(403, str(REFUSED))

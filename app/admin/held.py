@@ -29,8 +29,9 @@ def held_messages():
 
 
 def _held_or_404(session, message_id: int) -> InboundMessage:
-    message = session.scalar(select(InboundMessage).where(InboundMessage.id == message_id,
-                                                          InboundMessage.state == MessageState.HELD))
+    message = session.scalar(
+        select(InboundMessage).where(InboundMessage.id == message_id, InboundMessage.state == MessageState.HELD)
+    )
     if message is None:
         abort(404)
     return message
@@ -43,8 +44,9 @@ def thread_held(message_id: int):
     message = _held_or_404(session, message_id)
     if message.inquiry_id is None or session.get(Inquiry, message.inquiry_id) is None:
         abort(404)
-    session.execute(update(InboundMessage).where(InboundMessage.id == message_id)
-                    .values(state=MessageState.THREAD, reason=None))
+    session.execute(
+        update(InboundMessage).where(InboundMessage.id == message_id).values(state=MessageState.THREAD, reason=None)
+    )
     if message.kind == MessageKind.MESSAGE:
         store.reopen(session, message.inquiry_id, clock.now())
     audit.record(session, current_user, AuditAction.HELD_MESSAGE_THREADED, 1, f"inquiry {message.inquiry_id}")

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from flask import render_template, request
 from flask_babel import gettext as _
 from flask_login import current_user
-from sqlalchemy import ColumnElement, select, true
+from sqlalchemy import ColumnElement, func, select, true
+from sqlalchemy.orm import Session
 from werkzeug.exceptions import BadRequest
 
 from app import cleanup
@@ -24,11 +27,11 @@ from app.attachments import store as attachment_store
 from app.auth import permissions
 from app.auth.permissions import Permission
 from app.conversations import references, thread
-from app.core import db
+from app.core import clock, db
 from app.forms import answers as form_answers
 from app.forms import store as form_store
-from app.inquiries import access, reads, retention, search, triage
-from app.models import Admin, Form, InquiryState
+from app.inquiries import access, reads, retention, search, signals, triage
+from app.models import Admin, Form, Inquiry, InquiryState
 from app.notify.channels import email
 from app.replies import compose, sending
 
@@ -57,23 +60,38 @@ def detail(inquiry_id: int):
     return render_detail(get_inquiry_or_404(inquiry_id))
 
 
-def render_detail(inquiry, errors: dict | None = None, reply_draft: compose.Draft | None = None,
-                  reply_errors: dict | None = None, note_draft: str = "") -> str:
+def render_detail(
+    inquiry,
+    errors: dict | None = None,
+    reply_draft: compose.Draft | None = None,
+    reply_errors: dict | None = None,
+    note_draft: str = "",
+) -> str:
     """The detail page of ``inquiry``, with the form ``errors`` to show (the hold's or the note's, or the
     composer's ``reply_errors`` with what was written)."""
     session = db.get_session()
     form = session.get(Form, inquiry.form_id) if inquiry.form_id is not None else None
     replies, files = sending.of_inquiry(session, inquiry.id), attachment_store.of_inquiry(session, inquiry.id)
     return render_template(
-        "admin/detail.html", **_triage_of(session, inquiry), note_draft=note_draft,
-        accesses=access.of_inquiry(session, inquiry.id), inquiry=inquiry, errors=errors or {}, replies=replies,
+        "admin/detail.html",
+        **_triage_of(session, inquiry),
+        note_draft=note_draft,
+        accesses=access.of_inquiry(session, inquiry.id),
+        inquiry=inquiry,
+        errors=errors or {},
+        replies=replies,
         thread=thread.entries(session, inquiry.id, replies, files),
-        can_reply=compose.available(inquiry), reply_draft=reply_draft or compose.draft(inquiry, form),
-        reply_errors=reply_errors or {}, smtp_configured=email.configured(),
+        can_reply=compose.available(inquiry),
+        reply_draft=reply_draft or compose.draft(inquiry, form),
+        reply_errors=reply_errors or {},
+        smtp_configured=email.configured(),
         deletion_due=retention.deletion_due(session, inquiry),
-        answered_by=workflow.answered_by_name(inquiry), answers=form_answers.rows_of(inquiry),
+        answered_by=workflow.answered_by_name(inquiry),
+        answers=form_answers.rows_of(inquiry),
         mine=reads.of(session, inquiry.id, current_user.id),
-        form=form, attachments=thread.form_files(files), answers_come_back=references.configured(),
+        form=form,
+        attachments=thread.form_files(files),
+        answers_come_back=references.configured(),
     )
 
 
@@ -81,10 +99,15 @@ def _triage_of(session, inquiry) -> dict:
     """What the triage card of the detail page shows."""
     row = triage.triage_of(session, [inquiry.id]).get(inquiry.id)
     admins = session.scalars(select(Admin).order_by(Admin.name))
-    return {"state": row.state if row else InquiryState.OPEN, "assigned_to": row.assigned_to if row else None,
-            "tags": triage.tags_of(session, [inquiry.id]).get(inquiry.id, []), "all_tags": triage.all_tags(session),
-            "notes": triage.notes_of(session, [inquiry.id]).get(inquiry.id, []), "states": list(InquiryState),
-            "assignees": [admin for admin in admins if permissions.may(admin, Permission.READ, inquiry.form_id)]}
+    return {
+        "state": row.state if row else InquiryState.OPEN,
+        "assigned_to": row.assigned_to if row else None,
+        "tags": triage.tags_of(session, [inquiry.id]).get(inquiry.id, []),
+        "all_tags": triage.all_tags(session),
+        "notes": triage.notes_of(session, [inquiry.id]).get(inquiry.id, []),
+        "states": list(InquiryState),
+        "assignees": [admin for admin in admins if permissions.may(admin, Permission.READ, inquiry.form_id)],
+    }
 
 
 def folder_page(policy: retention.Policy, endpoint: str, trigger: str) -> str:
@@ -106,16 +129,27 @@ def folder_page(policy: retention.Policy, endpoint: str, trigger: str) -> str:
     ids = [row.id for row in page.rows]
     cleanup.trigger(trigger)
     return render_template(
-        "admin/inbox.html", triaged=triaged, other_filters={k: v for k, v in triaged.items() if k != "assigned"},
-        states=list(InquiryState), all_tags=triage.all_tags(session), triage_rows=triage.triage_of(session, ids),
+        "admin/inbox.html",
+        triaged=triaged,
+        other_filters={k: v for k, v in triaged.items() if k != "assigned"},
+        states=list(InquiryState),
+        all_tags=triage.all_tags(session),
+        triage_rows=triage.triage_of(session, ids),
         row_tags=triage.tags_of(session, ids),
-        page=page, query=query, show=show, folder=policy.status, endpoint=endpoint,
-        forms=forms, form=form.slug if form else "", form_slugs={each.id: each.slug for each in forms},
+        page=page,
+        query=query,
+        show=show,
+        folder=policy.status,
+        endpoint=endpoint,
+        forms=forms,
+        form=form.slug if form else "",
+        form_slugs={each.id: each.slug for each in forms},
         matches=count_capped(session, where & narrowed),
         file_counts=attachment_store.counts(session, [row.id for row in page.rows]),
         read_ids=reads.read_ids(session, current_user.id, [row.id for row in page.rows]),
         spam_count=count_capped(session, listed(session, retention.SPAM) & in_scope()),
         spam_days=retention.spam_retention_days(session),
+        **_spam_context(session),
     )
 
 
@@ -137,6 +171,26 @@ def triage_filters() -> tuple[dict[str, str], ColumnElement[bool]]:
             raise BadRequest(_("Unknown tag: choose one of the list, or any tag."))
         condition &= triage.tagged(int(chosen["tag"]))
     return {name: value for name, value in chosen.items() if value}, condition
+
+
+def _spam_context(session: Session) -> dict:
+    """What the inbox and the Spam page show of spam beside their list: how many arrived in spam in the
+    last seven days, the list of words, and each form's own spam retention."""
+    week = session.scalar(
+        select(func.count())
+        .select_from(Inquiry)
+        .where(
+            retention.visible_now(session, retention.SPAM),
+            Inquiry.created_at >= clock.now() - timedelta(days=7),
+            in_scope(),
+        )
+    )
+    own = [
+        (form.slug, form_store.words(form.title), form.spam_retention_days)
+        for form in form_store.all_forms(session)
+        if form.spam_retention_days
+    ]
+    return {"spam_week": week, "spam_words": signals.stored_words(session), "form_spam_days": own}
 
 
 def form_arg(forms: list[Form]) -> Form | None:

@@ -89,9 +89,7 @@ def get_inquiry_or_404(inquiry_id: int) -> Inquiry:
     """The visible inquiry ``inquiry_id`` in either folder, on a form the logged-in admin may read; or a 404
     (also when it is past retention, or on a form not given to them: for them it is not there)."""
     session = db.get_session()
-    row = session.scalar(
-        select(Inquiry).where(Inquiry.id == inquiry_id, visible_now(session, None), in_scope())
-    )
+    row = session.scalar(select(Inquiry).where(Inquiry.id == inquiry_id, visible_now(session, None), in_scope()))
     if row is None:
         abort(404, _("This inquiry does not exist, was deleted, or is past retention."))
     return row
@@ -117,8 +115,14 @@ def shown(show: str, reader: int | None = None) -> ColumnElement[bool]:
     return true()
 
 
-def listed(session: Session, policy: Policy = INBOX, query: str = "", show: str = "",
-           form_id: int | None = None, reader: int | None = None) -> ColumnElement[bool]:
+def listed(
+    session: Session,
+    policy: Policy = INBOX,
+    query: str = "",
+    show: str = "",
+    form_id: int | None = None,
+    reader: int | None = None,
+) -> ColumnElement[bool]:
     """The inquiries a list shows: one folder's visible ones, filtered by ``show`` (unread meaning by the admin
     ``reader``), the search ``query`` and one form (``form_id``). The caller adds ``in_scope()``."""
     ids = search.found_ids(session, query) if query else None
@@ -162,8 +166,13 @@ def unread_count(session: Session, reader: int) -> Count:
 
 
 def inbox_page(
-    session: Session, query: str = "", after: Cursor | None = None, before: Cursor | None = None,
-    policy: Policy = INBOX, show: str = "", where: ColumnElement[bool] | None = None,
+    session: Session,
+    query: str = "",
+    after: Cursor | None = None,
+    before: Cursor | None = None,
+    policy: Policy = INBOX,
+    show: str = "",
+    where: ColumnElement[bool] | None = None,
 ) -> Page:
     """The page of one folder's visible inquiries older than ``after`` (or newer than ``before``).
 

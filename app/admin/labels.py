@@ -10,6 +10,7 @@ message's context tells translators what kind of code it is. An unknown code
 
 from __future__ import annotations
 
+from flask_babel import lazy_gettext as _l
 from flask_babel import lazy_pgettext
 
 from app.models import AccessKind, AdminRole, AuditAction, InquiryState
@@ -47,6 +48,9 @@ LABELS = {
     AuditAction.DELETED: lazy_pgettext("audit action", "deleted"),
     AuditAction.SPAM_DELETED: lazy_pgettext("audit action", "spam deleted"),
     AuditAction.MARKED_NOT_SPAM: lazy_pgettext("audit action", "marked not spam"),
+    AuditAction.MARKED_SPAM: lazy_pgettext("audit action", "marked spam"),
+    AuditAction.SPAM_WORDS_CHANGED: lazy_pgettext("audit action", "spam words changed"),
+    AuditAction.SITE_ALLOWED: lazy_pgettext("audit action", "site allowed"),
     AuditAction.HOLD_PLACED: lazy_pgettext("audit action", "hold placed"),
     AuditAction.HOLD_RELEASED: lazy_pgettext("audit action", "hold released"),
     AuditAction.RETENTION_CHANGED: lazy_pgettext("audit action", "retention changed"),
@@ -73,6 +77,32 @@ LABELS = {
     AccessKind.EXPORT: lazy_pgettext("access", "exported inquiries (CSV)"),
     AccessKind.PERSON_EXPORT: lazy_pgettext("access", "exported the person's data"),
 }
+
+
+# Why an inquiry is in spam (``Inquiry.spam_checks``, ``app.inquiries.spam.Reason``); {detail} follows a colon.
+SPAM_CHECKS = {
+    "no_solution": _l("sent without the browser's automatic check (no JavaScript, or a script)"),
+    "malformed_solution": _l("a broken answer to the browser's check"),
+    "invalid_solution": _l("a wrong answer to the browser's check"),
+    "expired_challenge": _l("an expired browser check"),
+    "replayed_solution": _l("a browser check already used by another inquiry"),
+    "no_render_time": _l("a form whose time of showing was missing or altered"),
+    "too_fast": _l("sent faster than a person types"),
+    "form_too_old": _l("sent from a form shown more than a day before"),
+    "links": _l("links in the text: {detail}"),
+    "markup": _l("HTML or forum markup in the text"),
+    "listed_word": _l("a word or domain on your list: {detail}"),
+    "marked_sender": _l("a sender you moved to spam before"),
+    "learned": _l("the score learned from your spam and not-spam moves: {detail}"),
+    "marked_by_admin": _l("moved to spam by an admin"),
+}
+
+
+def spam_check(code: str) -> str:
+    """Words for one of the checks that put an inquiry in spam, with its detail."""
+    name, _sep, detail = str(code).partition(":")
+    text = SPAM_CHECKS.get(name)
+    return str(text).format(detail=detail) if text is not None else str(code)
 
 
 def label(code: object) -> str:

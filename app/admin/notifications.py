@@ -67,8 +67,11 @@ def rotate_secret():
         return render_template("admin/notifications_confirm_rotate.html")
     secret = notify_settings.new_secret()
     notify_settings.save(session, SECRET_KEY, secret)
-    audit.record(session, current_user,
-                 AuditAction.WEBHOOK_SECRET_ROTATED if current.secret else AuditAction.WEBHOOK_SECRET_CREATED)
+    audit.record(
+        session,
+        current_user,
+        AuditAction.WEBHOOK_SECRET_ROTATED if current.secret else AuditAction.WEBHOOK_SECRET_CREATED,
+    )
     session.commit()
     return _page(new_secret=secret)
 
@@ -79,8 +82,7 @@ def send_test():
     session = db.get_session(write=True)
     names = channels.in_force(notify_settings.load(session))
     if not names:
-        flash(_("Nothing to test: set e-mail recipients (with an SMTP server) or a webhook URL and secret."),
-              "warning")
+        flash(_("Nothing to test: set e-mail recipients (with an SMTP server) or a webhook URL and secret."), "warning")
         return redirect(url_for("admin.notifications"), 303)
     ids = store.add(session, [(None, name, DeliveryKind.TEST) for name in names])
     audit.record(session, current_user, AuditAction.NOTIFICATION_TEST, len(ids))
@@ -98,8 +100,7 @@ def _flash_test_outcome(delivery_id: int, channel: str, status: str | None) -> N
         return
     row = db.get_session().get(Delivery, delivery_id)
     reason = row.last_error if row is not None else None
-    flash(_("%(channel)s test failed: %(reason)s. It will be retried.", channel=name, reason=reason or "?"),
-          "error")
+    flash(_("%(channel)s test failed: %(reason)s. It will be retried.", channel=name, reason=reason or "?"), "error")
 
 
 def _parse_form(current: notify_settings.Notifications) -> tuple[dict, dict]:
@@ -110,8 +111,9 @@ def _parse_form(current: notify_settings.Notifications) -> tuple[dict, dict]:
         try:
             values[EMAILS_KEY] = parsing.parse_emails(request.form.get("emails", ""))
         except ValueError:
-            errors["emails"] = _("Enter e-mail addresses separated by commas or lines (at most %(n)s).",
-                                 n=parsing.MAX_RECIPIENTS)
+            errors["emails"] = _(
+                "Enter e-mail addresses separated by commas or lines (at most %(n)s).", n=parsing.MAX_RECIPIENTS
+            )
     if WEBHOOK_KEY not in current.from_environment:
         raw = request.form.get("webhook_url", "").strip()
         try:
@@ -123,8 +125,9 @@ def _parse_form(current: notify_settings.Notifications) -> tuple[dict, dict]:
     if raw_digest.isascii() and raw_digest.isdigit() and len(raw_digest) <= 6 and int(raw_digest) <= MAX_DIGEST_MINUTES:
         values[DIGEST_KEY] = int(raw_digest)
     else:
-        errors["digest_minutes"] = _("Enter a whole number of minutes from 0 (no digest) to %(max)s.",
-                                     max=MAX_DIGEST_MINUTES)
+        errors["digest_minutes"] = _(
+            "Enter a whole number of minutes from 0 (no digest) to %(max)s.", max=MAX_DIGEST_MINUTES
+        )
     return values, errors
 
 
@@ -150,8 +153,15 @@ def _page(form=None, errors: dict | None = None, new_secret: str | None = None):
     session = db.get_session()
     current = notify_settings.load(session)
     return render_template(
-        "admin/notifications.html", current=current, form=form, errors=errors or {}, new_secret=new_secret,
-        channels=health.per_channel(session), deliveries=health.recent(session), channel_label=channels.label_of,
+        "admin/notifications.html",
+        current=current,
+        form=form,
+        errors=errors or {},
+        new_secret=new_secret,
+        channels=health.per_channel(session),
+        deliveries=health.recent(session),
+        channel_label=channels.label_of,
         DeliveryStatus=DeliveryStatus,
-        emails_text="\n".join(current.emails), smtp_ready=email.configured(),
+        emails_text="\n".join(current.emails),
+        smtp_ready=email.configured(),
     )

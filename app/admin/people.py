@@ -42,8 +42,9 @@ def people():
     address = lookup.normalise(raw)
     if address is None:
         error = _("Enter a valid email address, like name@example.com.")
-        return render_template("admin/people.html", scope=_scope(), raw=raw[:MAX_ADDRESS_LENGTH], person=None,
-                               error=error), 422
+        return render_template(
+            "admin/people.html", scope=_scope(), raw=raw[:MAX_ADDRESS_LENGTH], person=None, error=error
+        ), 422
     session = db.get_session()
     person = lookup.find(session, address, _forms(Permission.PEOPLE))
     cutoffs = {policy.status.value: retention.current_cutoff(session, policy) for policy in retention.POLICIES}

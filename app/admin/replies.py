@@ -27,16 +27,28 @@ def send_reply(inquiry_id: int):
     """Queue the admin's reply to the person who wrote; the inquiry becomes answered; audited."""
     inquiry = get_writable_inquiry_or_403(inquiry_id)
     if not compose.available(inquiry):
-        raise BadRequest(_("This inquiry cannot be answered from the inbox: e-mail is not set up, it has no "
-                           "address, or it is in the spam folder."))
+        raise BadRequest(
+            _(
+                "This inquiry cannot be answered from the inbox: e-mail is not set up, it has no "
+                "address, or it is in the spam folder."
+            )
+        )
     written, errors = compose.check(http_request.form)
     if errors:
         return render_detail(inquiry, reply_draft=written, reply_errors=errors), 422
     with db.transaction(write=True) as session:
         if not _still_visible(session, inquiry_id):
             raise BadRequest(_("This inquiry was deleted meanwhile: nothing was sent."))
-        sending.queue(session, inquiry_id, ReplyKind.REPLY, written.subject, written.body, str(get_locale()),
-                      compose.reply_to(current_user.email, inquiry_id), current_user.id)
+        sending.queue(
+            session,
+            inquiry_id,
+            ReplyKind.REPLY,
+            written.subject,
+            written.body,
+            str(get_locale()),
+            compose.reply_to(current_user.email, inquiry_id),
+            current_user.id,
+        )
         _mark_answered(session, inquiry_id)
         audit.record(session, current_user, AuditAction.REPLY_SENT, 1, f"inquiry #{inquiry_id}")
     wake()
@@ -47,16 +59,20 @@ def send_reply(inquiry_id: int):
 def _still_visible(session, inquiry_id: int) -> bool:
     """Whether the inquiry is still there and visible, inside the write transaction: a no-op update, so on
     PostgreSQL it also locks the row, and a delete racing the reply waits instead of failing its foreign key."""
-    return session.execute(
-        update(Inquiry).where(Inquiry.id == inquiry_id, visible_now(session, None)).values(id=Inquiry.id),
-        execution_options={"synchronize_session": False, "preserve_rowcount": True},
-    ).rowcount == 1
+    return (
+        session.execute(
+            update(Inquiry).where(Inquiry.id == inquiry_id, visible_now(session, None)).values(id=Inquiry.id),
+            execution_options={"synchronize_session": False, "preserve_rowcount": True},
+        ).rowcount
+        == 1
+    )
 
 
 def _mark_answered(session, inquiry_id: int) -> None:
     """Answered by this admin, now, unless it was already (``app.admin.workflow``'s meaning)."""
     session.execute(
-        update(Inquiry).where(Inquiry.id == inquiry_id, Inquiry.answered_at.is_(None))
+        update(Inquiry)
+        .where(Inquiry.id == inquiry_id, Inquiry.answered_at.is_(None))
         .values(answered_at=clock.now(), answered_by=current_user.id),
         execution_options={"synchronize_session": False},
     )

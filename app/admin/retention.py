@@ -28,10 +28,10 @@ class Form:
     spam: bool  # chooses the sentences the messages use
 
 
-INQUIRIES = Form(retention.INBOX, "retention_days", "admin.change_retention", AuditAction.RETENTION_CHANGED,
-                 False)
-SPAM = Form(retention.SPAM, "spam_retention_days", "admin.change_spam_retention", AuditAction.SPAM_RETENTION_CHANGED,
-            True)
+INQUIRIES = Form(retention.INBOX, "retention_days", "admin.change_retention", AuditAction.RETENTION_CHANGED, False)
+SPAM = Form(
+    retention.SPAM, "spam_retention_days", "admin.change_spam_retention", AuditAction.SPAM_RETENTION_CHANGED, True
+)
 
 
 @bp.get("/settings")
@@ -102,7 +102,15 @@ def _unchanged(form: Form, days: int) -> str:
 
 def _changed(form: Form, days: int, current: int) -> str:
     if form.spam:
-        return ngettext("Spam retention set to %(num)s day (was %(current)s).",
-                        "Spam retention set to %(num)s days (was %(current)s).", days, current=current)
-    return ngettext("Retention set to %(num)s day (was %(current)s).",
-                    "Retention set to %(num)s days (was %(current)s).", days, current=current)
+        return ngettext(
+            "Spam retention set to %(num)s day (was %(current)s).",
+            "Spam retention set to %(num)s days (was %(current)s).",
+            days,
+            current=current,
+        )
+    return ngettext(
+        "Retention set to %(num)s day (was %(current)s).",
+        "Retention set to %(num)s days (was %(current)s).",
+        days,
+        current=current,
+    )

@@ -28,8 +28,7 @@ def tags():
 def _page(error: str | None = None, value: str = ""):
     session = db.get_session()
     counts = dict(session.execute(select(InquiryTag.tag_id, func.count()).group_by(InquiryTag.tag_id)).all())
-    return render_template("admin/tags.html", tags=triage.all_tags(session), counts=counts, error=error,
-                           value=value)
+    return render_template("admin/tags.html", tags=triage.all_tags(session), counts=counts, error=error, value=value)
 
 
 @bp.post("/tags")
@@ -37,7 +36,7 @@ def create_tag():
     """Add a tag (a name of 1 to 40 characters, not yet taken)."""
     name = " ".join(request.form.get("name", "").split())
     if not name or len(name) > triage.TAG_MAX:
-        return _page(_("A tag is 1 to %(max)d characters.", max=triage.TAG_MAX), name[:triage.TAG_MAX]), 422
+        return _page(_("A tag is 1 to %(max)d characters.", max=triage.TAG_MAX), name[: triage.TAG_MAX]), 422
     session = db.get_session(write=True)
     session.add(Tag(name=name, created_at=clock.now()))
     try:
@@ -60,8 +59,9 @@ def delete_tag(tag_id: int):
         flash(_("That tag no longer exists."), "warning")
         return redirect(url_for("admin.tags"), 303)
     name = tag.name
-    removed = session.execute(select(func.count()).select_from(InquiryTag)
-                              .where(InquiryTag.tag_id == tag_id)).scalar_one()
+    removed = session.execute(
+        select(func.count()).select_from(InquiryTag).where(InquiryTag.tag_id == tag_id)
+    ).scalar_one()
     session.delete(tag)
     audit.record(session, current_user, AuditAction.TAG_DELETED, removed, f"tag {name}")
     session.commit()

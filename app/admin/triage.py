@@ -52,8 +52,13 @@ def assign(inquiry_id: int):
     if field and (assignee is None or not permissions.may(assignee, Permission.READ, inquiry.form_id)):
         abort(400, _("Choose an admin who can see this inquiry's form."))
     if triage.assign(session, inquiry_id, assignee.id if assignee else None, clock.now()):
-        audit.record(session, current_user, AuditAction.ASSIGNED, 1,
-                     f"inquiry #{inquiry_id}: {assignee.name if assignee else '(nobody)'}")
+        audit.record(
+            session,
+            current_user,
+            AuditAction.ASSIGNED,
+            1,
+            f"inquiry #{inquiry_id}: {assignee.name if assignee else '(nobody)'}",
+        )
     session.commit()
     flash(_("Assigned to %(name)s.", name=assignee.name) if assignee else _("Assigned to nobody."))
     return _back(inquiry_id)
@@ -68,8 +73,9 @@ def change_tags(inquiry_id: int):
     added, removed = triage.set_tags(session, inquiry_id, wanted)
     if added or removed:
         change = ", ".join([f"+{name}" for name in added] + [f"-{name}" for name in removed])
-        audit.record(session, current_user, AuditAction.TAGGED, len(added) + len(removed),
-                     f"inquiry #{inquiry_id}: {change}")
+        audit.record(
+            session, current_user, AuditAction.TAGGED, len(added) + len(removed), f"inquiry #{inquiry_id}: {change}"
+        )
     session.commit()
     flash(_("Tags saved."))
     return _back(inquiry_id)

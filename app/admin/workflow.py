@@ -69,8 +69,13 @@ def mark_unread(inquiry_id: int):
 def mark_answered(inquiry_id: int):
     """Record that this admin answered the inquiry, and when."""
     get_writable_inquiry_or_403(inquiry_id)
-    _change(inquiry_id, Inquiry.answered_at.is_(None), AuditAction.MARKED_ANSWERED,
-            answered_at=clock.now(), answered_by=current_user.id)
+    _change(
+        inquiry_id,
+        Inquiry.answered_at.is_(None),
+        AuditAction.MARKED_ANSWERED,
+        answered_at=clock.now(),
+        answered_by=current_user.id,
+    )
     flash(_("Marked answered."))
     return redirect(url_for("admin.detail", inquiry_id=inquiry_id), 303)
 
@@ -79,8 +84,9 @@ def mark_answered(inquiry_id: int):
 def mark_unanswered(inquiry_id: int):
     """Undo "Mark answered"."""
     get_writable_inquiry_or_403(inquiry_id)
-    _change(inquiry_id, Inquiry.answered_at.is_not(None), AuditAction.MARKED_UNANSWERED,
-            answered_at=None, answered_by=None)
+    _change(
+        inquiry_id, Inquiry.answered_at.is_not(None), AuditAction.MARKED_UNANSWERED, answered_at=None, answered_by=None
+    )
     flash(_("Marked unanswered."))
     return redirect(url_for("admin.detail", inquiry_id=inquiry_id), 303)
 
@@ -95,11 +101,14 @@ def answered_by_name(inquiry: Inquiry) -> str | None:
 def reply_link(inquiry: Inquiry) -> str:
     """A ``mailto:`` link to the inquirer: subject "Re: <first line>", the message quoted (RFC 6068 encoding)."""
     subject = _("Re: %(topic)s", topic=_topic(inquiry.message))
-    body = "\r\n".join([
-        "", "",
-        _("On %(when)s, %(name)s wrote:", when=local_time(inquiry.created_at), name=inquiry.name),
-        *(f"> {line}" for line in _quoted(inquiry.message).splitlines()),
-    ])
+    body = "\r\n".join(
+        [
+            "",
+            "",
+            _("On %(when)s, %(name)s wrote:", when=local_time(inquiry.created_at), name=inquiry.name),
+            *(f"> {line}" for line in _quoted(inquiry.message).splitlines()),
+        ]
+    )
     return f"mailto:{quote(inquiry.email, safe='@')}?subject={quote(subject, safe='')}&body={quote(body, safe='')}"
 
 
@@ -115,8 +124,10 @@ def _quoted(message: str) -> str:
 def _visible(session, inquiry_id: int) -> bool:
     """Whether this admin may see the inquiry (``get_inquiry_or_404``'s rule), read inside the caller's write
     transaction: a cleanup or a colleague may have deleted it since any earlier check."""
-    return session.scalar(select(Inquiry.id).where(
-        Inquiry.id == inquiry_id, visible_now(session, None), in_scope())) is not None
+    return (
+        session.scalar(select(Inquiry.id).where(Inquiry.id == inquiry_id, visible_now(session, None), in_scope()))
+        is not None
+    )
 
 
 def _change(inquiry_id: int, unless_done: ColumnElement[bool], action: AuditAction, **values) -> bool:

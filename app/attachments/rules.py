@@ -89,7 +89,7 @@ def clean_name(name: str | None) -> str:
     if len(base) > NAME_LENGTH:
         stem, dot, extension = base.rpartition(".")
         keep = extension if dot and len(extension) <= 10 else ""
-        base = base[:NAME_LENGTH - len(keep) - 1].rstrip(" .") + "." + keep if keep else base[:NAME_LENGTH]
+        base = base[: NAME_LENGTH - len(keep) - 1].rstrip(" .") + "." + keep if keep else base[:NAME_LENGTH]
     return base or "file"
 
 
@@ -110,7 +110,7 @@ def named_for(name: str, kind: str) -> str:
     if (dot and stem and extension.lower() in allowed) or not allowed:
         return name
     added = "." + allowed[0]
-    return name[:NAME_LENGTH - len(added)].rstrip(" .") + added
+    return name[: NAME_LENGTH - len(added)].rstrip(" .") + added
 
 
 def disposition(kind: str, name: str) -> str:

@@ -60,8 +60,9 @@ def files_allowed(each: Field) -> int:
     return int(each.maximum) if each.maximum is not None else FILES_PER_FIELD
 
 
-def check(fields: tuple[Field, ...], files: MultiDict[str, FileStorage], max_bytes: int,
-          types: tuple[str, ...]) -> Checked:
+def check(
+    fields: tuple[Field, ...], files: MultiDict[str, FileStorage], max_bytes: int, types: tuple[str, ...]
+) -> Checked:
     """The files of ``files`` (the request's, a MultiDict of FileStorage) for each file field of ``fields``."""
     checked = Checked()
     total = 0
@@ -72,8 +73,11 @@ def check(fields: tuple[Field, ...], files: MultiDict[str, FileStorage], max_byt
         if each.required and not chosen:
             checked.refuse(each.key, _("Attach a file."), 422)
         if len(chosen) > files_allowed(each):
-            checked.refuse(each.key, ngettext("Attach at most %(num)d file.", "Attach at most %(num)d files.",
-                                              files_allowed(each)), 422)
+            checked.refuse(
+                each.key,
+                ngettext("Attach at most %(num)d file.", "Attach at most %(num)d files.", files_allowed(each)),
+                422,
+            )
             continue
         for item in chosen:
             size = _size(item.stream)
@@ -88,15 +92,22 @@ def check(fields: tuple[Field, ...], files: MultiDict[str, FileStorage], max_byt
 
 def limits_text(most: int, max_bytes: int, types: tuple[str, ...]) -> str:
     """A file field's limits in words, as the page and ``embed.js`` show them under the field."""
-    return ngettext("Up to %(num)d file, %(size)s in all: %(types)s.",
-                    "Up to %(num)d files, %(size)s in all: %(types)s.",
-                    most, size=rules.file_size(max_bytes), types=type_names(types))
+    return ngettext(
+        "Up to %(num)d file, %(size)s in all: %(types)s.",
+        "Up to %(num)d files, %(size)s in all: %(types)s.",
+        most,
+        size=rules.file_size(max_bytes),
+        types=type_names(types),
+    )
 
 
 def too_large(max_bytes: int) -> str:
     """The refusal of files over the limit, which says the typed text was kept."""
-    return _("The files are larger than %(size)s in all, so nothing was saved; your text is kept. "
-             "Attach smaller files, or fewer.", size=rules.file_size(max_bytes))
+    return _(
+        "The files are larger than %(size)s in all, so nothing was saved; your text is kept. "
+        "Attach smaller files, or fewer.",
+        size=rules.file_size(max_bytes),
+    )
 
 
 def _one(each: Field, item, size: int, types: tuple[str, ...], checked: Checked) -> Upload | None:
@@ -106,8 +117,11 @@ def _one(each: Field, item, size: int, types: tuple[str, ...], checked: Checked)
         return None
     kind = rules.detect(item.stream)
     if kind not in types:
-        checked.refuse(each.key, _("%(name)s is not a file this form takes. Attach only %(types)s.",
-                                   name=name, types=type_names(types)), 415)
+        checked.refuse(
+            each.key,
+            _("%(name)s is not a file this form takes. Attach only %(types)s.", name=name, types=type_names(types)),
+            415,
+        )
         return None
     return Upload(each.key, rules.named_for(name, kind), kind, size, item.stream)
 

@@ -30,7 +30,7 @@ UNKNOWN = "Unknown browser"
 
 
 def browser_name(user_agent: str | None) -> str:
-    """"Chrome 156 on Linux", "Safari 18 on iOS", or "Unknown browser"."""
+    """ "Chrome 156 on Linux", "Safari 18 on iOS", or "Unknown browser"."""
     agent = user_agent or ""
     browser = _first_browser(agent)
     system = next((name for name, pattern in _SYSTEMS if pattern.search(agent)), None)

@@ -58,9 +58,7 @@ def login_options() -> str:
     return options_to_json(options)
 
 
-def registration_options(
-    name: str, user_handle: bytes, existing: list[Passkey], context: dict[str, Any]
-) -> str:
+def registration_options(name: str, user_handle: bytes, existing: list[Passkey], context: dict[str, Any]) -> str:
     """Options (JSON) to create a discoverable, user-verified passkey for ``name``."""
     options = generate_registration_options(
         rp_id=current_app.config["RP_ID"],
@@ -117,9 +115,10 @@ def verify_login(credential: dict, ceremony: challenges.Ceremony, passkey: Passk
     except WebAuthnException as error:
         if sign_count_regressed(credential, passkey.sign_count):
             log.warning(
-                "possible cloned authenticator: passkey %d (admin %d) sent sign count "
-                "not above %d; login refused",
-                passkey.id, passkey.admin_id, passkey.sign_count,
+                "possible cloned authenticator: passkey %d (admin %d) sent sign count not above %d; login refused",
+                passkey.id,
+                passkey.admin_id,
+                passkey.sign_count,
             )
         else:
             log.info("passkey login refused: %s", error)

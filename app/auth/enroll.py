@@ -60,11 +60,14 @@ def enroll_verify(token: str):
             raise Gone(LINK_GONE)
         admin = _admin_for(writer, invite, base64url_to_bytes(ceremony.context["user_handle"]))
         passkey = _add_passkey(writer, admin.id, verified, body)
-        audit.record(writer, admin, AuditAction.PASSKEY_ADDED if invite.admin_id else AuditAction.ADMIN_ENROLLED,
-                     1, f"passkey #{passkey.id}")
-        token, _row = logins.start_login(
-            admin.id, passkey.id, browser_name(request.user_agent.string), writer
+        audit.record(
+            writer,
+            admin,
+            AuditAction.PASSKEY_ADDED if invite.admin_id else AuditAction.ADMIN_ENROLLED,
+            1,
+            f"passkey #{passkey.id}",
         )
+        token, _row = logins.start_login(admin.id, passkey.id, browser_name(request.user_agent.string), writer)
     return web.logged_in_response(token)
 
 
@@ -76,9 +79,7 @@ def register_options():
     _require_step_up()
     existing = passkeys.of_admin(db.get_session(), current_user.id)
     context = {"admin_id": current_user.id}
-    options = ceremonies.registration_options(
-        current_user.name, current_user.user_handle, existing, context
-    )
+    options = ceremonies.registration_options(current_user.name, current_user.user_handle, existing, context)
     return web.json_options(options)
 
 
@@ -100,8 +101,12 @@ def register_verify():
 
 def _require_step_up() -> None:
     if not logins.freshly_verified():
-        raise Forbidden(_("Adding a passkey needs your passkey confirmed in the last five minutes: log in again "
-                          "(Confirm with your passkey), then add it."))
+        raise Forbidden(
+            _(
+                "Adding a passkey needs your passkey confirmed in the last five minutes: log in again "
+                "(Confirm with your passkey), then add it."
+            )
+        )
 
 
 def _counted_invite(token: str) -> invites.Invite:
@@ -145,8 +150,12 @@ def _add_passkey(session, admin_id: int, verified, body: dict):
     transports = (credential.get("response") or {}).get("transports") or []
     name = body.get("name") if isinstance(body.get("name"), str) else ""
     passkey = passkeys.add(
-        session, admin_id, verified, transports if isinstance(transports, list) else [],
-        name or browser_name(request.user_agent.string), clock.now(),
+        session,
+        admin_id,
+        verified,
+        transports if isinstance(transports, list) else [],
+        name or browser_name(request.user_agent.string),
+        clock.now(),
     )
     _flush(session)  # a credential ID registered before fails here, on the unique index
     return passkey
@@ -156,6 +165,4 @@ def _flush(session) -> None:
     try:
         session.flush()
     except IntegrityError as error:
-        raise Conflict(
-            "An admin with this name, or this passkey, is already registered."
-        ) from error
+        raise Conflict("An admin with this name, or this passkey, is already registered.") from error

@@ -49,8 +49,13 @@ def identifier_for(token: str) -> str:
     return f"{KIND}:{hashlib.sha256(token.encode()).hexdigest()}"
 
 
-def create(session: Session, name: str, recover: bool = False, role: AdminRole = AdminRole.OWNER,
-           form_ids: tuple[int, ...] = ()) -> str:
+def create(
+    session: Session,
+    name: str,
+    recover: bool = False,
+    role: AdminRole = AdminRole.OWNER,
+    form_ids: tuple[int, ...] = (),
+) -> str:
     """Store a new invite for ``name`` (caller commits) and return its enrollment URL; a new admin gets
     ``role`` and, unless an owner, the forms ``form_ids``."""
     name = " ".join(name.split())
@@ -61,13 +66,20 @@ def create(session: Session, name: str, recover: bool = False, role: AdminRole =
         raise InviteError(_("There is no admin named %(name)s to recover.", name=repr(name)))
     if not recover and admin is not None:
         raise InviteError(
-            _("An admin named %(name)s already exists; to give them a new passkey, an operator"
-              " runs: flask admin invite --recover NAME", name=repr(name))
+            _(
+                "An admin named %(name)s already exists; to give them a new passkey, an operator"
+                " runs: flask admin invite --recover NAME",
+                name=repr(name),
+            )
         )
     token = bytes_to_base64url(clock.random_bytes(TOKEN_BYTES))
     moment = clock.now()
-    context = {"name": name, "admin_id": admin.id if admin else None, "role": AdminRole(role).value,
-               "form_ids": [] if role == AdminRole.OWNER else sorted(form_ids)}
+    context = {
+        "name": name,
+        "admin_id": admin.id if admin else None,
+        "role": AdminRole(role).value,
+        "form_ids": [] if role == AdminRole.OWNER else sorted(form_ids),
+    }
     session.add(
         OneTimeSecret(
             identifier=identifier_for(token),
@@ -115,5 +127,10 @@ def _parse(identifier: str, raw: str | None) -> Invite | None:
         return None
     context = value["context"]
     # A link made before roles made an owner, as every admin was then.
-    return Invite(identifier, context["name"], context.get("admin_id"), AdminRole(context.get("role", "owner")),
-                  tuple(context.get("form_ids", ())))
+    return Invite(
+        identifier,
+        context["name"],
+        context.get("admin_id"),
+        AdminRole(context.get("role", "owner")),
+        tuple(context.get("form_ids", ())),
+    )

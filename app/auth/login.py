@@ -71,9 +71,7 @@ def _verify(credential) -> str:
             writer, passkey, verified.new_sign_count, verified.credential_backed_up, clock.now()
         ):
             raise CeremonyFailed(_("The passkey could not be verified. Please try again."))
-        token, _row = logins.start_login(
-            admin.id, passkey.id, browser_name(request.user_agent.string), writer
-        )
+        token, _row = logins.start_login(admin.id, passkey.id, browser_name(request.user_agent.string), writer)
     return token
 
 

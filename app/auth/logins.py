@@ -92,9 +92,7 @@ def load_admin_from_request(_request=None) -> Admin | None:
     # read here and wrote later would hold a stale snapshot and fail to write.
     with db.transaction() as session:
         row = session.scalar(
-            select(AdminLogin).where(
-                AdminLogin.token_hash == hash_token(token), live_login_clause(moment)
-            )
+            select(AdminLogin).where(AdminLogin.token_hash == hash_token(token), live_login_clause(moment))
         )
         admin = session.get(Admin, row.admin_id) if row is not None else None
     if row is None or admin is None:
@@ -108,9 +106,7 @@ def load_admin_from_request(_request=None) -> Admin | None:
 def _touch(login_id: int, moment) -> None:
     # Its own short transaction, so a read-only request holds no write lock.
     with db.transaction(write=True) as session:
-        session.execute(
-            update(AdminLogin).where(AdminLogin.id == login_id).values(last_seen_at=moment)
-        )
+        session.execute(update(AdminLogin).where(AdminLogin.id == login_id).values(last_seen_at=moment))
 
 
 def current_login() -> AdminLogin | None:

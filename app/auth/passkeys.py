@@ -20,9 +20,7 @@ class PasskeyError(ValueError):
 
 def of_admin(session: Session, admin_id: int) -> list[Passkey]:
     """The admin's passkeys, oldest first."""
-    return list(
-        session.scalars(select(Passkey).where(Passkey.admin_id == admin_id).order_by(Passkey.id))
-    )
+    return list(session.scalars(select(Passkey).where(Passkey.admin_id == admin_id).order_by(Passkey.id)))
 
 
 def by_credential_id(session: Session, credential_id: bytes) -> Passkey | None:
@@ -30,9 +28,7 @@ def by_credential_id(session: Session, credential_id: bytes) -> Passkey | None:
     return session.scalar(select(Passkey).where(Passkey.credential_id == credential_id))
 
 
-def add(
-    session: Session, admin_id: int, verified, transports: list[str], name: str, moment: datetime
-) -> Passkey:
+def add(session: Session, admin_id: int, verified, transports: list[str], name: str, moment: datetime) -> Passkey:
     """Add a verified registration as a passkey (caller commits).
 
     A credential ID registered before fails on the unique index at flush: no
@@ -54,9 +50,7 @@ def add(
     return passkey
 
 
-def record_use(
-    session: Session, passkey: Passkey, sign_count: int, backed_up: bool, moment: datetime
-) -> bool:
+def record_use(session: Session, passkey: Passkey, sign_count: int, backed_up: bool, moment: datetime) -> bool:
     """Store the new sign count if it still advances (or stays 0); False if another login won."""
     # Conditional, so two logins racing with one counter value cannot both pass.
     advances = Passkey.sign_count < sign_count if sign_count > 0 else Passkey.sign_count == 0
@@ -89,13 +83,10 @@ def remove(session: Session, admin_id: int, passkey_id: int) -> None:
     # Write first: a no-op update locks the admin row on PostgreSQL and takes
     # the write lock on SQLite, so two removals cannot both see "two left".
     session.execute(
-        update(Admin).where(Admin.id == admin_id).values(id=Admin.id)
-        .execution_options(synchronize_session=False)
+        update(Admin).where(Admin.id == admin_id).values(id=Admin.id).execution_options(synchronize_session=False)
     )
     count = session.execute(select(func.count()).where(Passkey.admin_id == admin_id)).scalar_one()
-    owned = session.scalar(
-        select(Passkey.id).where(Passkey.id == passkey_id, Passkey.admin_id == admin_id)
-    )
+    owned = session.scalar(select(Passkey.id).where(Passkey.id == passkey_id, Passkey.admin_id == admin_id))
     if owned is None:
         raise PasskeyError(_("No such passkey."))
     if count <= 1:

@@ -38,14 +38,35 @@ class Permission(StrEnum):
 
 
 ALL = frozenset(Permission)
-PER_FORM = frozenset({Permission.READ, Permission.MARK, Permission.ANSWER, Permission.TRIAGE, Permission.HOLD,
-                      Permission.DELETE, Permission.EXPORT, Permission.PEOPLE, Permission.ERASE})
+PER_FORM = frozenset(
+    {
+        Permission.READ,
+        Permission.MARK,
+        Permission.ANSWER,
+        Permission.TRIAGE,
+        Permission.HOLD,
+        Permission.DELETE,
+        Permission.EXPORT,
+        Permission.PEOPLE,
+        Permission.ERASE,
+    }
+)
 ROLES: dict[AdminRole, frozenset[Permission]] = {
     AdminRole.OWNER: ALL,
     # Everything about the inquiries of their forms but legal holds (a matter for the owners, as retention is).
-    AdminRole.RESPONDER: frozenset({Permission.READ, Permission.MARK, Permission.ANSWER, Permission.TRIAGE,
-                                    Permission.DELETE, Permission.EXPORT, Permission.PEOPLE, Permission.ERASE,
-                                    Permission.ACCOUNT}),
+    AdminRole.RESPONDER: frozenset(
+        {
+            Permission.READ,
+            Permission.MARK,
+            Permission.ANSWER,
+            Permission.TRIAGE,
+            Permission.DELETE,
+            Permission.EXPORT,
+            Permission.PEOPLE,
+            Permission.ERASE,
+            Permission.ACCOUNT,
+        }
+    ),
     AdminRole.VIEWER: frozenset({Permission.READ, Permission.PEOPLE, Permission.ACCOUNT}),
 }
 NONE: frozenset[int] = frozenset()

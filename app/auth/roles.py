@@ -25,8 +25,13 @@ class RoleError(ValueError):
 
 def other_owners(session: Session, admin_id: int) -> int:
     """How many owners there are besides ``admin_id``, their rows locked until the caller's commit."""
-    return len(list(session.scalars(
-        select(Admin.id).where(Admin.role == AdminRole.OWNER, Admin.id != admin_id).with_for_update())))
+    return len(
+        list(
+            session.scalars(
+                select(Admin.id).where(Admin.role == AdminRole.OWNER, Admin.id != admin_id).with_for_update()
+            )
+        )
+    )
 
 
 def check_removable(session: Session, admin: Admin) -> None:

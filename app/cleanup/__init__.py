@@ -33,9 +33,7 @@ __all__ = ["as_dict", "dry_run", "init_app", "next_due_at", "run", "run_if_due",
 def init_app(app: Flask) -> None:
     """Check the lease, give the app its cleanup state and its after-response hook."""
     if app.config["CLEANUP_LEASE"] <= app.config["CLEANUP_TIME_BUDGET"]:
-        raise ConfigurationError(
-            "SUNDOWN_CLEANUP_LEASE must be longer than SUNDOWN_CLEANUP_TIME_BUDGET."
-        )
+        raise ConfigurationError("SUNDOWN_CLEANUP_LEASE must be longer than SUNDOWN_CLEANUP_TIME_BUDGET.")
     state.install(app)
     metrics.declare_cleanup_targets(target.name for target in TARGETS)
     hook.init_app(app)

@@ -93,9 +93,7 @@ def delete_batch(
 
 def count_and_oldest(session: Session, target: Target, moment: Moment) -> tuple[int, datetime | None]:
     """How many rows of ``target`` a run at ``moment`` would delete, and the oldest ``age``."""
-    count, oldest = session.execute(
-        select(func.count(), func.min(target.age)).where(target.where(moment))
-    ).one()
+    count, oldest = session.execute(select(func.count(), func.min(target.age)).where(target.where(moment))).one()
     return count, oldest if target.dated else None
 
 
@@ -173,7 +171,8 @@ def delete_all(
         for target in targets:
             try:
                 locked_out = not _delete_target(
-                    connection, target, moment, limits, progress, record, (deadline, must_stop, stop_asked))
+                    connection, target, moment, limits, progress, record, (deadline, must_stop, stop_asked)
+                )
             except Exception as exc:  # noqa: BLE001 - recorded in the ledger, logged with the run
                 progress.error = f"{type(exc).__name__} while deleting from {target.name}"
                 log.exception("cleanup batch failed on %s", target.name)
@@ -233,9 +232,16 @@ def patiently(action: Callable[[], Any], seconds: float) -> Any:
         pause = min(2 * pause, LOCKED_PAUSE_MOST)
 
 
-def _one_batch(connection: Connection, target: Target, moment: Moment, size: int, start: Any,
-               progress: Progress, record: Recorder,
-               until: tuple[float, Callable[[], bool]]) -> tuple[int, bool, Any] | None:
+def _one_batch(
+    connection: Connection,
+    target: Target,
+    moment: Moment,
+    size: int,
+    start: Any,
+    progress: Progress,
+    record: Recorder,
+    until: tuple[float, Callable[[], bool]],
+) -> tuple[int, bool, Any] | None:
     """One batch and its ledger counts in one transaction; on SQLite, tried again while the lock is busy.
 
     Live writers take SQLite's write lock by polling every millisecond, so

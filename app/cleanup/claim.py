@@ -26,8 +26,7 @@ from app.models import Setting
 KEY = "last_cleanup_at"
 
 
-def take(session: Session, now_ms: int, interval_ms: int, lease_ms: int, force: bool = False,
-         key: str = KEY) -> bool:
+def take(session: Session, now_ms: int, interval_ms: int, lease_ms: int, force: bool = False, key: str = KEY) -> bool:
     """Try to claim the run at ``now_ms``; True when this caller won.
 
     Marks the claim as running (``-now_ms``). ``force`` skips the interval
@@ -67,4 +66,3 @@ def stored(session: Session, key: str = KEY) -> int | None:
         return int(raw) if raw is not None else None
     except ValueError:
         return None
-

@@ -26,16 +26,22 @@ def recent_runs(session: Session, limit: int = 20) -> list[CleanupRun]:
 
 def as_dict(row: CleanupRun) -> dict[str, Any]:
     """A ledger row as JSON-ready data (no personal data in it)."""
+
     def iso(moment: datetime | None) -> str | None:
         return moment.isoformat() if moment else None
 
     return {
-        "id": row.id, "trigger": row.trigger, "status": row.status,
-        "started_at": iso(row.started_at), "finished_at": iso(row.finished_at),
+        "id": row.id,
+        "trigger": row.trigger,
+        "status": row.status,
+        "started_at": iso(row.started_at),
+        "finished_at": iso(row.finished_at),
         "forgotten_at": iso(row.forgotten_at),
-        "cutoff": iso(row.cutoff), "retention_days": row.retention_days,
+        "cutoff": iso(row.cutoff),
+        "retention_days": row.retention_days,
         "form_retention_days": row.form_retention_days or {},
-        "deleted": json.loads(row.deleted or "{}"), "remaining": row.remaining,
+        "deleted": json.loads(row.deleted or "{}"),
+        "remaining": row.remaining,
         "error": row.error,
     }
 

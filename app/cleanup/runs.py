@@ -69,8 +69,10 @@ def run(trigger: str, force: bool = False, should_stop: Callable[[], bool] = lam
 def recorded_cutoffs(row: CleanupRun, from_last_message: frozenset[int] = frozenset()) -> retention.Cutoffs:
     """The inbox cutoffs a run captured with its claim: the site's and each form's, from its ledger row, with
     the forms whose retention counts from the last message (``from_last_message``, read as the run starts)."""
-    own = {int(form_id): retention.cutoff_for(row.started_at, days)
-           for form_id, days in (row.form_retention_days or {}).items()}
+    own = {
+        int(form_id): retention.cutoff_for(row.started_at, days)
+        for form_id, days in (row.form_retention_days or {}).items()
+    }
     return retention.Cutoffs(row.cutoff, own, from_last_message)
 
 
@@ -117,9 +119,14 @@ def _claim_and_open_ledger(trigger: str, moment: datetime, force: bool) -> Clean
         days = retention.retention_days(session)
         own = retention.form_retentions(session)
         row = CleanupRun(
-            trigger=trigger[:40], started_at=moment, cutoff=retention.cutoff_for(moment, days),
-            retention_days=days, form_retention_days={str(form_id): each for form_id, each in own.items()} or None,
-            deleted="{}", remaining=0, status=CleanupStatus.RUNNING,
+            trigger=trigger[:40],
+            started_at=moment,
+            cutoff=retention.cutoff_for(moment, days),
+            retention_days=days,
+            form_retention_days={str(form_id): each for form_id, each in own.items()} or None,
+            deleted="{}",
+            remaining=0,
+            status=CleanupStatus.RUNNING,
         )
         session.add(row)
     return row
@@ -127,18 +134,23 @@ def _claim_and_open_ledger(trigger: str, moment: datetime, force: bool) -> Clean
 
 def _close_abandoned(session, moment: datetime) -> None:
     """Close the rows of runs whose process died: a won claim means no other run is alive."""
-    stale = session.execute(
-        update(CleanupRun)
-        .where(CleanupRun.status == CleanupStatus.RUNNING)
-        .values(status=CleanupStatus.ABANDONED, finished_at=moment, error="its process ended mid-run")
-        .returning(CleanupRun.id)
-    ).scalars().all()
+    stale = (
+        session.execute(
+            update(CleanupRun)
+            .where(CleanupRun.status == CleanupStatus.RUNNING)
+            .values(status=CleanupStatus.ABANDONED, finished_at=moment, error="its process ended mid-run")
+            .returning(CleanupRun.id)
+        )
+        .scalars()
+        .all()
+    )
     for run_id in stale:
         log.warning("cleanup run %s was abandoned (its process ended mid-run); its lease expired", run_id)
 
 
 def _recorder(row: CleanupRun):
     """Writes a run's counts so far into its ledger row, inside each batch's transaction."""
+
     def record(connection, counts: dict[str, int]) -> None:
         connection.execute(update(CleanupRun).where(CleanupRun.id == row.id).values(deleted=json.dumps(counts)))
 

@@ -66,8 +66,9 @@ def files_expired(moment: Moment) -> ColumnElement[bool]:
     expired = or_(retention.expired_in(retention.INBOX, moment.cutoff), spam_expired(moment))
     # Nested scalar subqueries, not EXISTS over a join: the planners could turn that into a join that reads
     # every expired inquiry (PostgreSQL did); a key equal to a scalar subquery is looked up whatever the plan.
-    own_file = (select(Attachment.inquiry_id).where(Attachment.id == AttachmentChunk.attachment_id)
-                .correlate(AttachmentChunk))
+    own_file = (
+        select(Attachment.inquiry_id).where(Attachment.id == AttachmentChunk.attachment_id).correlate(AttachmentChunk)
+    )
     own_inquiry = select(Inquiry.id).where(Inquiry.id == own_file.scalar_subquery(), expired)
     return own_inquiry.scalar_subquery().is_not(None)
 
@@ -83,8 +84,14 @@ def accesses_expired(moment: Moment) -> ColumnElement[bool]:
 
 
 TARGETS: tuple[Target, ...] = (
-    Target("attachment_chunks", AttachmentChunk, files_expired, AttachmentChunk.id,
-           most=FILE_BATCH_BYTES // CHUNK_SIZE, dated=False),
+    Target(
+        "attachment_chunks",
+        AttachmentChunk,
+        files_expired,
+        AttachmentChunk.id,
+        most=FILE_BATCH_BYTES // CHUNK_SIZE,
+        dated=False,
+    ),
     Target("inquiries", Inquiry, lambda m: retention.expired_in(retention.INBOX, m.cutoff), Inquiry.created_at),
     Target("spam", Inquiry, spam_expired, Inquiry.created_at),
     Target("used_challenges", UsedChallenge, lambda m: UsedChallenge.expires_at < m.now, UsedChallenge.expires_at),
@@ -94,9 +101,12 @@ TARGETS: tuple[Target, ...] = (
     # Pending deliveries have no finished_at and are never deleted here (their inquiry's deletion cascades).
     Target("deliveries", Delivery, lambda m: Delivery.finished_at < m.now - DELIVERIES_KEEP, Delivery.finished_at),
     # Messages in a thread go with their inquiry (``ON DELETE CASCADE``); held-apart ones after HELD_KEEP.
-    Target("held_messages", InboundMessage, lambda m: and_(InboundMessage.state == MessageState.HELD,
-                                                          InboundMessage.received_at < m.now - HELD_KEEP),
-           InboundMessage.received_at),
+    Target(
+        "held_messages",
+        InboundMessage,
+        lambda m: and_(InboundMessage.state == MessageState.HELD, InboundMessage.received_at < m.now - HELD_KEEP),
+        InboundMessage.received_at,
+    ),
     Target("cleanup_runs", CleanupRun, lambda m: CleanupRun.started_at < m.now - LEDGER_KEEP, CleanupRun.started_at),
     Target("audit_entries", AuditEntry, audit_expired, AuditEntry.created_at),
     Target("accesses", Access, accesses_expired, Access.created_at),

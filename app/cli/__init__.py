@@ -60,8 +60,18 @@ def init_app(app: Flask) -> None:
 
 def commands() -> tuple[click.Command, ...]:
     """Every operator command (also listed as ``flask.commands`` plugins in pyproject.toml)."""
-    return (db_upgrade, cleanup_command, old_cleanup_name, deliver_command, admin_group, health_command, dev_server,
-            backup_command, people_cli.people_group, people_cli.erasures_group)
+    return (
+        db_upgrade,
+        cleanup_command,
+        old_cleanup_name,
+        deliver_command,
+        admin_group,
+        health_command,
+        dev_server,
+        backup_command,
+        people_cli.people_group,
+        people_cli.erasures_group,
+    )
 
 
 @click.command("db-upgrade")
@@ -84,8 +94,10 @@ def cleanup_command(force: bool, dry_run: bool) -> None:
         session = db.get_session()
         for form in form_store.all_forms(session):
             if form.retention_days or form.spam_retention_days:
-                click.echo(f"form {form.slug}: keeps inquiries {form.retention_days or 'the site default'} days, "
-                           f"spam {form.spam_retention_days or 'the site default'} days")
+                click.echo(
+                    f"form {form.slug}: keeps inquiries {form.retention_days or 'the site default'} days, "
+                    f"spam {form.spam_retention_days or 'the site default'} days"
+                )
         return
     row = cleanup.run("cli", force=force)
     if row is None:
@@ -112,8 +124,10 @@ def old_cleanup_name(context: click.Context, **options) -> None:
 def deliver_command() -> None:
     """Send the deliveries that are due now: notifications, replies (for idle sites; requests do it otherwise)."""
     summary = deliver.deliver_due()
-    click.echo(f"{summary.attempts} attempted: {summary.counts['done']} delivered, "
-               f"{summary.counts['pending']} to retry, {summary.counts['failed']} failed")
+    click.echo(
+        f"{summary.attempts} attempted: {summary.counts['done']} delivered, "
+        f"{summary.counts['pending']} to retry, {summary.counts['failed']} failed"
+    )
 
 
 @click.group("admin")
@@ -124,8 +138,13 @@ def admin_group() -> None:
 @admin_group.command("invite")
 @click.argument("name")
 @click.option("--recover", is_flag=True, help="Add a passkey to an existing admin instead.")
-@click.option("--role", type=click.Choice([role.value for role in AdminRole]), default=AdminRole.OWNER.value,
-              show_default=True, help="What the new admin may do.")
+@click.option(
+    "--role",
+    type=click.Choice([role.value for role in AdminRole]),
+    default=AdminRole.OWNER.value,
+    show_default=True,
+    help="What the new admin may do.",
+)
 @click.option("--forms", default="", help="A responder's or viewer's forms, by slug: quote,jobs")
 @with_appcontext
 def admin_invite(name: str, recover: bool, role: str, forms: str) -> None:
@@ -138,8 +157,13 @@ def admin_invite(name: str, recover: bool, role: str, forms: str) -> None:
     except (invites.InviteError, roles.RoleError) as error:
         raise click.ClickException(str(error)) from error
     slugs = [slug.strip() for slug in forms.split(",") if slug.strip()]
-    audit.record(session, audit.OPERATOR, AuditAction.INVITE_CREATED, 1,
-                 f"for {name}" if recover else f"for {name} as {roles.describe(role, slugs)}")
+    audit.record(
+        session,
+        audit.OPERATOR,
+        AuditAction.INVITE_CREATED,
+        1,
+        f"for {name}" if recover else f"for {name} as {roles.describe(role, slugs)}",
+    )
     session.commit()
     click.echo(url)
 
@@ -153,10 +177,15 @@ def admin_list() -> None:
     forms = form_store.names(session)
     for admin in session.scalars(select(Admin).order_by(Admin.name)):
         keys = session.scalar(select(func.count()).select_from(Passkey).where(Passkey.admin_id == admin.id))
-        live = session.scalar(select(func.count()).select_from(AdminLogin).where(
-            AdminLogin.admin_id == admin.id, logins.live_login_clause(now)))
-        click.echo(f"{admin.name} ({roles.describe(admin.role, (forms.get(each, '?') for each in admin.form_ids))}): "
-                   f"{keys} passkeys, {live} logins")
+        live = session.scalar(
+            select(func.count())
+            .select_from(AdminLogin)
+            .where(AdminLogin.admin_id == admin.id, logins.live_login_clause(now))
+        )
+        click.echo(
+            f"{admin.name} ({roles.describe(admin.role, (forms.get(each, '?') for each in admin.form_ids))}): "
+            f"{keys} passkeys, {live} logins"
+        )
 
 
 @admin_group.command("remove")

@@ -22,8 +22,16 @@ from app.core import paths
 
 # docs/deploy.md, section 3: threads for slow clients, a timeout well above the cleanup's time budget.
 GUNICORN_OPTIONS = [
-    "--worker-class", "gthread", "--threads", "4",
-    "--timeout", "60", "--graceful-timeout", "30", "--keep-alive", "5",
+    "--worker-class",
+    "gthread",
+    "--threads",
+    "4",
+    "--timeout",
+    "60",
+    "--graceful-timeout",
+    "30",
+    "--keep-alive",
+    "5",
 ]
 
 
@@ -66,8 +74,17 @@ def serve(context: click.Context, bind: str, workers: int) -> None:
 def gunicorn_argv(bind: str, workers: int) -> list[str]:
     """The gunicorn command line `serve` runs, with the installed gunicorn.conf.py."""
     gunicorn = os.path.join(os.path.dirname(sys.executable), "gunicorn")
-    return [gunicorn, "app.cli.console:wsgi_app()", "--config", str(paths.GUNICORN_CONF),
-            "--bind", bind, "--workers", str(workers), *GUNICORN_OPTIONS]
+    return [
+        gunicorn,
+        "app.cli.console:wsgi_app()",
+        "--config",
+        str(paths.GUNICORN_CONF),
+        "--bind",
+        bind,
+        "--workers",
+        str(workers),
+        *GUNICORN_OPTIONS,
+    ]
 
 
 def wsgi_app():

@@ -25,8 +25,10 @@ RUNNING = "Sundown is running."
 OPEN = "Open {origin} (not 127.0.0.1: passkeys are bound to the name localhost)."
 FIRST_LINK = "No admin yet. Open this one-time link to create the first passkey:"
 STOP = "Press Ctrl+C to stop."
-NOT_LOCALHOST = ("SUNDOWN_ORIGIN is {origin}, but this development server serves http://localhost:{port}: "
-                 "set SUNDOWN_ORIGIN=http://localhost:{port} (make run PORT={port} does).")
+NOT_LOCALHOST = (
+    "SUNDOWN_ORIGIN is {origin}, but this development server serves http://localhost:{port}: "
+    "set SUNDOWN_ORIGIN=http://localhost:{port} (make run PORT={port} does)."
+)
 PORT_HINT = "With make: make run PORT=5050 (any free port)."
 
 

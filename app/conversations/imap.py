@@ -133,12 +133,12 @@ def _import_one(client: imaplib.IMAP4, uid: str) -> str:
     try:
         return inbound.accept(raw).outcome
     except (inbound.TooLarge, parse.Unreadable):
-        return _note(raw.split(b"\r\n\r\n", 1)[0][:64 * 1024], "unreadable")
+        return _note(raw.split(b"\r\n\r\n", 1)[0][: 64 * 1024], "unreadable")
 
 
 def _headers(client: imaplib.IMAP4, uid: str) -> bytes:
     _status, fetched = client.uid("FETCH", uid, "(BODY.PEEK[HEADER])")
-    return next((part[1] for part in fetched if isinstance(part, tuple)), b"")[:64 * 1024]
+    return next((part[1] for part in fetched if isinstance(part, tuple)), b"")[: 64 * 1024]
 
 
 def _note(headers: bytes, reason: str) -> str:

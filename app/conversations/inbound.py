@@ -32,6 +32,7 @@ def accept(raw: bytes) -> store.Stored:
     with db.transaction(write=True) as session:
         stored = store.receive(session, parsed)
     # Never an address or content in the log: the outcome, the kind, the ids.
-    log.info("inbound message %s: %s (%s), inquiry %s", stored.message_id, stored.outcome, stored.kind,
-             stored.inquiry_id)
+    log.info(
+        "inbound message %s: %s (%s), inquiry %s", stored.message_id, stored.outcome, stored.kind, stored.inquiry_id
+    )
     return stored

@@ -153,22 +153,33 @@ def _headers(message: Message) -> Parsed:
     references = _ids(message.get("In-Reply-To")) + _ids(message.get("References"))
     recipients = [str(value)[:2000] for header in _RECIPIENT_HEADERS for value in message.get_all(header, [])]
     ids = _ids(message.get("Message-ID"))
-    return Parsed(sender=sender, sender_name=name, subject=decoded(message.get("Subject")),
-                  message_id=ids[0] if ids else None, references=references, recipients=recipients)
+    return Parsed(
+        sender=sender,
+        sender_name=name,
+        subject=decoded(message.get("Subject")),
+        message_id=ids[0] if ids else None,
+        references=references,
+        recipients=recipients,
+    )
 
 
 def _classify(message: Message, parts) -> tuple[str, list[str], str | None]:
     """The message's kind, and for a bounce the Message-IDs it reports on and its status code."""
     report = message.get_content_type() == "multipart/report" or any(
-        part.get_content_type() == "message/delivery-status" for part, _depth, _attached in parts)
+        part.get_content_type() == "message/delivery-status" for part, _depth, _attached in parts
+    )
     daemon = str(message.get("Return-Path", "")).strip() == "<>" and any(
-        name in str(message.get("From", "")).lower() for name in _DAEMONS)
+        name in str(message.get("From", "")).lower() for name in _DAEMONS
+    )
     if report or daemon:
         return MessageKind.BOUNCE, _reported_ids(parts), _status(parts)
     auto = str(message.get("Auto-Submitted", "no")).strip().lower()
     precedence = str(message.get("Precedence", "")).strip().lower()
-    if (auto and auto != "no") or precedence in _AUTO_PRECEDENCE or any(
-            message.get(name) is not None for name in ("X-Autoreply", "X-Autorespond", "List-Id")):
+    if (
+        (auto and auto != "no")
+        or precedence in _AUTO_PRECEDENCE
+        or any(message.get(name) is not None for name in ("X-Autoreply", "X-Autorespond", "List-Id"))
+    ):
         return MessageKind.AUTO_REPLY, [], None
     return MessageKind.MESSAGE, [], None
 
@@ -213,8 +224,9 @@ def _is_file(part: Message) -> bool:
 
 def _body(parts) -> str:
     """The text of the first plain-text body part, else of the first HTML one, reduced to text."""
-    bodies = [part for part, _depth, attached in parts
-              if not attached and not part.is_multipart() and not _is_file(part)]
+    bodies = [
+        part for part, _depth, attached in parts if not attached and not part.is_multipart() and not _is_file(part)
+    ]
     plain = next((part for part in bodies if part.get_content_type() == "text/plain"), None)
     if plain is not None:
         return _text_of(plain)

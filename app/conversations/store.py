@@ -79,13 +79,24 @@ def receive(session: Session, parsed: Parsed) -> Stored:
     reason = _held_because(inquiry, parsed)
     now = clock.now()
     state = MessageState.HELD if reason else MessageState.THREAD
-    stored_id = session.execute(insert(InboundMessage).values(
-        inquiry_id=inquiry.id if inquiry else None, state=state, kind=parsed.kind,
-        reason=reason or (f"bounce {parsed.status}" if parsed.status else None),
-        sender=(parsed.sender or "")[:254], sender_key=mailbox_key(parsed.sender), sender_name=parsed.sender_name,
-        subject=parsed.subject, body=parsed.text, message_id=parsed.message_id, files_refused=parsed.files_refused,
-        received_at=now,
-    ).returning(InboundMessage.id)).scalar_one()
+    stored_id = session.execute(
+        insert(InboundMessage)
+        .values(
+            inquiry_id=inquiry.id if inquiry else None,
+            state=state,
+            kind=parsed.kind,
+            reason=reason or (f"bounce {parsed.status}" if parsed.status else None),
+            sender=(parsed.sender or "")[:254],
+            sender_key=mailbox_key(parsed.sender),
+            sender_name=parsed.sender_name,
+            subject=parsed.subject,
+            body=parsed.text,
+            message_id=parsed.message_id,
+            files_refused=parsed.files_refused,
+            received_at=now,
+        )
+        .returning(InboundMessage.id)
+    ).scalar_one()
     if state == MessageState.THREAD and inquiry is not None:
         _save_files(session, inquiry.id, stored_id, parsed, now)
         _effects(session, inquiry.id, parsed, now)
@@ -94,23 +105,45 @@ def receive(session: Session, parsed: Parsed) -> Stored:
 
 def hold(session: Session, parsed: Parsed, reason: str) -> int:
     """Hold ``parsed`` apart for ``reason`` without matching it (a note of a refused message)."""
-    return session.execute(insert(InboundMessage).values(
-        inquiry_id=None, state=MessageState.HELD, kind=parsed.kind, reason=reason, sender=(parsed.sender or "")[:254],
-        sender_name=parsed.sender_name, subject=parsed.subject, body=parsed.text, message_id=None,
-        files_refused=parsed.files_refused, received_at=clock.now(),
-    ).returning(InboundMessage.id)).scalar_one()
+    return session.execute(
+        insert(InboundMessage)
+        .values(
+            inquiry_id=None,
+            state=MessageState.HELD,
+            kind=parsed.kind,
+            reason=reason,
+            sender=(parsed.sender or "")[:254],
+            sender_name=parsed.sender_name,
+            subject=parsed.subject,
+            body=parsed.text,
+            message_id=None,
+            files_refused=parsed.files_refused,
+            received_at=clock.now(),
+        )
+        .returning(InboundMessage.id)
+    ).scalar_one()
 
 
 def has_written(session: Session, address: str) -> bool:
     """Whether ``address`` (its mailbox, ``mailbox_key``) has written to us: a message of its in a thread."""
     key = mailbox_key(address)
-    return key is not None and session.scalar(select(InboundMessage.id).where(
-        InboundMessage.sender_key == key, InboundMessage.state == MessageState.THREAD).limit(1)) is not None
+    return (
+        key is not None
+        and session.scalar(
+            select(InboundMessage.id)
+            .where(InboundMessage.sender_key == key, InboundMessage.state == MessageState.THREAD)
+            .limit(1)
+        )
+        is not None
+    )
 
 
 def _seen(session: Session, message_id: str | None) -> bool:
-    return message_id is not None and session.scalar(
-        select(InboundMessage.id).where(InboundMessage.message_id == message_id).limit(1)) is not None
+    return (
+        message_id is not None
+        and session.scalar(select(InboundMessage.id).where(InboundMessage.message_id == message_id).limit(1))
+        is not None
+    )
 
 
 def _held_because(inquiry: Inquiry | None, parsed: Parsed) -> str | None:
@@ -128,8 +161,11 @@ def _effects(session: Session, inquiry_id: int, parsed: Parsed, now: datetime) -
     """A person's message reopens its inquiry; a bounce marks its reply failed; an automatic reply does nothing."""
     if parsed.kind == MessageKind.BOUNCE:
         returned = (parsed.reported_ids + parsed.references)[:50]
-        session.execute(update(Reply).where(Reply.message_id.in_(returned), Reply.inquiry_id == inquiry_id)
-                        .values(status=ReplyStatus.FAILED, sent_at=None))
+        session.execute(
+            update(Reply)
+            .where(Reply.message_id.in_(returned), Reply.inquiry_id == inquiry_id)
+            .values(status=ReplyStatus.FAILED, sent_at=None)
+        )
     elif parsed.kind == MessageKind.MESSAGE:
         reopen(session, inquiry_id, now)
 
@@ -137,8 +173,9 @@ def _effects(session: Session, inquiry_id: int, parsed: Parsed, now: datetime) -
 def reopen(session: Session, inquiry_id: int, now: datetime) -> None:
     """The inquiry unread (for every admin) and unanswered again, its thread's last message ``now``; the
     site's recipients told through the outbox."""
-    session.execute(update(Inquiry).where(Inquiry.id == inquiry_id).values(
-        answered_at=None, answered_by=None, last_message_at=now))
+    session.execute(
+        update(Inquiry).where(Inquiry.id == inquiry_id).values(answered_at=None, answered_by=None, last_message_at=now)
+    )
     reads.unread_for_everyone(session, inquiry_id)
     notify.enqueue_message(session, inquiry_id)
 
@@ -151,23 +188,44 @@ def file_key(stored_id: int) -> str:
 def _save_files(session: Session, inquiry_id: int, stored_id: int, parsed: Parsed, now: datetime) -> None:
     """The message's files as the form's are stored: a row each, their bytes in pieces."""
     for file in parsed.files:
-        attachment_id = session.execute(insert(Attachment).values(
-            inquiry_id=inquiry_id, field_key=file_key(stored_id), name=file.name,
-            content_type=file.content_type, size=len(file.data), created_at=now,
-        ).returning(Attachment.id)).scalar_one()
+        attachment_id = session.execute(
+            insert(Attachment)
+            .values(
+                inquiry_id=inquiry_id,
+                field_key=file_key(stored_id),
+                name=file.name,
+                content_type=file.content_type,
+                size=len(file.data),
+                created_at=now,
+            )
+            .returning(Attachment.id)
+        ).scalar_one()
         for seq, start in enumerate(range(0, len(file.data), CHUNK_SIZE)):
-            session.execute(insert(AttachmentChunk).values(attachment_id=attachment_id, seq=seq,
-                                                           data=file.data[start:start + CHUNK_SIZE]))
+            session.execute(
+                insert(AttachmentChunk).values(
+                    attachment_id=attachment_id, seq=seq, data=file.data[start : start + CHUNK_SIZE]
+                )
+            )
 
 
 def of_inquiry(session: Session, inquiry_id: int) -> list[InboundMessage]:
     """The messages in an inquiry's thread, oldest first."""
-    return list(session.scalars(select(InboundMessage).where(
-        InboundMessage.inquiry_id == inquiry_id, InboundMessage.state == MessageState.THREAD)
-        .order_by(InboundMessage.received_at, InboundMessage.id)))
+    return list(
+        session.scalars(
+            select(InboundMessage)
+            .where(InboundMessage.inquiry_id == inquiry_id, InboundMessage.state == MessageState.THREAD)
+            .order_by(InboundMessage.received_at, InboundMessage.id)
+        )
+    )
 
 
 def held(session: Session, limit: int = 200) -> list[InboundMessage]:
     """The messages held apart, newest first."""
-    return list(session.scalars(select(InboundMessage).where(InboundMessage.state == MessageState.HELD)
-                                .order_by(InboundMessage.received_at.desc(), InboundMessage.id.desc()).limit(limit)))
+    return list(
+        session.scalars(
+            select(InboundMessage)
+            .where(InboundMessage.state == MessageState.HELD)
+            .order_by(InboundMessage.received_at.desc(), InboundMessage.id.desc())
+            .limit(limit)
+        )
+    )

@@ -24,8 +24,11 @@ BLOCKS = frozenset({"p", "div", "li", "tr", "h1", "h2", "h3", "h4", "h5", "h6", 
 KEPT_TAGS = BLOCKS | {"br", "blockquote"}
 DROPPED_WITH_CONTENT = {"script", "style", "head", "title", "template", "noscript"}
 _BLANK_RUNS = re.compile(r"\n{3,}")
-_ATTRIBUTION = re.compile(r"^\s*(On .{1,200} wrote:|.{1,200}(schrieb|a écrit|escribió|написал)\s*.{0,80}:|"
-                          r"-+\s*Original Message\s*-+|.{0,80}(のメッセージ|写道)[:：]?)\s*$", re.IGNORECASE)
+_ATTRIBUTION = re.compile(
+    r"^\s*(On .{1,200} wrote:|.{1,200}(schrieb|a écrit|escribió|написал)\s*.{0,80}:|"
+    r"-+\s*Original Message\s*-+|.{0,80}(のメッセージ|写道)[:：]?)\s*$",
+    re.IGNORECASE,
+)
 
 
 class _ToText(HTMLParser):
@@ -67,8 +70,9 @@ class _ToText(HTMLParser):
 
 def html_to_text(html: str) -> str:
     """The text of an HTML e-mail body, through the sanitiser first; never HTML."""
-    cleaned = nh3.clean(html, tags=set(KEPT_TAGS), attributes={}, clean_content_tags=DROPPED_WITH_CONTENT,
-                        strip_comments=True)
+    cleaned = nh3.clean(
+        html, tags=set(KEPT_TAGS), attributes={}, clean_content_tags=DROPPED_WITH_CONTENT, strip_comments=True
+    )
     parser = _ToText()
     parser.feed(cleaned)
     parser.close()

@@ -46,8 +46,10 @@ def entries(session: Session, inquiry_id: int, replies: list, attachments: list[
         if each.field_key.startswith(MAIL_FILES):
             by_message.setdefault(each.field_key, []).append(each)
     thread = [Entry("reply", shown.reply.created_at, shown) for shown in replies]
-    thread += [_message(message, by_message.get(store.file_key(message.id), []))
-               for message in store.of_inquiry(session, inquiry_id)]
+    thread += [
+        _message(message, by_message.get(store.file_key(message.id), []))
+        for message in store.of_inquiry(session, inquiry_id)
+    ]
     return sorted(thread, key=lambda entry: entry.at)
 
 

@@ -267,6 +267,7 @@ def after_response(app: Flask, name: str, due: Callable[[], Any], job: Job) -> N
     returns at once, and runs in a fresh app context; ``should_stop`` turns
     true when the process is stopping. A job's failure is logged, never raised.
     """
+
     def hand_off(response):
         reason = due()
         if reason is not None:

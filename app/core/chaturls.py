@@ -32,11 +32,22 @@ from dataclasses import dataclass, field
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 SERVICES = ("slack", "discord", "msteams", "telegram", "matrix", "ntfy")
-SCHEMES = {"slack": "slack", "discord": "discord", "msteams": "msteams", "workflows": "msteams",
-           "workflow": "msteams", "tgram": "telegram", "matrix": "matrix", "matrixs": "matrix",
-           "ntfy": "ntfy", "ntfys": "ntfy"}
-KNOWN = ("slack://, discord://, msteams:// or workflows:// (Microsoft Teams), tgram:// (Telegram),"
-         " matrix:// or matrixs://, ntfy:// or ntfys://")
+SCHEMES = {
+    "slack": "slack",
+    "discord": "discord",
+    "msteams": "msteams",
+    "workflows": "msteams",
+    "workflow": "msteams",
+    "tgram": "telegram",
+    "matrix": "matrix",
+    "matrixs": "matrix",
+    "ntfy": "ntfy",
+    "ntfys": "ntfy",
+}
+KNOWN = (
+    "slack://, discord://, msteams:// or workflows:// (Microsoft Teams), tgram:// (Telegram),"
+    " matrix:// or matrixs://, ntfy:// or ntfys://"
+)
 MAX_URLS = 20
 # URLs of one service, sent one after another in one delivery of 10 s each at most: four stay inside the
 # outbox's SEND_MARGIN (45 s), so a slow service cannot outlive the lease and be sent twice.
@@ -105,8 +116,13 @@ def _slack(parts, path: list[str]) -> Target:
     extra = {"username": unquote(parts.username)} if parts.username else {}
     if channel:
         extra["channel"] = "#" + channel.lstrip("#")
-    return Target("slack", "https://hooks.slack.com", "/services/" + "/".join(quote(t) for t in tokens[:3]),
-                  f"slack://{tokens[0]}/{mask(tokens[1])}/{mask(tokens[2])}", extra=extra)
+    return Target(
+        "slack",
+        "https://hooks.slack.com",
+        "/services/" + "/".join(quote(t) for t in tokens[:3]),
+        f"slack://{tokens[0]}/{mask(tokens[1])}/{mask(tokens[2])}",
+        extra=extra,
+    )
 
 
 def _discord(parts, path: list[str]) -> Target:
@@ -114,17 +130,25 @@ def _discord(parts, path: list[str]) -> Target:
     if not webhook_id.isdigit():
         raise ValueError("discord:// needs the webhook's numeric ID")
     extra = {"username": unquote(parts.username)} if parts.username else {}
-    return Target("discord", "https://discord.com", f"/api/webhooks/{webhook_id}/{quote(token)}",
-                  f"discord://{webhook_id}/{mask(token)}", extra=extra)
+    return Target(
+        "discord",
+        "https://discord.com",
+        f"/api/webhooks/{webhook_id}/{quote(token)}",
+        f"discord://{webhook_id}/{mask(token)}",
+        extra=extra,
+    )
 
 
 def _workflows(parts, path: list[str]) -> Target:
     workflow, signature = path[0], path[1]
     port = f":{parts.port}" if parts.port else ""
-    query = ("?api-version=2016-06-01&sp=%2Ftriggers%2Fmanual%2Frun&sv=1.0&sig=" + quote(signature, safe=""))
-    return Target("msteams", f"https://{parts.hostname}{port}",
-                  f"/workflows/{quote(workflow)}/triggers/manual/paths/invoke{query}",
-                  f"workflows://{parts.hostname}{port}/{workflow}/{mask(signature)}")
+    query = "?api-version=2016-06-01&sp=%2Ftriggers%2Fmanual%2Frun&sv=1.0&sig=" + quote(signature, safe="")
+    return Target(
+        "msteams",
+        f"https://{parts.hostname}{port}",
+        f"/workflows/{quote(workflow)}/triggers/manual/paths/invoke{query}",
+        f"workflows://{parts.hostname}{port}/{workflow}/{mask(signature)}",
+    )
 
 
 def _msteams(parts, path: list[str]) -> Target:
@@ -132,8 +156,12 @@ def _msteams(parts, path: list[str]) -> Target:
     if not team or len(tokens) < 4:
         raise ValueError("msteams:// needs team@ and four tokens")
     a, b, c, d = (quote(each) for each in tokens[:4])
-    return Target("msteams", f"https://{quote(team)}.webhook.office.com",
-                  f"/webhookb2/{a}/IncomingWebhook/{b}/{c}/V2{d}", f"msteams://{team}@{mask(tokens[0])}/…")
+    return Target(
+        "msteams",
+        f"https://{quote(team)}.webhook.office.com",
+        f"/webhookb2/{a}/IncomingWebhook/{b}/{c}/V2{d}",
+        f"msteams://{team}@{mask(tokens[0])}/…",
+    )
 
 
 def _telegram(parts, path: list[str]) -> Target:
@@ -142,8 +170,13 @@ def _telegram(parts, path: list[str]) -> Target:
     chat = path[0]
     if ":" not in bot or len(path) != 1:
         raise ValueError("tgram:// needs a bot token and one chat ID")
-    return Target("telegram", "https://api.telegram.org", f"/bot{quote(bot, safe=':')}/sendMessage",
-                  f"tgram://{mask(bot)}/{chat}", extra={"chat_id": chat})
+    return Target(
+        "telegram",
+        "https://api.telegram.org",
+        f"/bot{quote(bot, safe=':')}/sendMessage",
+        f"tgram://{mask(bot)}/{chat}",
+        extra={"chat_id": chat},
+    )
 
 
 def _matrix(parts, path: list[str]) -> Target:
@@ -153,9 +186,13 @@ def _matrix(parts, path: list[str]) -> Target:
         raise ValueError("matrix:// needs an access token and a room ID (!…:server)")
     scheme = "https" if parts.scheme == "matrixs" else "http"
     port = f":{parts.port}" if parts.port else ""
-    return Target("matrix", f"{scheme}://{parts.hostname}{port}", f"/_matrix/client/v3/rooms/{quote(room)}/send/"
-                  "m.room.message/", f"{parts.scheme}://{mask(token)}@{parts.hostname}{port}/{room}",
-                  token=f"Bearer {token}")
+    return Target(
+        "matrix",
+        f"{scheme}://{parts.hostname}{port}",
+        f"/_matrix/client/v3/rooms/{quote(room)}/send/m.room.message/",
+        f"{parts.scheme}://{mask(token)}@{parts.hostname}{port}/{room}",
+        token=f"Bearer {token}",
+    )
 
 
 def _ntfy(parts, path: list[str]) -> Target:
@@ -173,8 +210,14 @@ def _ntfy(parts, path: list[str]) -> Target:
     elif parts.username:
         token = "Basic " + _basic(unquote(parts.username), unquote(parts.password or ""))
         shown_auth = f" (user {unquote(parts.username)})"
-    return Target("ntfy", base, "/", f"{parts.scheme}://{base.split('://', 1)[1]}/{topic}{shown_auth}",
-                  token=token, extra={"topic": topic})
+    return Target(
+        "ntfy",
+        base,
+        "/",
+        f"{parts.scheme}://{base.split('://', 1)[1]}/{topic}{shown_auth}",
+        token=token,
+        extra={"topic": topic},
+    )
 
 
 def _first(parts) -> str:
@@ -186,9 +229,18 @@ def _basic(user: str, password: str) -> str:
     return base64.b64encode(f"{user}:{password}".encode()).decode()
 
 
-_PARSERS = {"slack": _slack, "discord": _discord, "workflows": _workflows, "workflow": _workflows,
-            "msteams": _msteams, "tgram": _telegram, "matrix": _matrix, "matrixs": _matrix,
-            "ntfy": _ntfy, "ntfys": _ntfy}
+_PARSERS = {
+    "slack": _slack,
+    "discord": _discord,
+    "workflows": _workflows,
+    "workflow": _workflows,
+    "msteams": _msteams,
+    "tgram": _telegram,
+    "matrix": _matrix,
+    "matrixs": _matrix,
+    "ntfy": _ntfy,
+    "ntfys": _ntfy,
+}
 
 
 def parse_api_bases(value: str) -> dict[str, str]:

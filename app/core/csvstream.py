@@ -46,8 +46,12 @@ class Chunks:
 def download(body: Iterator[bytes], filename: str, mimetype: str) -> Response:
     """A streamed UTF-8 attachment: never cached, never buffered by a proxy (``X-Accel-Buffering``)."""
     # A text/* mimetype gets "; charset=utf-8" from werkzeug itself (Response has no charset since 3.0).
-    return Response(body, mimetype=mimetype, headers={
-        "Content-Disposition": f'attachment; filename="{filename}"',
-        "Cache-Control": "no-store",
-        "X-Accel-Buffering": "no",
-    })
+    return Response(
+        body,
+        mimetype=mimetype,
+        headers={
+            "Content-Disposition": f'attachment; filename="{filename}"',
+            "Cache-Control": "no-store",
+            "X-Accel-Buffering": "no",
+        },
+    )

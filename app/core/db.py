@@ -51,23 +51,29 @@ def init_app(app: Flask) -> None:
     """Create the app's engine and session factory and close sessions after requests."""
     statement_timeout = app.config["DB_STATEMENT_TIMEOUT"]
     engine = make_engine(
-        app.config["DATABASE_URL"], app.config["DB_POOL_SIZE"],
-        connect_timeout=app.config["DB_CONNECT_TIMEOUT"], busy_timeout=statement_timeout,
+        app.config["DATABASE_URL"],
+        app.config["DB_POOL_SIZE"],
+        connect_timeout=app.config["DB_CONNECT_TIMEOUT"],
+        busy_timeout=statement_timeout,
     )
     factory = sessionmaker(engine, expire_on_commit=False)
     if engine.dialect.name == "postgresql":
         event.listen(engine, "connect", partial(_limit_statements, _milliseconds(statement_timeout)))
     if engine.dialect.name == "sqlite" and engine.url.database not in (None, "", ":memory:"):
-        event.listen(engine, "connect", partial(_keep_private, Path(engine.url.database), Path(app.instance_path)),
-                     once=True)
+        event.listen(
+            engine, "connect", partial(_keep_private, Path(engine.url.database), Path(app.instance_path)), once=True
+        )
     app.extensions["sundown.engine"] = engine
     app.extensions["sundown.sessionmaker"] = factory
     app.teardown_appcontext(_close_request_session)
 
 
 def make_engine(
-    url: str, pool_size: int = 5, *,
-    connect_timeout: int = CONNECT_TIMEOUT, busy_timeout: float = STATEMENT_TIMEOUT,
+    url: str,
+    pool_size: int = 5,
+    *,
+    connect_timeout: int = CONNECT_TIMEOUT,
+    busy_timeout: float = STATEMENT_TIMEOUT,
 ) -> Engine:
     """An engine for ``url``: psycopg 3 for PostgreSQL, tuned connections for SQLite.
 
@@ -85,8 +91,13 @@ def make_engine(
         event.listen(engine, "begin", partial(_begin_sqlite, busy_timeout))
         return engine
     return create_engine(
-        parsed, pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True, hide_parameters=True,
-        pool_timeout=connect_timeout, connect_args={"connect_timeout": connect_timeout},
+        parsed,
+        pool_size=pool_size,
+        max_overflow=pool_size,
+        pool_pre_ping=True,
+        hide_parameters=True,
+        pool_timeout=connect_timeout,
+        connect_args={"connect_timeout": connect_timeout},
     )
 
 

@@ -32,8 +32,10 @@ class Compiled:
 
     def parameters(self, values: dict[str, Any]) -> Any:
         """``values`` (by bind name) as the driver takes them."""
-        laid_out = [value if process is None else process(value)
-                    for value, process in zip((values[name] for name in self.names), self.processors, strict=False)]
+        laid_out = [
+            value if process is None else process(value)
+            for value, process in zip((values[name] for name in self.names), self.processors, strict=False)
+        ]
         return tuple(laid_out) if self.positional else dict(zip(self.names, laid_out, strict=False))
 
 
@@ -67,5 +69,12 @@ def rowcount(connection: Connection, statement: Compiled, values: dict[str, Any]
         lost = dialect.is_disconnect(error, dbapi_connection, None)
         if lost:
             connection.invalidate(error)
-        raise DBAPIError.instance(statement.sql, parameters, error, dialect.loaded_dbapi.Error,
-                                  hide_parameters=True, connection_invalidated=lost, dialect=dialect) from error
+        raise DBAPIError.instance(
+            statement.sql,
+            parameters,
+            error,
+            dialect.loaded_dbapi.Error,
+            hide_parameters=True,
+            connection_invalidated=lost,
+            dialect=dialect,
+        ) from error

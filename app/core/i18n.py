@@ -59,8 +59,12 @@ SCRIPT_MESSAGES = (
 
 def init_app(app: Flask) -> None:
     """Install gettext, the locale selector and the switch (its filters: ``app.templating``)."""
-    Babel(app, locale_selector=select_locale, default_locale=app.config["DEFAULT_LOCALE"],
-          default_timezone=app.config["TIME_ZONE"])
+    Babel(
+        app,
+        locale_selector=select_locale,
+        default_locale=app.config["DEFAULT_LOCALE"],
+        default_timezone=app.config["TIME_ZONE"],
+    )
     app.register_blueprint(bp)
 
 

@@ -93,7 +93,12 @@ def _log_request(response):
     level = logging.DEBUG if endpoint in QUIET_ENDPOINTS else logging.INFO
     fields = {"method": request.method, "endpoint": endpoint, "status": response.status_code, "ms": took_ms}
     log.log(
-        level, "%s %s %s %.1f ms", request.method, endpoint, response.status_code, took_ms,
+        level,
+        "%s %s %s %.1f ms",
+        request.method,
+        endpoint,
+        response.status_code,
+        took_ms,
         extra={"http": fields},
     )
     return response

@@ -51,16 +51,22 @@ disable_created_metrics()  # no *_created series: multiprocess mode has none eit
 INQUIRIES = Counter("sundown_inquiries", "Inquiry submissions (form and API) by outcome.", ["outcome"])
 LOGINS = Counter("sundown_logins", "Passkey login verifications, and login requests over the rate limit.", ["outcome"])
 DELIVERY_OUTCOMES = ("ok", "retry", "failed")  # retry: failed, tried again later; failed: given up
-DELIVERIES = Counter("sundown_delivery_attempts", "Notification delivery attempts, by channel and outcome.",
-                     ["channel", "outcome"])
+DELIVERIES = Counter(
+    "sundown_delivery_attempts", "Notification delivery attempts, by channel and outcome.", ["channel", "outcome"]
+)
 CLEANUP_RUNS = Counter("sundown_cleanup_runs", "Cleanup runs ended, by status.", ["status"])
 NOTIFY_CAPPED = Counter("sundown_notifications_capped", "Inquiry e-mails held back by the hourly cap (sent as one).")
 ACK_OUTCOMES = ("queued", "address_capped", "client_capped", "hourly_capped")
-ACKNOWLEDGEMENTS = Counter("sundown_acknowledgements", "Acknowledgement e-mails to people who wrote, queued or held "
-                           "back by a cap (app.replies.ack).", ["outcome"])
+ACKNOWLEDGEMENTS = Counter(
+    "sundown_acknowledgements",
+    "Acknowledgement e-mails to people who wrote, queued or held back by a cap (app.replies.ack).",
+    ["outcome"],
+)
 CLEANUP_DELETED = Counter("sundown_cleanup_deleted_rows", "Rows deleted by cleanup runs, by target.", ["target"])
 REQUEST_SECONDS = Histogram(
-    "sundown_request_duration_seconds", "Time to produce a response, by endpoint.", ["endpoint"],
+    "sundown_request_duration_seconds",
+    "Time to produce a response, by endpoint.",
+    ["endpoint"],
     buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0),
 )
 
@@ -71,10 +77,8 @@ def init_app(app: Flask) -> None:
     if directory and not os.path.isdir(directory):
         raise ConfigurationError(f"{MULTIPROC_DIR} must be an existing directory, not {directory!r}.")
     if app.config["METRICS_TOKEN"] and not directory and "gunicorn" in os.environ.get("SERVER_SOFTWARE", ""):
-        log.warning("metrics without %s under gunicorn: each worker counts alone (use gunicorn.conf.py)",
-                    MULTIPROC_DIR)
-    for counter, labels in ((INQUIRIES, INQUIRY_OUTCOMES), (LOGINS, LOGIN_OUTCOMES),
-                            (CLEANUP_RUNS, RUN_STATUSES)):
+        log.warning("metrics without %s under gunicorn: each worker counts alone (use gunicorn.conf.py)", MULTIPROC_DIR)
+    for counter, labels in ((INQUIRIES, INQUIRY_OUTCOMES), (LOGINS, LOGIN_OUTCOMES), (CLEANUP_RUNS, RUN_STATUSES)):
         for label in labels:
             counter.labels(label)  # present as 0 from the start, so rates work from the first scrape
     app.before_request(_start_timer)
@@ -169,15 +173,21 @@ class _LedgerGauges:
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
         yield GaugeMetricFamily(
-            "sundown_cleanup_interval_seconds", "SUNDOWN_CLEANUP_INTERVAL: seconds between cleanups.",
+            "sundown_cleanup_interval_seconds",
+            "SUNDOWN_CLEANUP_INTERVAL: seconds between cleanups.",
             value=current_app.config["CLEANUP_INTERVAL"],
         )
         try:
-            last = db.get_session().execute(
-                select(CleanupRun.finished_at, CleanupRun.remaining)
-                .where(CleanupRun.status.in_(SUCCEEDED))
-                .order_by(CleanupRun.started_at.desc(), CleanupRun.id.desc()).limit(1)
-            ).first()
+            last = (
+                db.get_session()
+                .execute(
+                    select(CleanupRun.finished_at, CleanupRun.remaining)
+                    .where(CleanupRun.status.in_(SUCCEEDED))
+                    .order_by(CleanupRun.started_at.desc(), CleanupRun.id.desc())
+                    .limit(1)
+                )
+                .first()
+            )
         except (DBAPIError, PoolTimeout) as error:
             log.warning("metrics: the cleanup ledger could not be read: %s", type(error).__name__)
             return
@@ -187,6 +197,7 @@ class _LedgerGauges:
             value=last.finished_at.timestamp() if last else 0,
         )
         yield GaugeMetricFamily(
-            "sundown_cleanup_backlog_rows", "Expired rows left after the last cleanup run that ended without an error.",
+            "sundown_cleanup_backlog_rows",
+            "Expired rows left after the last cleanup run that ended without an error.",
             value=last.remaining if last else 0,
         )

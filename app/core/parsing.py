@@ -43,7 +43,9 @@ def parse_smtp_url(url: str) -> SmtpServer:
         raise ValueError(url)
     security = {"smtp": "plain", "smtp+starttls": "starttls", "smtps": "tls"}[parts.scheme]
     return SmtpServer(
-        host=parts.hostname, port=parts.port or SMTP_PORTS[parts.scheme], security=security,
+        host=parts.hostname,
+        port=parts.port or SMTP_PORTS[parts.scheme],
+        security=security,
         username=unquote(parts.username) if parts.username else None,
         password=unquote(parts.password) if parts.password else None,
     )
@@ -72,9 +74,14 @@ def parse_imap_url(url: str) -> ImapServer:
     mailbox = unquote(parts.path.lstrip("/")) or "INBOX"
     if parts.query or any(char in mailbox for char in '"\\\r\n'):
         raise ValueError(url)
-    return ImapServer(host=parts.hostname, port=parts.port or IMAP_PORTS[parts.scheme],
-                      security="tls" if parts.scheme == "imaps" else "starttls",
-                      username=unquote(parts.username), password=unquote(parts.password), mailbox=mailbox)
+    return ImapServer(
+        host=parts.hostname,
+        port=parts.port or IMAP_PORTS[parts.scheme],
+        security="tls" if parts.scheme == "imaps" else "starttls",
+        username=unquote(parts.username),
+        password=unquote(parts.password),
+        mailbox=mailbox,
+    )
 
 
 def parse_address(value: str) -> str:
@@ -109,7 +116,7 @@ def parse_secret(value: str) -> str:
     if not value.startswith(SECRET_PREFIX):
         raise ValueError("missing whsec_ prefix")
     try:
-        raw = base64.b64decode(value[len(SECRET_PREFIX):], validate=True)
+        raw = base64.b64decode(value[len(SECRET_PREFIX) :], validate=True)
     except binascii.Error as error:
         raise ValueError("not base64") from error
     if len(raw) < 24:

@@ -89,8 +89,11 @@ def hit_all(counters: list[tuple[str, str, list[Limit]]], session: Session | Non
             window_end = datetime.fromtimestamp((window + 1) * limit.seconds, UTC)
             windows.setdefault(f"{bucket}:{limit.seconds}:{subject}:{window}", (window_end, []))[1].append(limit)
     counts = _count_hits(session, {key: window_end for key, (window_end, _limits) in windows.items()})
-    waits = [math.ceil((window_end - moment).total_seconds()) for key, (window_end, each) in windows.items()
-             if any(counts[key] > limit.count for limit in each)]
+    waits = [
+        math.ceil((window_end - moment).total_seconds())
+        for key, (window_end, each) in windows.items()
+        if any(counts[key] > limit.count for limit in each)
+    ]
     return max(waits) if waits else None
 
 
@@ -100,8 +103,11 @@ def over(bucket: str, subject: str, limits: list[Limit], session: Session | None
         with db.transaction() as own:
             return over(bucket, subject, limits, own)
     counts = _counts(session, bucket, subject, limits)
-    waits = [math.ceil((window_end - clock.now()).total_seconds()) for window_end, count, limit in counts
-             if count > limit.count]
+    waits = [
+        math.ceil((window_end - clock.now()).total_seconds())
+        for window_end, count, limit in counts
+        if count > limit.count
+    ]
     return max(waits) if waits else None
 
 
@@ -118,8 +124,13 @@ def _counts(session: Session, bucket: str, subject: str, limits: list[Limit]) ->
     keyed = []
     for limit in limits:
         window = int(moment.timestamp()) // limit.seconds
-        keyed.append((f"{bucket}:{limit.seconds}:{subject}:{window}",
-                      datetime.fromtimestamp((window + 1) * limit.seconds, UTC), limit))
+        keyed.append(
+            (
+                f"{bucket}:{limit.seconds}:{subject}:{window}",
+                datetime.fromtimestamp((window + 1) * limit.seconds, UTC),
+                limit,
+            )
+        )
     keys = [key for key, _end, _limit in keyed]
     stored = dict(session.execute(select(RateLimit.key, RateLimit.count).where(RateLimit.key.in_(keys))).all())
     return [(window_end, stored.get(key, 0), limit) for key, window_end, limit in keyed]
@@ -149,8 +160,7 @@ def enforce(bucket: str, subject: str, limits: list[Limit]) -> None:
 
 def too_many(wait: int) -> TooManyRequests:
     """The 429 for a wait of ``wait`` seconds: in words, and in ``Retry-After``."""
-    return TooManyRequests(_("Too many requests. Please try again in %(wait)s.", wait=_human(wait)),
-                           retry_after=wait)
+    return TooManyRequests(_("Too many requests. Please try again in %(wait)s.", wait=_human(wait)), retry_after=wait)
 
 
 def _human(seconds: int) -> str:
@@ -159,3 +169,25 @@ def _human(seconds: int) -> str:
     if seconds < 7200:
         return ngettext("%(num)s minute", "%(num)s minutes", math.ceil(seconds / 60))
     return ngettext("%(num)s hour", "%(num)s hours", math.ceil(seconds / 3600))
+
+
+def take(bucket: str, subject: str, amount: int, limit: Limit, session: Session) -> int | None:
+    """Take ``amount`` from ``subject``'s budget of ``limit.count`` per ``limit.seconds`` in ``bucket`` (bytes,
+    say, rather than hits); None when taken, else the seconds until the window ends (nothing taken).
+
+    A read, then the upsert, in the caller's write transaction: on SQLite the write lock makes the pair
+    atomic; on PostgreSQL two racing takes may both pass the read, so a budget can be overrun by what
+    arrives at the same moment (a budget, not a guarantee).
+    """
+    moment = clock.now()
+    window = int(moment.timestamp()) // limit.seconds
+    window_end = datetime.fromtimestamp((window + 1) * limit.seconds, UTC)
+    key = f"{bucket}:{limit.seconds}:{subject}:{window}"
+    used = session.scalar(select(RateLimit.count).where(RateLimit.key == key)) or 0
+    if used + amount > limit.count:
+        return math.ceil((window_end - moment).total_seconds())
+    statement = dialect.upsert(session, RateLimit).values(key=key, count=amount, expires_at=window_end)
+    session.execute(
+        statement.on_conflict_do_update(index_elements=[RateLimit.key], set_={"count": RateLimit.count + amount})
+    )
+    return None

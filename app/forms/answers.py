@@ -17,6 +17,13 @@ turns clean answers into an inquiry's columns:
 
 A file field's files are checked by ``app.attachments.uploads``; here its
 answer is the list of the files' names, and it stays out of ``message``.
+
+Fields the form does not know (a form moved from Formspree, Basin or
+Netlify keeps its own names) are kept as other answers (``extras``), never
+dropped: in ``answers`` by their name, and in ``message`` when the form's
+fields do not hold it. ``_subject`` and ``_replyto`` are such services'
+names for a subject line and the person's address: kept the same way, and
+``_replyto`` is the inquiry's e-mail when the form's own is empty.
 """
 
 from __future__ import annotations
@@ -33,6 +40,10 @@ from app.forms.fields import CHOICE_TYPES, Field, text_in
 from app.inquiries.validation import clean_email, clean_text
 
 TEL_CHARACTERS = frozenset("0123456789 +-().")
+# Names that are the page's or a service's instructions, not answers (``app.web.public`` reads ``_next``).
+NOT_ANSWERS = frozenset({"website", "_gotcha", "altcha", "rendered", "csrf_token", "form", "_next", "_language"})
+MAX_EXTRAS, MAX_EXTRA_KEY, MAX_EXTRA_VALUE = 20, 60, 5000
+REPLY_TO = "_replyto"
 CHECKED = frozenset({"on", "yes", "true", "1"})
 
 Answer = str | list[str] | bool
@@ -49,6 +60,34 @@ def check(fields: tuple[Field, ...], data: Any) -> tuple[dict[str, Answer], dict
         else:
             clean[each.key] = value
     return clean, errors
+
+
+def extras(fields: tuple[Field, ...], data: Any) -> dict[str, str]:
+    """The answers in ``data`` to no field of the form, by name: text, numbers and lists of them, at most
+    ``MAX_EXTRAS``, each cut to ``MAX_EXTRA_VALUE`` characters; empty ones and the page's own left out."""
+    if not isinstance(data, Mapping):
+        return {}
+    known = {each.key for each in fields} | NOT_ANSWERS
+    found: dict[str, str] = {}
+    for key in data:
+        if not isinstance(key, str) or key in known or not key.strip() or len(found) >= MAX_EXTRAS:
+            continue
+        words = (
+            ", ".join(_words(value) for value in _many(data, key) if _words(value))
+            if hasattr(data, "getlist") or isinstance(data.get(key), list)
+            else _words(data.get(key))
+        )
+        if words.strip():
+            found[key[:MAX_EXTRA_KEY]] = words[:MAX_EXTRA_VALUE]
+    return found
+
+
+def _words(value: Any) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, (str, int, float)):
+        return str(value).replace("\x00", "").strip()
+    return ""
 
 
 def raw_values(fields: tuple[Field, ...], data: Mapping) -> dict[str, Answer]:
@@ -147,8 +186,15 @@ def _choice(each: Field, value: str) -> str | None:
     return None if value in {choice.value for choice in each.choices} else _("Choose from the options given.")
 
 
-_TYPED = {"email": _email, "number": _number, "tel": _tel, "url": _url, "date": _date,
-          "select": _choice, "radio": _choice}
+_TYPED = {
+    "email": _email,
+    "number": _number,
+    "tel": _tel,
+    "url": _url,
+    "date": _date,
+    "select": _choice,
+    "radio": _choice,
+}
 
 
 def _plain(number: float) -> str:
@@ -164,29 +210,26 @@ def normalised(each: Field, value: Answer) -> Answer:
     return value
 
 
-def stored(fields: tuple[Field, ...], email_key: str | None, clean: dict[str, Answer], locale: str,
-           default_locale: str) -> dict[str, Any]:
-    """The inquiry's ``name``, ``email``, ``message`` and ``answers`` for clean answers (see the module)."""
+def stored(
+    fields: tuple[Field, ...],
+    email_key: str | None,
+    clean: dict[str, Answer],
+    locale: str,
+    default_locale: str,
+    extra: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """The inquiry's ``name``, ``email``, ``message`` and ``answers`` for clean answers and the ``extra``
+    ones (``extras``; see the module)."""
     values = {each.key: normalised(each, clean.get(each.key, "")) for each in fields}
-    columns = {"name": "", "email": "", "message": ""}
-    held_in: dict[str, str] = {}
-    if email_key in values:
-        columns["email"], held_in[email_key] = str(values[email_key]), "email"
-    named = next((each for each in fields if each.key == "name" and each.type == "text"), None)
-    if named is not None and named.key not in held_in:
-        columns["name"], held_in[named.key] = str(values[named.key]), "name"
-    others = [each for each in fields if each.key not in held_in and each.type != "file"]
-    if len(others) == 1 and others[0].type in ("text", "textarea"):
-        columns["message"], held_in[others[0].key] = str(values[others[0].key]), "message"
-    else:
-        columns["message"] = "\n\n".join(
-            f"{text_in(each.label, default_locale, default_locale)}: {shown(each, values[each.key], default_locale)}"
-            for each in others if values[each.key] not in ("", [], False)
-        )
+    extra = extra or {}
+    columns, held_in = _columns(fields, values, email_key, extra, default_locale)
     answers = []
     for each in fields:
-        entry: dict[str, Any] = {"key": each.key, "type": each.type,
-                                 "label": text_in(each.label, default_locale, default_locale)}
+        entry: dict[str, Any] = {
+            "key": each.key,
+            "type": each.type,
+            "label": text_in(each.label, default_locale, default_locale),
+        }
         if each.type == "consent":
             entry["wording"] = text_in(each.label, locale, default_locale)
         if each.key in held_in:
@@ -196,7 +239,41 @@ def stored(fields: tuple[Field, ...], email_key: str | None, clean: dict[str, An
         if each.type in CHOICE_TYPES and values[each.key]:
             entry["shown"] = shown(each, values[each.key], default_locale)  # the choices' words as they were
         answers.append(entry)
+    answers += [{"key": key, "type": "text", "label": key, "value": value} for key, value in extra.items()]
     return {**columns, "answers": answers}
+
+
+def _columns(
+    fields: tuple[Field, ...],
+    values: dict[str, Answer],
+    email_key: str | None,
+    extra: dict[str, str],
+    default_locale: str,
+) -> tuple[dict[str, str], dict[str, str]]:
+    """The name, e-mail and message columns, and which field each column holds."""
+    columns = {"name": "", "email": "", "message": ""}
+    held_in: dict[str, str] = {}
+    if email_key in values:
+        columns["email"], held_in[email_key] = str(values[email_key]), "email"
+    if not columns["email"] and extra.get(REPLY_TO):
+        address, problem = clean_email(extra[REPLY_TO])
+        columns["email"] = "" if problem else address
+    named = next((each for each in fields if each.key == "name" and each.type == "text"), None)
+    if named is not None and named.key not in held_in:
+        columns["name"], held_in[named.key] = str(values[named.key]), "name"
+    others = [each for each in fields if each.key not in held_in and each.type != "file"]
+    if len(others) == 1 and others[0].type in ("text", "textarea") and not extra:
+        columns["message"], held_in[others[0].key] = str(values[others[0].key]), "message"
+        return columns, held_in
+    paragraphs = [
+        f"{text_in(each.label, default_locale, default_locale)}: {shown(each, values[each.key], default_locale)}"
+        for each in others
+        if values[each.key] not in ("", [], False)
+    ]
+    if len(others) == 1 and others[0].type in ("text", "textarea"):  # the message first, as it was written
+        paragraphs = [str(values[others[0].key])] if values[others[0].key] else []
+    columns["message"] = "\n\n".join(paragraphs + [f"{key}: {value}" for key, value in extra.items()])
+    return columns, held_in
 
 
 def by_key(inquiry: Any) -> dict[str, Answer]:

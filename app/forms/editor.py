@@ -70,15 +70,26 @@ class Draft:
     @classmethod
     def of(cls, form: Any, fields: tuple[Field, ...]) -> Draft:
         """The draft of a stored form."""
-        return cls(slug=form.slug, title=dict(form.title), description=dict(form.description or {}),
-                   enabled=form.enabled, retention_days=form.retention_days,
-                   spam_retention_days=form.spam_retention_days, retention_clock=form.retention_clock,
-                   ack_quote_new=form.ack_quote_new, notify_emails=form.notify_emails,
-                   webhook_url=form.webhook_url, email_field=form.email_field,
-                   allowed_origins=form.allowed_origins, thanks_url=form.thanks_url, ack_enabled=form.ack_enabled,
-                   ack_include_message=form.ack_include_message, ack_texts=dict(form.ack_texts or {}),
-                   fields=list(fields),
-                   rows=list(range(len(fields))))
+        return cls(
+            slug=form.slug,
+            title=dict(form.title),
+            description=dict(form.description or {}),
+            enabled=form.enabled,
+            retention_days=form.retention_days,
+            spam_retention_days=form.spam_retention_days,
+            retention_clock=form.retention_clock,
+            ack_quote_new=form.ack_quote_new,
+            notify_emails=form.notify_emails,
+            webhook_url=form.webhook_url,
+            email_field=form.email_field,
+            allowed_origins=form.allowed_origins,
+            thanks_url=form.thanks_url,
+            ack_enabled=form.ack_enabled,
+            ack_include_message=form.ack_include_message,
+            ack_texts=dict(form.ack_texts or {}),
+            fields=list(fields),
+            rows=list(range(len(fields))),
+        )
 
 
 def read(data: Any, locales: tuple[str, ...], default_locale: str) -> tuple[Draft, dict[str, str]]:
@@ -87,8 +98,9 @@ def read(data: Any, locales: tuple[str, ...], default_locale: str) -> tuple[Draf
     draft = Draft(raw={key: value for key, value in data.items()})
     draft.slug = data.get("slug", "").strip().lower()
     if not SLUG.match(draft.slug):
-        errors["slug"] = _("Use 1 to 60 lowercase letters, digits and hyphens, starting and ending with a letter "
-                           "or digit.")
+        errors["slug"] = _(
+            "Use 1 to 60 lowercase letters, digits and hyphens, starting and ending with a letter or digit."
+        )
     draft.title = _texts(data, "title", locales, TITLE_LENGTH, errors)
     if not draft.title.get(default_locale):
         errors[f"title-{default_locale}"] = _("Give the form a title.")
@@ -119,8 +131,9 @@ def _texts(data: Any, name: str, locales: tuple[str, ...], limit: int, errors: d
     for locale in locales:
         text = data.get(f"{name}-{locale}", "").strip()
         if len(text) > limit:
-            errors[f"{name}-{locale}"] = _("At most %(max)s characters (this has %(count)s).", max=limit,
-                                           count=len(text))
+            errors[f"{name}-{locale}"] = _(
+                "At most %(max)s characters (this has %(count)s).", max=limit, count=len(text)
+            )
         if text:
             texts[locale] = text
     return texts
@@ -132,8 +145,11 @@ def _days(data: Any, name: str, errors: dict[str, str]) -> int | None:
         return None
     days = retention.parse(raw)
     if days is None:
-        errors[name] = _("Enter a whole number of days from %(min)s to %(max)s, or leave it empty for the "
-                         "site's.", min=retention.MIN_DAYS, max=retention.MAX_DAYS)
+        errors[name] = _(
+            "Enter a whole number of days from %(min)s to %(max)s, or leave it empty for the site's.",
+            min=retention.MIN_DAYS,
+            max=retention.MAX_DAYS,
+        )
     return days
 
 
@@ -144,8 +160,10 @@ def _emails(data: Any, errors: dict[str, str]) -> list[str] | None:
     try:
         return parsing.parse_emails(raw)
     except ValueError:
-        errors["notify_emails"] = _("Enter e-mail addresses separated by commas or lines (at most %(n)s), or "
-                                    "leave it empty for the site's.", n=parsing.MAX_RECIPIENTS)
+        errors["notify_emails"] = _(
+            "Enter e-mail addresses separated by commas or lines (at most %(n)s), or leave it empty for the site's.",
+            n=parsing.MAX_RECIPIENTS,
+        )
         return None
 
 
@@ -168,8 +186,11 @@ def _origins(data: Any, errors: dict[str, str]) -> list[str] | None:
         try:
             rules.append(embed_rules.parse_rule(line))
         except ValueError:
-            errors["allowed_origins"] = _("%(line)s is not a site's address: write https://www.example.org, or "
-                                          "https://*.example.org for its subdomains (no path).", line=line[:100])
+            errors["allowed_origins"] = _(
+                "%(line)s is not a site's address: write https://www.example.org, or "
+                "https://*.example.org for its subdomains (no path).",
+                line=line[:100],
+            )
             return None
     if len(rules) > embed_rules.MAX_ORIGINS:
         errors["allowed_origins"] = _("At most %(max)s sites.", max=embed_rules.MAX_ORIGINS)
@@ -182,10 +203,16 @@ def _thanks_url(data: Any, rules: list[str] | None, errors: dict[str, str]) -> s
         return None
     parts = urlsplit(raw)
     origin = f"{parts.scheme}://{parts.netloc}"
-    if parts.scheme not in ("http", "https") or not parts.netloc or len(raw) > 500 \
-            or not embed_rules.redirectable(raw) or not any(embed_rules.matches(rule, origin) for rule in rules or ()):
-        errors["thanks_url"] = _("Give an address on one of the allowed sites, or leave it empty for Sundown's "
-                                 "thank-you page.")
+    if (
+        parts.scheme not in ("http", "https")
+        or not parts.netloc
+        or len(raw) > 500
+        or not embed_rules.redirectable(raw)
+        or not any(embed_rules.matches(rule, origin) for rule in rules or ())
+    ):
+        errors["thanks_url"] = _(
+            "Give an address on one of the allowed sites, or leave it empty for Sundown's thank-you page."
+        )
         return None
     return raw
 
@@ -209,8 +236,9 @@ def _rows(data: Any) -> list[int]:
     return sorted(rows, key=position)
 
 
-def _fields(data: Any, locales: tuple[str, ...], default_locale: str,
-            errors: dict[str, str]) -> tuple[list[Field], list[int]]:
+def _fields(
+    data: Any, locales: tuple[str, ...], default_locale: str, errors: dict[str, str]
+) -> tuple[list[Field], list[int]]:
     fields: list[Field] = []
     rows: list[int] = []
     for row in _rows(data):
@@ -232,15 +260,24 @@ def _fields(data: Any, locales: tuple[str, ...], default_locale: str,
     return fields, rows
 
 
-def _field(data: Any, prefix: str, key: str, label: Texts, locales: tuple[str, ...], default_locale: str,
-           errors: dict[str, str]) -> Field | None:
+def _field(
+    data: Any,
+    prefix: str,
+    key: str,
+    label: Texts,
+    locales: tuple[str, ...],
+    default_locale: str,
+    errors: dict[str, str],
+) -> Field | None:
     kind = data.get(prefix + "type", "")
     if kind not in TYPES:
         errors[prefix + "type"] = _("Choose a field type.")
         return None
     if not KEY.match(key) or key in RESERVED_KEYS:
-        errors[prefix + "key"] = _("Use a lowercase letter, then up to 39 lowercase letters, digits or _ "
-                                   "(not website, altcha, rendered, csrf_token or form).")
+        errors[prefix + "key"] = _(
+            "Use a lowercase letter, then up to 39 lowercase letters, digits or _ "
+            "(not website, altcha, rendered, csrf_token or form)."
+        )
     if not label.get(default_locale) and kind != "hidden":
         errors[prefix + "label-" + default_locale] = (
             _("Write the exact wording the person agrees to.") if kind == "consent" else _("Give the field a label.")
@@ -250,15 +287,26 @@ def _field(data: Any, prefix: str, key: str, label: Texts, locales: tuple[str, .
         errors[prefix + "max"] = _("The maximum must not be below the minimum.")
     if kind in TEXT_TYPES and maximum is not None and maximum > MAX_LENGTH[kind]:
         errors[prefix + "max"] = _("At most %(max)s characters for this type.", max=MAX_LENGTH[kind])
-    if kind == "file" and maximum is not None and not (1 <= maximum <= MOST_FILES_PER_FIELD
-                                                        and float(maximum).is_integer()):
+    if (
+        kind == "file"
+        and maximum is not None
+        and not (1 <= maximum <= MOST_FILES_PER_FIELD and float(maximum).is_integer())
+    ):
         errors[prefix + "max"] = _("A file field takes from 1 to %(max)s files.", max=MOST_FILES_PER_FIELD)
     choices = _choices(data, prefix, locales, default_locale, errors) if kind in CHOICE_TYPES else ()
     if kind in CHOICE_TYPES and not choices and prefix + "choices-" + default_locale not in errors:
         errors[prefix + "choices-" + default_locale] = _("Give at least one choice, one per line.")
-    return Field(key=key, type=kind, label=label, help=_texts(data, prefix + "help", locales, HELP_LENGTH, errors),
-                 required=kind == "consent" or data.get(prefix + "required") == "1", minimum=minimum,
-                 maximum=maximum, choices=choices, default=data.get(prefix + "default", "").strip()[:200])
+    return Field(
+        key=key,
+        type=kind,
+        label=label,
+        help=_texts(data, prefix + "help", locales, HELP_LENGTH, errors),
+        required=kind == "consent" or data.get(prefix + "required") == "1",
+        minimum=minimum,
+        maximum=maximum,
+        choices=choices,
+        default=data.get(prefix + "default", "").strip()[:200],
+    )
 
 
 def _bound(data: Any, name: str, errors: dict[str, str]) -> float | None:
@@ -276,21 +324,26 @@ def _bound(data: Any, name: str, errors: dict[str, str]) -> float | None:
     return int(value) if value.is_integer() else value
 
 
-def _choices(data: Any, prefix: str, locales: tuple[str, ...], default_locale: str,
-             errors: dict[str, str]) -> tuple[Choice, ...]:
+def _choices(
+    data: Any, prefix: str, locales: tuple[str, ...], default_locale: str, errors: dict[str, str]
+) -> tuple[Choice, ...]:
     """One choice per line of the default language's box: ``label`` or ``value | label``; the other
     languages' boxes give the labels line by line, in the same order."""
     lines = [line.strip() for line in data.get(prefix + "choices-" + default_locale, "").splitlines()]
     lines = [line for line in lines if line]
-    translated = {locale: [line.strip() for line in data.get(prefix + "choices-" + locale, "").splitlines()
-                           if line.strip()] for locale in locales if locale != default_locale}
+    translated = {
+        locale: [line.strip() for line in data.get(prefix + "choices-" + locale, "").splitlines() if line.strip()]
+        for locale in locales
+        if locale != default_locale
+    }
     choices: list[Choice] = []
     for index, line in enumerate(lines):
         value, _bar, label = line.partition("|")
         value, label = value.strip(), (label.strip() if _bar else value.strip())
         labels = {default_locale: label[:LABEL_LENGTH]}
-        labels.update({locale: texts[index][:LABEL_LENGTH] for locale, texts in translated.items()
-                       if index < len(texts)})
+        labels.update(
+            {locale: texts[index][:LABEL_LENGTH] for locale, texts in translated.items() if index < len(texts)}
+        )
         choices.append(Choice(value[:200], labels))
     values = [choice.value for choice in choices]
     if len(values) != len(set(values)):

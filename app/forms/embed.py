@@ -23,7 +23,8 @@ import logging
 import unicodedata
 from urllib.parse import urlsplit
 
-from flask import Flask, current_app, request
+from flask import Flask, current_app, render_template, request, url_for
+from flask_babel import force_locale
 from flask_babel import lazy_gettext as _l
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
@@ -39,6 +40,18 @@ CORS_ENDPOINTS = frozenset({"public.submit_named_json", "public.form_embed", "pu
 PREFLIGHT_MAX_AGE = 600  # seconds a browser may reuse an answered preflight
 MAX_ORIGINS = 20
 NOT_ALLOWED = _l("This form does not accept inquiries from this site, so nothing was saved.")
+# The words ``static/embed.js`` and the snippet show on another site, in the visitor's (or the form's) language.
+EMBED_TEXTS = {
+    "send": _l("Send inquiry"),
+    "sending": _l("Sending…"),
+    "optional": _l("(optional)"),
+    "choose": _l("Choose…"),
+    "thanks": _l("Thank you. Your inquiry has been received."),
+    "errors": _l("Please correct the errors below."),
+    "failed": _l("Your inquiry could not be sent. Please try again in a minute."),
+    "trap": _l("Leave this field empty"),
+}
+AUTOCOMPLETE = {"name": "name", "email": "email", "tel": "tel", "url": "url"}
 DEFAULT_PORTS = {"http": 80, "https": 443}
 log = logging.getLogger(__name__)
 
@@ -121,12 +134,20 @@ def thanks_url_ok(form: Form, url: str | None) -> bool:
 
 def described(field: Field) -> dict:
     """Field ``field`` as ``static/embed.js`` renders it, in the visitor's language (``/api/forms/<slug>/embed``)."""
-    choices = [{"value": choice.value, "label": form_store.words(choice.label) or choice.value}
-               for choice in field.choices]
-    description = {"key": field.key, "type": field.type, "label": form_store.words(field.label),
-                   "help": form_store.words(field.help), "required": field.required, "choices": choices}
+    choices = [
+        {"value": choice.value, "label": form_store.words(choice.label) or choice.value} for choice in field.choices
+    ]
+    description = {
+        "key": field.key,
+        "type": field.type,
+        "label": form_store.words(field.label),
+        "help": form_store.words(field.help),
+        "required": field.required,
+        "choices": choices,
+    }
     if field.type in ("text", "email", "textarea", "tel", "url", "hidden"):
         description["maxlength"] = field.max_length()
+        description["autocomplete"] = AUTOCOMPLETE.get(field.key if field.type == "text" else field.type)
     if field.type == "number":
         description.update(min=field.minimum, max=field.maximum)
     if field.type == "hidden":
@@ -135,9 +156,30 @@ def described(field: Field) -> dict:
         config = current_app.config
         most, max_bytes = uploads.files_allowed(field), config["ATTACHMENT_MAX_BYTES"]
         types = config["ATTACHMENT_TYPES"]
-        description.update(accept=",".join(types), files=most, max_bytes=max_bytes,
-                           limits=uploads.limits_text(most, max_bytes, types))
+        description.update(
+            accept=",".join(types), files=most, max_bytes=max_bytes, limits=uploads.limits_text(most, max_bytes, types)
+        )
     return description
+
+
+def texts() -> dict[str, str]:
+    """``EMBED_TEXTS`` in the request's language."""
+    return {key: str(text) for key, text in EMBED_TEXTS.items()}
+
+
+def snippet(form: form_store.Shown, origin: str, locale: str) -> str:
+    """The block an owner pastes on their site for ``form`` (``templates/forms/snippet.html``): the
+    stylesheet, the plain form and the script, in ``locale`` (the form's default language)."""
+    with force_locale(locale):
+        fields = [described(each) for each in form.fields]
+        return render_template(
+            "forms/snippet.html",
+            fields=fields,
+            slug=form.slug,
+            origin=origin,
+            action=f"{origin}{url_for('public.submit_named_form', slug=form.slug)}",
+            texts=texts(),
+        )
 
 
 def redirectable(url: str) -> bool:
@@ -163,8 +205,11 @@ def thanks_url(form: Form, embedded: str | None) -> str | None:
     if embedded is None or not stored:
         return None
     if not redirectable(stored):
-        log.warning("form %s: its thank-you address cannot be redirected to, so Sundown's page is shown; "
-                    "save the form's address again in its editor", form.slug)
+        log.warning(
+            "form %s: its thank-you address cannot be redirected to, so Sundown's page is shown; "
+            "save the form's address again in its editor",
+            form.slug,
+        )
         return None
     return stored if thanks_url_ok(form, stored) else None
 

@@ -13,8 +13,21 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-TYPES = ("text", "email", "textarea", "number", "tel", "url", "date", "select", "radio", "checkboxes",
-         "consent", "hidden", "file")
+TYPES = (
+    "text",
+    "email",
+    "textarea",
+    "number",
+    "tel",
+    "url",
+    "date",
+    "select",
+    "radio",
+    "checkboxes",
+    "consent",
+    "hidden",
+    "file",
+)
 CHOICE_TYPES = frozenset({"select", "radio", "checkboxes"})
 TEXT_TYPES = frozenset({"text", "email", "textarea", "tel", "url", "hidden"})
 # The longest answer each type takes when the form sets no maximum; no form may set more.
@@ -74,9 +87,13 @@ def load(raw: list[dict[str, Any]] | None) -> tuple[Field, ...]:
     """The fields stored as JSON (``dump``'s output)."""
     return tuple(
         Field(
-            key=item["key"], type=item["type"], label=dict(item.get("label") or {}),
-            help=dict(item.get("help") or {}), required=bool(item.get("required")),
-            minimum=item.get("min"), maximum=item.get("max"),
+            key=item["key"],
+            type=item["type"],
+            label=dict(item.get("label") or {}),
+            help=dict(item.get("help") or {}),
+            required=bool(item.get("required")),
+            minimum=item.get("min"),
+            maximum=item.get("max"),
             choices=tuple(Choice(c["value"], dict(c.get("label") or {})) for c in item.get("choices") or ()),
             default=item.get("default") or "",
         )

@@ -153,9 +153,15 @@ def forget(app) -> None:
 
 def shipped_form() -> Form:
     """The site's own form as migration 0009 makes it (not stored: for a page while the database is down)."""
-    return Form(id=DEFAULT_FORM_ID, slug="contact", title={"en": "Contact"},
-                description={"en": "We read every message and answer by email."},
-                fields=form_fields.dump(form_fields.CONTACT_FIELDS), email_field="email", enabled=True)
+    return Form(
+        id=DEFAULT_FORM_ID,
+        slug="contact",
+        title={"en": "Contact"},
+        description={"en": "We read every message and answer by email."},
+        fields=form_fields.dump(form_fields.CONTACT_FIELDS),
+        email_field="email",
+        enabled=True,
+    )
 
 
 def all_forms(session: Session) -> list[Form]:
@@ -171,11 +177,16 @@ def names(session: Session) -> dict[int, str]:
 
 def recent_origins(session: Session, form_id: int, since) -> list[tuple[str | None, int, object]]:
     """The other sites that sent the form inquiries since ``since``: origin, how many, the latest."""
-    return [(origin, count, latest) for origin, count, latest in session.execute(
-        select(Inquiry.origin, func.count(), func.max(Inquiry.created_at))
-        .where(Inquiry.form_id == form_id, Inquiry.origin.is_not(None), Inquiry.created_at >= since)
-        .group_by(Inquiry.origin).order_by(func.count().desc()).limit(20)
-    )]
+    return [
+        (origin, count, latest)
+        for origin, count, latest in session.execute(
+            select(Inquiry.origin, func.count(), func.max(Inquiry.created_at))
+            .where(Inquiry.form_id == form_id, Inquiry.origin.is_not(None), Inquiry.created_at >= since)
+            .group_by(Inquiry.origin)
+            .order_by(func.count().desc())
+            .limit(20)
+        )
+    ]
 
 
 def has_inquiries(session: Session, form_id: int) -> bool:
@@ -191,9 +202,9 @@ def delete_form(session: Session, form: Form) -> bool:
     """
     if form.id == DEFAULT_FORM_ID:
         return False
-    deleted = db.rowcount(session.execute(
-        delete(Form).where(Form.id == form.id, ~exists().where(Inquiry.form_id == form.id))
-    ))
+    deleted = db.rowcount(
+        session.execute(delete(Form).where(Form.id == form.id, ~exists().where(Inquiry.form_id == form.id)))
+    )
     return deleted == 1
 
 

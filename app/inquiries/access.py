@@ -33,22 +33,40 @@ def record(admin: Admin, kind: AccessKind, inquiry_ids: Sequence[int | None], co
 def add(session: Session, admin: Admin, kind: AccessKind, inquiry_ids: Sequence[int | None], count: int = 1) -> None:
     """``record`` in the caller's write transaction."""
     now = clock.now()
-    session.execute(insert(Access), [
-        {"admin_id": admin.id, "admin_name": admin.name, "kind": AccessKind(kind).value, "inquiry_id": inquiry_id,
-         "count": count, "created_at": now} for inquiry_id in inquiry_ids])
+    session.execute(
+        insert(Access),
+        [
+            {
+                "admin_id": admin.id,
+                "admin_name": admin.name,
+                "kind": AccessKind(kind).value,
+                "inquiry_id": inquiry_id,
+                "count": count,
+                "created_at": now,
+            }
+            for inquiry_id in inquiry_ids
+        ],
+    )
 
 
 def of_inquiry(session: Session, inquiry_id: int, limit: int = SHOWN) -> list[Access]:
     """The newest accesses to one inquiry first."""
-    return list(session.scalars(select(Access).where(Access.inquiry_id == inquiry_id)
-                                .order_by(Access.created_at.desc(), Access.id.desc()).limit(limit)))
+    return list(
+        session.scalars(
+            select(Access)
+            .where(Access.inquiry_id == inquiry_id)
+            .order_by(Access.created_at.desc(), Access.id.desc())
+            .limit(limit)
+        )
+    )
 
 
 def of_inquiries(session: Session, ids: list[int]) -> dict[int, list[Access]]:
     """Every access to each of the inquiries ``ids``, oldest first (a person's export)."""
     found: dict[int, list[Access]] = {}
     if ids:
-        for row in session.scalars(select(Access).where(Access.inquiry_id.in_(ids))
-                                   .order_by(Access.created_at, Access.id)):
+        for row in session.scalars(
+            select(Access).where(Access.inquiry_id.in_(ids)).order_by(Access.created_at, Access.id)
+        ):
             found.setdefault(cast(int, row.inquiry_id), []).append(row)  # asked by id: never None
     return found

@@ -115,9 +115,7 @@ def parse(raw: str) -> int | None:
 def save(session: Session, days: int, policy: Policy = INBOX) -> None:
     """Store ``days`` as the policy's retention (the caller commits)."""
     statement = dialect.upsert(session, Setting.__table__).values(key=policy.key, value=str(days))
-    session.execute(
-        statement.on_conflict_do_update(index_elements=["key"], set_={"value": statement.excluded.value})
-    )
+    session.execute(statement.on_conflict_do_update(index_elements=["key"], set_={"value": statement.excluded.value}))
 
 
 def cutoff_for(moment: datetime, days: int) -> datetime:
@@ -171,8 +169,9 @@ def cutoffs_at(session: Session, moment: datetime, policy: Policy = INBOX, days:
     site_days = retention_days(session, policy) if days is None else days
     own = form_retentions(session, policy)
     clocks = from_last_message(session) if policy is INBOX else frozenset()
-    return Cutoffs(cutoff_for(moment, site_days), {form_id: cutoff_for(moment, each) for form_id, each in own.items()},
-                   clocks)
+    return Cutoffs(
+        cutoff_for(moment, site_days), {form_id: cutoff_for(moment, each) for form_id, each in own.items()}, clocks
+    )
 
 
 def current_cutoff(session: Session, policy: Policy = INBOX) -> Cutoffs:
@@ -200,9 +199,13 @@ def _by_form(cutoffs: Cutoffs, older: bool) -> ColumnElement[bool]:
     if not own:
         return _side(cutoffs.default, older, False)
     others = or_(Inquiry.form_id.is_(None), Inquiry.form_id.not_in(list(own)))
-    return or_(and_(others, _side(cutoffs.default, older, False)),
-               *(and_(Inquiry.form_id == form_id, _side(cutoff, older, form_id in cutoffs.from_last_message))
-                 for form_id, cutoff in own.items()))
+    return or_(
+        and_(others, _side(cutoffs.default, older, False)),
+        *(
+            and_(Inquiry.form_id == form_id, _side(cutoff, older, form_id in cutoffs.from_last_message))
+            for form_id, cutoff in own.items()
+        ),
+    )
 
 
 def visible(cutoff: datetime | Cutoffs) -> ColumnElement[bool]:
@@ -219,8 +222,7 @@ def expired(cutoff: datetime | Cutoffs) -> ColumnElement[bool]:
     cutoffs = _as_cutoffs(cutoff)
     if not cutoffs.own():
         return and_(Inquiry.legal_hold.is_(False), Inquiry.created_at < cutoffs.default)
-    return and_(Inquiry.legal_hold.is_(False), Inquiry.created_at < cutoffs.newest(),
-                _by_form(cutoffs, older=True))
+    return and_(Inquiry.legal_hold.is_(False), Inquiry.created_at < cutoffs.newest(), _by_form(cutoffs, older=True))
 
 
 def visible_in(policy: Policy, cutoff: datetime | Cutoffs, by_id: bool = False) -> ColumnElement[bool]:
@@ -281,9 +283,7 @@ def preview(session: Session, days: int, policy: Policy = INBOX) -> Preview:
     """Count (and date the oldest of) the policy's inquiries a site retention of ``days`` would delete now
     (forms with a period of their own keep theirs)."""
     condition = expired_in(policy, cutoffs_at(session, clock.now(), policy, days))
-    count, oldest = session.execute(
-        select(func.count(), func.min(Inquiry.created_at)).where(condition)
-    ).one()
+    count, oldest = session.execute(select(func.count(), func.min(Inquiry.created_at)).where(condition)).one()
     if oldest is not None and oldest.tzinfo is None:
         oldest = oldest.replace(tzinfo=UTC)
     return Preview(days, count, oldest)

@@ -178,8 +178,9 @@ def set_merging_or_warn(connection: Connection, automerge: int, crisismerge: int
     except OperationalError as error:
         if not lock_refused(error):
             raise
-        log.warning("could not set the search index's merging to %d/%d: the database was locked",
-                    automerge, crisismerge)
+        log.warning(
+            "could not set the search index's merging to %d/%d: the database was locked", automerge, crisismerge
+        )
 
 
 def merge_step(driver_connection, pages: int) -> None:

@@ -1,13 +1,28 @@
-"""Spam defence with no third party: proof-of-work in the ALTCHA format, a time trap, a honeypot.
+"""Spam defence with no third party: several signals weighed, the proof-of-work one of them.
 
-This module judges; it never stores. Its verdict on a submission is one of
-three: ``ok`` (the inbox, with a verified challenge to consume), suspicious
-with a ``Reason`` (the spam folder), or ``discard`` (the honeypot field was
-filled: nothing is stored). Nothing a person typed is refused for looking
-suspicious: a submission without a valid, unused solution, or sent sooner
-than ``MIN_FILL_SECONDS`` after the form was shown (or from a form older
-than ``FORM_MAX_AGE``), is saved with ``status = 'spam'`` and answered like
-any other (``app.inquiries.submit``; the insert is ``app.inquiries.store``).
+This module judges; it never stores. Its verdict on a submission is a
+discard (the honeypot, ``website`` or its alias ``_gotcha``, was filled in:
+nothing is stored) or a list of checks, each with a weight (``WEIGHTS``):
+a submission whose weights add up to ``SPAM_SCORE`` or more goes to the
+spam folder, and the checks that counted against it are stored with it
+(``Inquiry.spam_checks``), so an admin sees why. Nothing a person typed is
+refused for looking suspicious, and no single check short of the time
+trap decides: a person without JavaScript (no solution, +1) writing from a
+listed site or Sundown's own page (-1) reaches the inbox.
+
+* **Request checks** (``judge_form``, ``judge_api``; no database): the
+  proof-of-work (solved -2; missing +1; malformed, invalid or expired +2;
+  replayed +3, found by the store), the time trap where a render time
+  exists (too fast +5, a form over a day old +1), the site it came from
+  (Sundown's own page with its session token, or a listed site: -1; the
+  ``Origin`` header is easy to forge, so this is worth little alone).
+* **Content checks** (``weigh``, reads only): links (+1, +2 from two, +3
+  from ``MANY_LINKS``), markup (+2), a word or domain admins listed (+3,
+  ``app.inquiries.signals``), a sender admins moved to spam (+3), and the
+  score learned from admins' moves (``app.inquiries.learned``: +2 above
+  0.9, +3 above 0.99, -1 below 0.1).
+
+The figures behind the weights: ``bench/spamset.py`` (docs/spam.md).
 
 * **Proof-of-work.** ``issue()`` makes an ALTCHA v2 challenge with the
   ``altcha`` package (``create_challenge``, its current default format):
@@ -40,7 +55,8 @@ any other (``app.inquiries.submit``; the insert is ``app.inquiries.store``).
   is kept until the challenge expires (a cleanup target).
 * **Time trap.** The form carries its render time, signed (``form_token()``).
 * **Honeypot.** A field no person sees (``HONEYPOT``); filled in, the
-  submission is discarded (it still counts against the rate limits).
+  submission is discarded (it counts against the client's own rate limits
+  only, ``app.inquiries.submit``).
 """
 
 from __future__ import annotations
@@ -52,7 +68,7 @@ import json
 import logging
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from functools import lru_cache
@@ -61,8 +77,10 @@ from typing import Any
 import altcha
 from flask import current_app
 from itsdangerous import BadSignature, Signer
+from sqlalchemy.orm import Session
 
 from app.core import clock
+from app.inquiries import learned, signals
 from app.models import InquiryStatus
 
 log = logging.getLogger(__name__)
@@ -72,11 +90,15 @@ COST = 100  # PBKDF2 iterations per try: still mostly fixed overhead in the brow
 FIELD = "altcha"  # the form field and JSON key holding the solution
 RENDERED_FIELD = "rendered"  # the form field holding the signed render time
 HONEYPOT = "website"  # the field people do not see and leave empty (the form pages and embed.js hide it)
+HONEYPOTS = (HONEYPOT, "_gotcha")  # and Formspree's and Basin's name for it, so their forms keep theirs
+SPAM_SCORE = 3
 FORM_MAX_AGE = timedelta(days=1)
 _PAYLOAD_ERRORS = (ValueError, KeyError, TypeError, AttributeError, RecursionError)
 # The canonical JSON of the parameters ``issue()`` signs, keys in the package's (sorted) order.
-_CANONICAL = ('{{"algorithm":"{}","cost":{},"data":{{"expires":{}}},"keyLength":{},"keyPrefix":"{}",'
-              '"keySignature":"{}","nonce":"{}","salt":"{}"}}')
+_CANONICAL = (
+    '{{"algorithm":"{}","cost":{},"data":{{"expires":{}}},"keyLength":{},"keyPrefix":"{}",'
+    '"keySignature":"{}","nonce":"{}","salt":"{}"}}'
+)
 _UNSIGNED = frozenset({"expiresAt", "memoryCost", "parallelism"})  # parameters ``issue()`` never signs
 _CANONICAL_QUOTES = _CANONICAL.count('"')
 _ESCAPED = re.compile(r"[\x00-\x1f\\\ud800-\udfff]")  # what JSON.stringify escapes in a string, but quotes
@@ -95,26 +117,96 @@ class Reason(StrEnum):
     TOO_FAST = "too_fast"
     FORM_TOO_OLD = "form_too_old"
     HONEYPOT = "honeypot"
+    SOLVED = "solved"
+    OWN_PAGE = "own_page"
+    LISTED_SITE = "listed_site"
+    LINKS = "links"
+    MARKUP = "markup"
+    LISTED_WORD = "listed_word"
+    MARKED_SENDER = "marked_sender"
+    LEARNED = "learned"
+    MARKED_BY_ADMIN = "marked_by_admin"
+
+
+# What each check adds to the score (negative: it speaks for the sender). ``links`` counts per link, up to 3.
+WEIGHTS = {
+    Reason.NO_SOLUTION: 1,
+    Reason.MALFORMED: 2,
+    Reason.INVALID: 2,
+    Reason.EXPIRED: 2,
+    Reason.REPLAYED: 3,
+    Reason.NO_RENDER_TIME: 0,
+    Reason.TOO_FAST: 6,
+    Reason.FORM_TOO_OLD: 1,
+    Reason.SOLVED: -2,
+    Reason.OWN_PAGE: -1,
+    Reason.LISTED_SITE: -1,
+    Reason.LINKS: 1,
+    Reason.MARKUP: 2,
+    Reason.LISTED_WORD: 3,
+    Reason.MARKED_SENDER: 3,
+    Reason.LEARNED: 2,
+    Reason.MARKED_BY_ADMIN: SPAM_SCORE,
+}
+MANY_LINKS = 3
 
 
 @dataclass(frozen=True)
 class Verdict:
-    """The checks that need no database: ok (no ``reason``; the verified challenge to consume), suspicious
-    (a ``reason``: the spam folder), or ``discard`` (the honeypot: nothing stored)."""
+    """What the checks found: ``reason`` the proof-of-work's (None: solved, with the verified challenge to
+    consume), or the honeypot's (``discard``); ``checks`` every other check that counted, each a
+    ``Reason`` value, some with a detail after a colon (``listed_word:casino``, ``learned:0.97``)."""
 
     reason: Reason | None
     signature: str | None = None
     expires_at: datetime | None = None
+    checks: tuple[str, ...] = ()
 
     @property
     def discard(self) -> bool:
         """Whether the submission is to be thrown away unstored (it filled in the honeypot)."""
         return self.reason == Reason.HONEYPOT
 
+    @property
+    def counted(self) -> tuple[str, ...]:
+        """Every check that counted, the proof-of-work's first."""
+        first = self.reason.value if self.reason else (Reason.SOLVED.value if self.signature else None)
+        return ((first,) if first else ()) + self.checks
+
+    @property
+    def score(self) -> int:
+        """The checks' weights added up."""
+        return sum(weight_of(code) for code in self.counted)
+
+    @property
+    def spam(self) -> bool:
+        """Whether it goes to the spam folder."""
+        return self.score >= SPAM_SCORE
+
+    def against(self) -> list[str]:
+        """The checks that counted against it: what an inquiry in spam shows."""
+        return [code for code in self.counted if weight_of(code) > 0]
+
+    def adding(self, *codes: str) -> Verdict:
+        """This verdict with more checks."""
+        return replace(self, checks=self.checks + tuple(codes))
+
+
+def weight_of(code: str) -> int:
+    """What one check (``Verdict.checks``' form) adds to the score."""
+    name, _, detail = code.partition(":")
+    if name == Reason.LINKS:
+        return min(int(detail or 1), MANY_LINKS)
+    if name == Reason.LEARNED:
+        probability = float(detail or 0)
+        return -1 if probability < 0.5 else 3 if probability > 0.99 else 2
+    return WEIGHTS.get(Reason(name), 0) if name in Reason._value2member_map_ else 0
+
 
 @lru_cache(maxsize=4)
 def _keys(secret_key: str) -> tuple[str, str]:
     """The challenge-signing and key-signing HMAC secrets, derived from ``SECRET_KEY``."""
+
     def derive(purpose: str) -> str:
         return hmac.new(secret_key.encode(), f"sundown.pow.{purpose}".encode(), hashlib.sha256).hexdigest()
 
@@ -125,8 +217,10 @@ def _keys(secret_key: str) -> tuple[str, str]:
 def _macs(secret_key: str) -> tuple[Any, Any]:
     """HMAC-SHA256 states keyed with ``_keys``, to copy for each solution (keying one costs as much as using it)."""
     challenge_key, key_key = _keys(secret_key)
-    return (hmac.new(challenge_key.encode(), digestmod=hashlib.sha256),
-            hmac.new(key_key.encode(), digestmod=hashlib.sha256))
+    return (
+        hmac.new(challenge_key.encode(), digestmod=hashlib.sha256),
+        hmac.new(key_key.encode(), digestmod=hashlib.sha256),
+    )
 
 
 def issue() -> dict[str, Any]:
@@ -136,8 +230,12 @@ def issue() -> dict[str, Any]:
     expires = clock.now() + timedelta(seconds=config["POW_TTL"])
     challenge_key, key_key = _keys(config["SECRET_KEY"])
     challenge = altcha.create_challenge(
-        ALGORITHM, COST, counter=counter, data={"expires": int(expires.timestamp())},
-        hmac_secret=challenge_key, hmac_key_secret=key_key,
+        ALGORITHM,
+        COST,
+        counter=counter,
+        data={"expires": int(expires.timestamp())},
+        hmac_secret=challenge_key,
+        hmac_key_secret=key_key,
     )
     return challenge.to_dict()
 
@@ -216,8 +314,13 @@ def _signed_form(parameters: dict) -> bytes | None:
     data = _object(parameters["data"])
     if not _UNSIGNED.isdisjoint(parameters) or data.keys() != {"expires"}:
         return None
-    strings = (parameters["algorithm"], parameters.get("keyPrefix", "00"), parameters["keySignature"],
-               parameters["nonce"], parameters["salt"])
+    strings = (
+        parameters["algorithm"],
+        parameters.get("keyPrefix", "00"),
+        parameters["keySignature"],
+        parameters["nonce"],
+        parameters["salt"],
+    )
     if set(map(type, strings)) != {str}:
         raise TypeError("not a string")
     numbers = (_integer(parameters["cost"]), _integer(data["expires"]), _integer(parameters.get("keyLength", 32)))
@@ -287,28 +390,52 @@ def check_form_time(token: str | None) -> Reason | None:
     return None
 
 
-def judge_form(data: Mapping) -> Verdict:
-    """The page form's verdict on its fields ``data``: the honeypot, the time trap, then the proof-of-work."""
-    if data.get(HONEYPOT):
+def judge_form(data: Mapping, site: Reason | None = None) -> Verdict:
+    """The page form's verdict on its fields ``data``: the honeypot, the proof-of-work, the time trap
+    where the form carries a render time; ``site`` the credit of where it came from (``OWN_PAGE``,
+    ``LISTED_SITE``)."""
+    if any(data.get(name) for name in HONEYPOTS):
         return Verdict(Reason.HONEYPOT)
-    reason = check_form_time(data.get(RENDERED_FIELD))
-    return Verdict(reason) if reason else check_solution(data.get(FIELD))
+    verdict = check_solution(data.get(FIELD))
+    token = data.get(RENDERED_FIELD)
+    timing = check_form_time(token) if token else None  # a snippet pasted on another site has none
+    return verdict.adding(*(code for code in (timing, site) if code))
 
 
-def judge_api(data: Any) -> Verdict:
+def judge_api(data: Any, site: Reason | None = None) -> Verdict:
     """The API's verdict on its body ``data`` (a JSON value, or a multipart post's fields): the honeypot,
-    then the proof-of-work. A body that is not an object is refused before any verdict counts."""
+    then the proof-of-work, with ``site`` as for ``judge_form``. A body that is not an object is refused
+    before any verdict counts."""
     fields = data if isinstance(data, Mapping) else {}
-    if fields.get(HONEYPOT):
+    if any(fields.get(name) for name in HONEYPOTS):
         return Verdict(Reason.HONEYPOT)
-    return check_solution(fields.get(FIELD))
+    verdict = check_solution(fields.get(FIELD))
+    return verdict.adding(site) if site else verdict
+
+
+def weigh(session: Session, verdict: Verdict, text: str, sender: str) -> Verdict:
+    """``verdict`` with the content checks on an inquiry's ``text`` and ``sender`` address (reads only)."""
+    found = []
+    count = len(signals.links(text))
+    if count:
+        found.append(f"{Reason.LINKS}:{count}")
+    if signals.has_markup(text):
+        found.append(Reason.MARKUP.value)
+    listed = signals.listed_match(text, sender, signals.stored_words(session))
+    if listed:
+        found.append(f"{Reason.LISTED_WORD}:{listed}")
+    if learned.marked_sender(session, sender):
+        found.append(Reason.MARKED_SENDER.value)
+    probability = learned.score(session, text)
+    if probability is not None and (probability > 0.9 or probability < 0.1):
+        found.append(f"{Reason.LEARNED}:{probability:.3f}")
+    return verdict.adding(*found)
 
 
 def note_filed(verdict: Verdict, status: InquiryStatus) -> None:
-    """Log why an inquiry went to the spam folder: its verdict's reason, or its solution was replayed (the
-    store found its challenge used)."""
+    """Log why an inquiry went to the spam folder: the checks that counted against it."""
     if status == InquiryStatus.SPAM:
-        log.info("inquiry filed as spam: %s", verdict.reason or Reason.REPLAYED)
+        log.info("inquiry filed as spam: %s", ", ".join(code.partition(":")[0] for code in verdict.against()))
 
 
 def _signer() -> Signer:

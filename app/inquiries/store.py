@@ -11,7 +11,9 @@ hit was counted first): on SQLite a submission takes the write lock once.
   primary key) with ``ON CONFLICT DO NOTHING`` in the inquiry's transaction,
   so the two are stored together or not at all, and of any number of
   requests racing with one solution exactly one files in the inbox; a
-  replay goes to the spam folder. On PostgreSQL both rows go in one
+  replay goes to the spam folder (``replayed_solution`` among its checks).
+  A verdict that is spam anyway consumes nothing; one with no solution that
+  is not spam (a person without JavaScript) goes to the inbox as it is. On PostgreSQL both rows go in one
   statement (``_consuming_insert``): in a threaded worker every extra round
   trip also waits to take the GIL back, and with a separate insert the
   throughput of solved submissions fell clearly below the same app's with
@@ -32,7 +34,7 @@ from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
-from sqlalchemy import BindParameter, bindparam, case, exists, false, insert
+from sqlalchemy import BindParameter, bindparam, case, exists, false, insert, update
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.engine import Connection, Dialect
 from sqlalchemy.orm import Session
@@ -41,7 +43,7 @@ from app import notify
 from app.attachments import store as attachment_store
 from app.attachments.uploads import Upload
 from app.core import clock, dialect, driver
-from app.inquiries.spam import Verdict
+from app.inquiries.spam import Reason, Verdict
 from app.models import Form, Inquiry, InquiryStatus, UsedChallenge
 from app.people import lookup
 from app.replies import ack
@@ -69,9 +71,14 @@ class Filed:
 def new(form: Form, answers: dict[str, Any], locale: str, user_agent: str | None, origin: str | None) -> NewInquiry:
     """An inquiry to ``form`` with ``answers`` (``app.forms.answers.stored``: name, e-mail, message, answers),
     from a browser saying ``user_agent`` and, when posted from another site, that site's ``origin``."""
-    values = dict(answers, form_id=form.id, email_key=lookup.key_of(answers["email"]),
-                  user_agent=(user_agent or "")[:USER_AGENT_MAX] or None, created_at=clock.now(),
-                  origin=origin[:ORIGIN_MAX] if origin else None)
+    values = dict(
+        answers,
+        form_id=form.id,
+        email_key=lookup.key_of(answers["email"]),
+        user_agent=(user_agent or "")[:USER_AGENT_MAX] or None,
+        created_at=clock.now(),
+        origin=origin[:ORIGIN_MAX] if origin else None,
+    )
     return NewInquiry(form, values, locale)
 
 
@@ -87,16 +94,35 @@ def save(session: Session, inquiry: NewInquiry, verdict: Verdict, files: Iterabl
 
 
 def insert_judged(connection: Connection, values: dict[str, Any], verdict: Verdict) -> tuple[int, InquiryStatus]:
-    """Insert the inquiry with ``values``, consuming the verdict's challenge when it has one; its id and status
-    (the spam folder when the verdict is suspicious or its challenge was already used)."""
-    if verdict.reason is None and connection.dialect.name == "postgresql":
-        row = connection.execute(_consuming_insert(tuple(values)), {
-            **values, "signature": verdict.signature, "expires_at": verdict.expires_at,
-        }).one()
-        return row.id, InquiryStatus(row.status)
-    inbox = verdict.reason is None and _consume(connection, verdict.signature, verdict.expires_at)
-    status = InquiryStatus.INBOX if inbox else InquiryStatus.SPAM
-    return insert_inquiry(connection, values, status), status
+    """Insert the inquiry with ``values``, consuming the verdict's challenge when it has one and is not spam;
+    its id and status (the spam folder when the verdict says so or its challenge was already used), and in
+    spam the checks that put it there."""
+    if verdict.spam:
+        return insert_inquiry(
+            connection, {**values, "spam_checks": verdict.against()}, InquiryStatus.SPAM
+        ), InquiryStatus.SPAM
+    if verdict.signature is None:
+        return insert_inquiry(connection, values, InquiryStatus.INBOX), InquiryStatus.INBOX
+    if connection.dialect.name == "postgresql":
+        row = connection.execute(
+            _consuming_insert(tuple(values)),
+            {
+                **values,
+                "signature": verdict.signature,
+                "expires_at": verdict.expires_at,
+            },
+        ).one()
+        inquiry_id, status = row.id, InquiryStatus(row.status)
+    else:
+        inbox = _consume(connection, verdict.signature, verdict.expires_at)
+        status = InquiryStatus.INBOX if inbox else InquiryStatus.SPAM
+        inquiry_id = insert_inquiry(connection, values, status)
+    if status == InquiryStatus.SPAM:  # a replayed solution: rare, so one more statement is no cost
+        replayed = verdict.adding(Reason.REPLAYED.value).against()
+        connection.execute(
+            update(Inquiry.__table__).where(Inquiry.__table__.c.id == inquiry_id).values(spam_checks=replayed)
+        )
+    return inquiry_id, status
 
 
 def insert_inquiry(connection: Connection, values: dict[str, Any], status: InquiryStatus) -> int:
@@ -154,8 +180,10 @@ def _consume_statement(database: Dialect) -> driver.Compiled:
     table = UsedChallenge.__table__
     statement = (
         dialect.upsert_for(database, table)
-        .values(signature=bindparam("signature", type_=table.c.signature.type),
-                expires_at=bindparam("expires_at", type_=table.c.expires_at.type))
+        .values(
+            signature=bindparam("signature", type_=table.c.signature.type),
+            expires_at=bindparam("expires_at", type_=table.c.expires_at.type),
+        )
         .on_conflict_do_nothing(index_elements=[table.c.expires_at, table.c.signature])
     )
     return driver.compile_for(statement, database)

@@ -7,24 +7,36 @@ another site it was posted from, and who sent it) and returns what became of
 it, never a response:
 
 * ``Invalid(errors, status)``: not an object, or the field rules (``app.forms.answers``) or the file limits
-  (``app.attachments.uploads``) refused it: 422, or 413/415 for files; nothing stored, not counted.
-* ``Discarded``: the honeypot (``app.inquiries.spam``); nothing stored, but counted against the rate limits.
+  (``app.attachments.uploads``) refused it: 422, or 413/415 for files; nothing stored. Refused files count
+  against the client's own limits (a flood of uploads is a flood); refused fields do not.
+* ``Discarded``: the honeypot (``app.inquiries.spam``); nothing stored, counted against the client's own
+  limits only: it stores nothing, so it spends none of the site's.
 * ``Limited(wait)``: over a rate limit; the hit is committed alone (refused attempts count).
-* ``Accepted(inquiry_id, status)``: filed in the inbox or the spam folder, as the verdict said and the
-  challenge allowed (``app.inquiries.store``).
+* ``Invalid({"_": ...}, 413 or 507)``: its files would pass the client's day's budget of stored bytes
+  (413), the site's (507), or leave less free disk than the floor (507); nothing stored, the text kept by
+  the adapter.
+* ``Accepted(inquiry_id, status)``: filed in the inbox or the spam folder, as the verdict said once the
+  content checks were added (``spam.weigh``), and the challenge allowed (``app.inquiries.store``).
 
-In that order. A saved inquiry takes one write transaction: the rate limits'
-hit, then the inquiry with everything it writes, so on SQLite a submission
-takes the write lock once.
+In that order. A saved inquiry takes one write transaction: the client's
+hit, its files' budgets, the site-wide hit, then the inquiry with everything
+it writes, so on SQLite a submission takes the write lock once. The site-wide
+limit is counted only for what is stored: a client over its own limit is
+refused before it, so one client flooding cannot spend the site's budget and
+lock out everyone else.
 """
 
 from __future__ import annotations
 
+import math
+import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from flask import current_app
+from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 from sqlalchemy.orm import Session
 from werkzeug.datastructures import FileStorage, MultiDict
@@ -37,6 +49,7 @@ from app.inquiries import spam, store
 from app.models import InquiryStatus
 
 NOT_AN_OBJECT = _l("Send a JSON object.")
+DAY = 86400
 
 
 @dataclass(frozen=True)
@@ -79,15 +92,21 @@ class Limited:
 Result = Accepted | Discarded | Invalid | Limited
 
 
-def submit(form: Shown, data: Any, files: MultiDict[str, FileStorage], verdict: spam.Verdict, origin: str | None,
-           sender: Sender) -> Result:
+def submit(
+    form: Shown,
+    data: Any,
+    files: MultiDict[str, FileStorage],
+    verdict: spam.Verdict,
+    origin: str | None,
+    sender: Sender,
+) -> Result:
     """What becomes of a submission to ``form``: ``data`` its fields (a mapping; anything else is invalid),
     ``files`` its files by field (a MultiDict of FileStorage), ``verdict`` spam's, ``origin`` the allowed
     site it was posted from (None for this one)."""
     if not isinstance(data, Mapping):
         return _invalid({"_": str(NOT_AN_OBJECT)}, 422)
     if verdict.discard:
-        wait = _hit(sender.client)
+        wait = _hit_client(sender.client)
         if wait is not None:
             return _limited(wait)
         metrics.count_inquiry("honeypot")
@@ -95,27 +114,106 @@ def submit(form: Shown, data: Any, files: MultiDict[str, FileStorage], verdict: 
     clean, errors = form_answers.check(form.fields, data)
     checked = _files_of(form, files, clean)
     if errors or checked.errors:
+        if checked.errors:
+            _hit_client(sender.client)
         return _invalid({**errors, **checked.errors}, checked.status or 422)
-    answers = form_answers.stored(form.fields, form.form.email_field, clean, sender.locale,
-                                  current_app.config["DEFAULT_LOCALE"])
-    filed = _save(store.new(form.form, answers, sender.locale, sender.user_agent, origin), verdict,
-                  checked.uploads, sender.client)
-    if isinstance(filed, Limited):
+    extra = form_answers.extras(form.fields, data)
+    answers = form_answers.stored(
+        form.fields, form.form.email_field, clean, sender.locale, current_app.config["DEFAULT_LOCALE"], extra
+    )
+    with db.reading() as session:
+        verdict = spam.weigh(session, verdict, _text_of(answers, extra), answers["email"])
+    filed = _save(
+        store.new(form.form, answers, sender.locale, sender.user_agent, origin), verdict, checked.uploads, sender.client
+    )
+    if not isinstance(filed, store.Filed):
         return filed
     spam.note_filed(verdict, filed.status)
     metrics.count_inquiry("accepted" if filed.status == InquiryStatus.INBOX else "spam")
     return Accepted(filed.inquiry_id, filed.status)
 
 
-def _save(inquiry: store.NewInquiry, verdict: spam.Verdict, files: list[uploads.Upload],
-          client: str) -> store.Filed | Limited:
-    """The rate limits' hit and, unless over a limit, the inquiry: one write transaction. Over a limit the
-    hit is committed alone."""
+def refused(sender: Sender) -> int | None:
+    """Count a post refused before ``submit`` (a body over the upload limit, a site the form does not
+    list) against the client's own limits; the wait when it is over them."""
+    return _hit_client(sender.client)
+
+
+def _text_of(answers: dict[str, Any], extra: dict[str, str]) -> str:
+    """The words the content checks read: every answer's text, each once (the message may hold others)."""
+    message = answers["message"]
+    others = [answers["name"], *extra.values()]
+    others += [entry["value"] for entry in answers["answers"] if isinstance(entry.get("value"), str)]
+    return "\n".join([message, *dict.fromkeys(part for part in others if part and part not in message)])
+
+
+def _save(
+    inquiry: store.NewInquiry, verdict: spam.Verdict, files: list[uploads.Upload], client: str
+) -> store.Filed | Limited | Invalid:
+    """The limits' hits and budgets and, within them, the inquiry: one write transaction. Over a limit the
+    hits are committed alone."""
     with db.transaction(write=True) as session:
-        wait = _hit(client, session)
+        wait = _hit_client(client, session)
+        if wait is not None:
+            return _limited(wait)
+        refusal = _file_budgets(session, client, sum(upload.size for upload in files))
+        if refusal is not None:
+            return refusal
+        site_limits = ratelimit.parse_limits(current_app.config["SUBMIT_GLOBAL_RATE_LIMITS"])
+        wait = ratelimit.hit("submit-all", "all", site_limits, session)
         if wait is None:
             return store.save(session, inquiry, verdict, files)
     return _limited(wait)
+
+
+def _file_budgets(session: Session, client: str, size: int) -> Invalid | None:
+    """Take ``size`` bytes of files from the client's and the site's budgets for the day (counted in KiB),
+    or the refusal: 413 for the client's, 507 for the site's or the free-disk floor."""
+    if not size:
+        return None
+    config = current_app.config
+    kib = math.ceil(size / 1024)
+    if (
+        ratelimit.take(
+            "file-kib", client, kib, ratelimit.Limit(config["SUBMIT_CLIENT_FILE_BYTES"] // 1024, DAY), session
+        )
+        is not None
+    ):
+        return _invalid(
+            {
+                "_": _(
+                    "You have sent as many files today as this site takes from one sender, so "
+                    "nothing was saved. Send your text without the files, or try again tomorrow."
+                )
+            },
+            413,
+        )
+    if (
+        _free_disk() - size < config["ATTACHMENT_MIN_FREE_BYTES"]
+        or ratelimit.take("file-kib", "all", kib, ratelimit.Limit(config["SUBMIT_FILE_BYTES"] // 1024, DAY), session)
+        is not None
+    ):
+        return _invalid(
+            {
+                "_": _(
+                    "This site cannot store more files right now, so nothing was saved. Send your "
+                    "text without the files, or try again later."
+                )
+            },
+            507,
+        )
+    return None
+
+
+def _free_disk() -> int:
+    """Free bytes where the files go: beside SQLite's database file, else in the instance folder."""
+    url = db.get_engine().url
+    where = (
+        Path(url.database).parent
+        if url.get_backend_name() == "sqlite" and url.database
+        else Path(current_app.instance_path)
+    )
+    return shutil.disk_usage(where if where.exists() else Path.cwd()).free
 
 
 def _files_of(form: Shown, files: MultiDict[str, FileStorage], clean: dict) -> uploads.Checked:
@@ -128,14 +226,10 @@ def _files_of(form: Shown, files: MultiDict[str, FileStorage], clean: dict) -> u
     return checked
 
 
-def _hit(client: str, session: Session | None = None) -> int | None:
-    """Count a submission against the limits (in ``session``'s transaction, else its own); the wait when over."""
-    config = current_app.config
-    return ratelimit.hit_all([
-        ("submit", client, ratelimit.parse_limits(config["SUBMIT_RATE_LIMITS"])),
-        # From every client together: a flood from endless addresses cannot grow the database without bound.
-        ("submit-all", "all", ratelimit.parse_limits(config["SUBMIT_GLOBAL_RATE_LIMITS"])),
-    ], session)
+def _hit_client(client: str, session: Session | None = None) -> int | None:
+    """Count a submission against the client's own limits (in ``session``'s transaction, else its own);
+    the wait when over."""
+    return ratelimit.hit("submit", client, ratelimit.parse_limits(current_app.config["SUBMIT_RATE_LIMITS"]), session)
 
 
 def _invalid(errors: dict[str, str], status: int) -> Invalid:

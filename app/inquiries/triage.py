@@ -29,8 +29,9 @@ def triage_of(session: Session, ids: list[int]) -> dict[int, InquiryTriage]:
     """The triage rows of the inquiries ``ids`` that have one."""
     if not ids:
         return {}
-    return {row.inquiry_id: row for row in session.scalars(select(InquiryTriage).where(
-        InquiryTriage.inquiry_id.in_(ids)))}
+    return {
+        row.inquiry_id: row for row in session.scalars(select(InquiryTriage).where(InquiryTriage.inquiry_id.in_(ids)))
+    }
 
 
 def set_state(session: Session, inquiry_id: int, state: InquiryState, now: datetime) -> bool:
@@ -50,29 +51,43 @@ def _upsert(session: Session, inquiry_id: int, now: datetime, **values) -> bool:
     already has it. Otherwise an upsert whose update is conditional, so of
     two admins racing the second finds the value set and changes nothing.
     """
-    (column, value), = values.items()
+    ((column, value),) = values.items()
     current = getattr(InquiryTriage, column)
     if value is None or value == InquiryState.OPEN:
         differs = current.is_not(None) if value is None else current != value
-        return db.rowcount(session.execute(
-            update(InquiryTriage).where(InquiryTriage.inquiry_id == inquiry_id, differs)
-            .values(changed_at=now, **values),
-            execution_options={"synchronize_session": False, "preserve_rowcount": True},
-        )) == 1
+        return (
+            db.rowcount(
+                session.execute(
+                    update(InquiryTriage)
+                    .where(InquiryTriage.inquiry_id == inquiry_id, differs)
+                    .values(changed_at=now, **values),
+                    execution_options={"synchronize_session": False, "preserve_rowcount": True},
+                )
+            )
+            == 1
+        )
     statement = dialect.upsert(session, InquiryTriage).values(inquiry_id=inquiry_id, changed_at=now, **values)
-    return db.rowcount(session.execute(statement.on_conflict_do_update(
-        index_elements=[InquiryTriage.inquiry_id],
-        set_={column: getattr(statement.excluded, column), "changed_at": statement.excluded.changed_at},
-        where=current.is_(None) | (current != value),
-    ))) == 1
+    return (
+        db.rowcount(
+            session.execute(
+                statement.on_conflict_do_update(
+                    index_elements=[InquiryTriage.inquiry_id],
+                    set_={column: getattr(statement.excluded, column), "changed_at": statement.excluded.changed_at},
+                    where=current.is_(None) | (current != value),
+                )
+            )
+        )
+        == 1
+    )
 
 
 def tags_of(session: Session, ids: list[int]) -> dict[int, list[Tag]]:
     """The tags on each of the inquiries ``ids``, by name."""
     found: dict[int, list[Tag]] = {}
     if ids:
-        for inquiry_id, tag in session.execute(select(InquiryTag.inquiry_id, Tag).join(Tag).where(
-                InquiryTag.inquiry_id.in_(ids)).order_by(Tag.name)):
+        for inquiry_id, tag in session.execute(
+            select(InquiryTag.inquiry_id, Tag).join(Tag).where(InquiryTag.inquiry_id.in_(ids)).order_by(Tag.name)
+        ):
             found.setdefault(inquiry_id, []).append(tag)
     return found
 

@@ -15,25 +15,34 @@ from flask_babel import lazy_gettext as _l
 INVALID_EMAIL = _l("Enter a valid email address, like name@example.com.")
 EMAIL_MESSAGES = (
     ("An email address must have an @-sign.", _l("Enter a valid email address: it needs an @, like name@example.com.")),
-    ("There must be something before the @-sign.",
-     _l("Enter a valid email address: add the part before the @, like name@example.com.")),
-    ("There must be something after the @-sign.",
-     _l("Enter a valid email address: add the part after the @, like name@example.com.")),
-    ("The part after the @-sign is not valid. It should have a period.",
-     _l("Enter a valid email address: the part after the @ needs a dot, like name@example.com.")),
+    (
+        "There must be something before the @-sign.",
+        _l("Enter a valid email address: add the part before the @, like name@example.com."),
+    ),
+    (
+        "There must be something after the @-sign.",
+        _l("Enter a valid email address: add the part after the @, like name@example.com."),
+    ),
+    (
+        "The part after the @-sign is not valid. It should have a period.",
+        _l("Enter a valid email address: the part after the @ needs a dot, like name@example.com."),
+    ),
     ('The email address has the "full-width" at-sign', _l("Use the ordinary @ sign, not the full-width ＠.")),
     ('The email address has the "small commercial at"', _l("Use the ordinary @ sign, not the small ﹫.")),
     ("An email address cannot have two periods in a row.", _l("An email address cannot have two dots in a row.")),
     ("An email address cannot start with a period.", _l("An email address cannot start with a dot.")),
     ("An email address cannot end with a period.", _l("An email address cannot end with a dot.")),
     ("The email address is too long", _l("This email address is too long.")),
-    ("The part after the @-sign is a special-use or reserved name",
-     _l("This domain cannot receive email: check the part after the @.")),
+    (
+        "The part after the @-sign is a special-use or reserved name",
+        _l("This domain cannot receive email: check the part after the @."),
+    ),
 )
 
 
-def clean_text(raw: Any, multiline: bool, max_length: int, required: bool = True,
-               min_length: int = 0) -> tuple[str, str | None]:
+def clean_text(
+    raw: Any, multiline: bool, max_length: int, required: bool = True, min_length: int = 0
+) -> tuple[str, str | None]:
     """``raw`` trimmed (line ends as ``\n``), and the message when it is not an acceptable text (else None)."""
     if raw is None:
         raw = ""
@@ -81,8 +90,12 @@ def answerable(address: str) -> bool:
     The e-mail library accepts ``eve=?utf-8?q?x?=1@example.org`` (``=`` and ``?`` may be in an address);
     a reply to it is never built, so intake refuses it rather than store an address it cannot answer.
     """
-    return (0 < len(address) <= 254 and "@" in address and "=?" not in address
-            and not any(char.isspace() or unicodedata.category(char) in ("Cc", "Zl", "Zp") for char in address))
+    return (
+        0 < len(address) <= 254
+        and "@" in address
+        and "=?" not in address
+        and not any(char.isspace() or unicodedata.category(char) in ("Cc", "Zl", "Zp") for char in address)
+    )
 
 
 def normalize_email(value: str) -> str | None:

@@ -92,8 +92,12 @@ def _over_hourly_cap(session: Session, count: int) -> bool:
 
 def _by_form(session: Session, inquiry_ids: list[int]) -> list[tuple[Form | None, list[int]]]:
     rows = session.execute(select(Inquiry.id, Inquiry.form_id).where(Inquiry.id.in_(inquiry_ids))).all()
-    forms: dict[int | None, Form] = {each.id: each for each in session.scalars(select(Form).where(
-        Form.id.in_({form_id for _id, form_id in rows if form_id is not None})))}
+    forms: dict[int | None, Form] = {
+        each.id: each
+        for each in session.scalars(
+            select(Form).where(Form.id.in_({form_id for _id, form_id in rows if form_id is not None}))
+        )
+    }
     grouped: dict[int | None, list[int]] = {}
     for inquiry_id, form_id in rows:
         grouped.setdefault(form_id, []).append(inquiry_id)

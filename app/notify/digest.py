@@ -51,8 +51,13 @@ def applies(notice: Notice, config: Notifications) -> bool:
     return kind == DeliveryKind.CAPPED or batches(config, notice.form)
 
 
-def claim_companions(session: Session, first_id: int, now: datetime, lease_until: datetime,
-                     kinds: tuple[str, ...] = (DeliveryKind.INQUIRY, DeliveryKind.CAPPED)) -> dict[int, datetime]:
+def claim_companions(
+    session: Session,
+    first_id: int,
+    now: datetime,
+    lease_until: datetime,
+    kinds: tuple[str, ...] = (DeliveryKind.INQUIRY, DeliveryKind.CAPPED),
+) -> dict[int, datetime]:
     """The other inquiry e-mails to the site's recipients to list (up to ``MAX_LISTED``): those this sender
     already holds (``lease_until``) and those due now, leased here; their ids and leases."""
     held = (Delivery.status == DeliveryStatus.PENDING) & (Delivery.lease_until == lease_until)
@@ -60,9 +65,15 @@ def claim_companions(session: Session, first_id: int, now: datetime, lease_until
     candidates = session.execute(
         select(Delivery.id, Delivery.lease_until)
         .join(Inquiry, Inquiry.id == Delivery.inquiry_id)
-        .where(or_(store.due_now(now), held), Delivery.channel == DeliveryChannel.EMAIL, Delivery.kind.in_(kinds),
-               Delivery.id != first_id, or_(Inquiry.form_id.is_(None), Inquiry.form_id.not_in(own_recipients)))
-        .order_by(Delivery.id).limit(MAX_LISTED - 1)
+        .where(
+            or_(store.due_now(now), held),
+            Delivery.channel == DeliveryChannel.EMAIL,
+            Delivery.kind.in_(kinds),
+            Delivery.id != first_id,
+            or_(Inquiry.form_id.is_(None), Inquiry.form_id.not_in(own_recipients)),
+        )
+        .order_by(Delivery.id)
+        .limit(MAX_LISTED - 1)
     ).all()
     leases = {}
     for delivery_id, lease in candidates:
@@ -93,7 +104,10 @@ def body(notices: list[Notice]) -> str:
             lines.append(files_line(notice))
         lines.append(notice.url)
         if notice.include_content:
-            lines += [_("Name: %(name)s", name=inquiry.name), _("E-mail: %(email)s", email=inquiry.email),
-                      inquiry.message]
+            lines += [
+                _("Name: %(name)s", name=inquiry.name),
+                _("E-mail: %(email)s", email=inquiry.email),
+                inquiry.message,
+            ]
         paragraphs.append("\n".join(lines))
     return "\n\n".join(paragraphs) + "\n"

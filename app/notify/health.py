@@ -40,19 +40,28 @@ def per_channel(session: Session) -> list[ChannelHealth]:
         ).group_by(Delivery.channel)
     ).all()
     found = {channel: (pending, failed, last) for channel, pending, failed, last in rows}
-    return [ChannelHealth(channel.name, channel.label, *found.get(channel.name, (0, 0, None)))
-            for channel in channels.CHANNELS]
+    return [
+        ChannelHealth(channel.name, channel.label, *found.get(channel.name, (0, 0, None)))
+        for channel in channels.CHANNELS
+    ]
 
 
 def failing(session: Session) -> bool:
     """Whether deliveries are failing: one failed lately, or one pending after several attempts."""
     since = clock.now() - FAILING_LOOKBACK
-    return session.scalar(
-        select(Delivery.id).where(or_(
-            (Delivery.status == DeliveryStatus.FAILED) & (Delivery.finished_at >= since),
-            (Delivery.status == DeliveryStatus.PENDING) & (Delivery.attempts >= FAILING_ATTEMPTS),
-        )).limit(1)
-    ) is not None
+    return (
+        session.scalar(
+            select(Delivery.id)
+            .where(
+                or_(
+                    (Delivery.status == DeliveryStatus.FAILED) & (Delivery.finished_at >= since),
+                    (Delivery.status == DeliveryStatus.PENDING) & (Delivery.attempts >= FAILING_ATTEMPTS),
+                )
+            )
+            .limit(1)
+        )
+        is not None
+    )
 
 
 def recent(session: Session, limit: int = 20) -> list[Delivery]:

@@ -97,8 +97,13 @@ def text_body(notice: Notice) -> str:
     if notice.include_content:
         rows = form_answers.rows_of(inquiry)
         if rows is None:
-            lines += ["", _("Name: %(name)s", name=inquiry.name), _("E-mail: %(email)s", email=inquiry.email), "",
-                      inquiry.message]
+            lines += [
+                "",
+                _("Name: %(name)s", name=inquiry.name),
+                _("E-mail: %(email)s", email=inquiry.email),
+                "",
+                inquiry.message,
+            ]
         else:
             lines += ["", *(f"{label}: {words}" for label, words in rows)]
     return "\n".join(lines) + "\n"
@@ -109,8 +114,15 @@ def answer_body(notice: Notice) -> str:
     answer = notice.answer
     if answer is None:
         raise ValueError("not a notice of an answer")
-    lines = [_("New message in inquiry #%(id)s received %(time)s", id=notice.received.id,
-               time=local_time(answer.received_at)), "", notice.url]
+    lines = [
+        _(
+            "New message in inquiry #%(id)s received %(time)s",
+            id=notice.received.id,
+            time=local_time(answer.received_at),
+        ),
+        "",
+        notice.url,
+    ]
     if notice.include_content:
         lines += ["", _("E-mail: %(email)s", email=answer.sender), answer.subject, "", answer.body]
     return "\n".join(lines) + "\n"
@@ -143,12 +155,21 @@ def webhook_payload(notice: Notice, now: datetime) -> dict:
     if notice.answer is not None:
         return answer_payload(notice, now)
     inquiry = notice.received
-    data = {"id": inquiry.id, "received_at": inquiry.created_at.isoformat(), "url": notice.url,
-            "form": notice.form.slug if notice.form is not None else None, "file_count": len(notice.files)}
+    data = {
+        "id": inquiry.id,
+        "received_at": inquiry.created_at.isoformat(),
+        "url": notice.url,
+        "form": notice.form.slug if notice.form is not None else None,
+        "file_count": len(notice.files),
+    }
     if notice.include_content:
-        data.update(name=inquiry.name, email=inquiry.email, message=inquiry.message,
-                    answers=form_answers.by_key(inquiry),
-                    files=[{"name": each.name, "type": each.content_type, "size": each.size} for each in notice.files])
+        data.update(
+            name=inquiry.name,
+            email=inquiry.email,
+            message=inquiry.message,
+            answers=form_answers.by_key(inquiry),
+            files=[{"name": each.name, "type": each.content_type, "size": each.size} for each in notice.files],
+        )
     return {"version": PAYLOAD_VERSION, "type": "inquiry.received", "timestamp": now.isoformat(), "data": data}
 
 
@@ -165,7 +186,7 @@ def chat_lines(notice: Notice) -> list[str]:
         first = next((line.strip() for line in notice.inquiry.message.splitlines() if line.strip()), "")
         lines.append(_("Name: %(name)s", name=notice.inquiry.name))
         if first:
-            lines.append(first if len(first) <= FIRST_LINE else first[:FIRST_LINE - 1] + "…")
+            lines.append(first if len(first) <= FIRST_LINE else first[: FIRST_LINE - 1] + "…")
     if notice.files:
         lines.append(files_line(notice))
     return lines
@@ -180,8 +201,12 @@ def answer_payload(notice: Notice, now: datetime) -> dict:
     answer = notice.answer
     if answer is None:
         raise ValueError("not a notice of an answer")
-    data = {"id": notice.received.id, "received_at": answer.received_at.isoformat(), "url": notice.url,
-            "form": notice.form.slug if notice.form is not None else None}
+    data = {
+        "id": notice.received.id,
+        "received_at": answer.received_at.isoformat(),
+        "url": notice.url,
+        "form": notice.form.slug if notice.form is not None else None,
+    }
     if notice.include_content:
         data.update(email=answer.sender, subject=answer.subject, message=answer.body)
     return {"version": PAYLOAD_VERSION, "type": "inquiry.message", "timestamp": now.isoformat(), "data": data}

@@ -70,14 +70,22 @@ def _deliver_digest(first: Notice, batch: Batch, config: notify_settings.Notific
     now = clock.now()
     with db.transaction(write=True) as session:
         # With no digest interval, only the e-mails the hourly cap held back go along.
-        kinds = (DeliveryKind.INQUIRY, DeliveryKind.CAPPED) if digest.batches(config, first.form) \
+        kinds = (
+            (DeliveryKind.INQUIRY, DeliveryKind.CAPPED)
+            if digest.batches(config, first.form)
             else (DeliveryKind.CAPPED,)
-        leases = {first.delivery.id: batch.lease_until,
-                  **digest.claim_companions(session, first.delivery.id, now, batch.lease_until, kinds)}
+        )
+        leases = {
+            first.delivery.id: batch.lease_until,
+            **digest.claim_companions(session, first.delivery.id, now, batch.lease_until, kinds),
+        }
     companions = [delivery_id for delivery_id in leases if delivery_id != first.delivery.id]
     with db.transaction() as session:
-        rows = session.scalars(select(Delivery).where(Delivery.id.in_(companions)).order_by(Delivery.id)).all() \
-            if companions else []
+        rows = (
+            session.scalars(select(Delivery).where(Delivery.id.in_(companions)).order_by(Delivery.id)).all()
+            if companions
+            else []
+        )
         listed = [first, *notices(session, rows, config.include_content)]
     if not email.CHANNEL.configured(config):
         outcome = Outcome("e-mail not configured")
@@ -91,8 +99,9 @@ def notices(session: Session, rows: Sequence[Delivery], include_content: bool) -
     """The notices of ``rows``, in their order, with their inquiries, forms and files: a query each, however
     many rows; those whose inquiry is gone are left out."""
     wanted = sorted({row.inquiry_id for row in rows if row.inquiry_id is not None})
-    inquiries = {each.id: each for each in session.scalars(select(Inquiry).where(Inquiry.id.in_(wanted)))} \
-        if wanted else {}
+    inquiries = (
+        {each.id: each for each in session.scalars(select(Inquiry).where(Inquiry.id.in_(wanted)))} if wanted else {}
+    )
     files = attachments.of_inquiries(session, wanted)
     forms = _forms(session)
     answers = _answers(session, [row for row in rows if row.kind == DeliveryKind.MESSAGE])
@@ -101,10 +110,16 @@ def notices(session: Session, rows: Sequence[Delivery], include_content: bool) -
         inquiry = None if row.inquiry_id is None else inquiries.get(row.inquiry_id)
         if row.inquiry_id is not None and inquiry is None:
             continue
-        found.append(Notice(delivery=row, inquiry=inquiry, include_content=include_content,
-                            form=_form_of(forms, inquiry),
-                            files=tuple(File.of(each) for each in own_files(files, inquiry)),
-                            answer=answers.get(row.id)))
+        found.append(
+            Notice(
+                delivery=row,
+                inquiry=inquiry,
+                include_content=include_content,
+                form=_form_of(forms, inquiry),
+                files=tuple(File.of(each) for each in own_files(files, inquiry)),
+                answer=answers.get(row.id),
+            )
+        )
     return found
 
 
@@ -114,10 +129,17 @@ def _answers(session: Session, rows: list[Delivery]) -> dict[int, InboundMessage
         return {}
     found = {}
     for row in rows:
-        found[row.id] = session.scalars(select(InboundMessage).where(
-            InboundMessage.inquiry_id == row.inquiry_id, InboundMessage.state == MessageState.THREAD,
-            InboundMessage.kind == MessageKind.MESSAGE, InboundMessage.received_at <= row.created_at)
-            .order_by(InboundMessage.received_at.desc(), InboundMessage.id.desc()).limit(1)).first()
+        found[row.id] = session.scalars(
+            select(InboundMessage)
+            .where(
+                InboundMessage.inquiry_id == row.inquiry_id,
+                InboundMessage.state == MessageState.THREAD,
+                InboundMessage.kind == MessageKind.MESSAGE,
+                InboundMessage.received_at <= row.created_at,
+            )
+            .order_by(InboundMessage.received_at.desc(), InboundMessage.id.desc())
+            .limit(1)
+        ).first()
     return {delivery_id: answer for delivery_id, answer in found.items() if answer is not None}
 
 

@@ -58,8 +58,11 @@ class Notifications:
         (``Form.notify_emails``, ``Form.webhook_url``), the site's otherwise; the same signing secret."""
         if form is None or (form.notify_emails is None and form.webhook_url is None):
             return self
-        return replace(self, emails=list(form.notify_emails) if form.notify_emails is not None else self.emails,
-                       webhook_url=form.webhook_url or self.webhook_url)
+        return replace(
+            self,
+            emails=list(form.notify_emails) if form.notify_emails is not None else self.emails,
+            webhook_url=form.webhook_url or self.webhook_url,
+        )
 
 
 def load(session: Session) -> Notifications:

@@ -45,8 +45,9 @@ class Summary:
         return sum(self.counts.values())
 
 
-def deliver_due(should_stop: Callable[[], bool] = lambda: False,
-                before_send: Callable[[], None] = lambda: None) -> Summary:
+def deliver_due(
+    should_stop: Callable[[], bool] = lambda: False, before_send: Callable[[], None] = lambda: None
+) -> Summary:
     """Send everything due now, until none is left or ``should_stop``; then remember when next to look.
 
     ``before_send`` is called before each claim and each send (the runner
@@ -77,8 +78,12 @@ def deliver_one(delivery_id: int) -> str | None:
     return statuses[0] if statuses else None
 
 
-def send_claimed(delivery_ids: list[int], lease_until: datetime, should_stop: Callable[[], bool] = lambda: False,
-                 before_send: Callable[[], None] = lambda: None) -> list[str]:
+def send_claimed(
+    delivery_ids: list[int],
+    lease_until: datetime,
+    should_stop: Callable[[], bool] = lambda: False,
+    before_send: Callable[[], None] = lambda: None,
+) -> list[str]:
     """Send the deliveries this process holds the lease of, in order; the new status of each one attempted.
 
     Deliveries gone (with their inquiry) are skipped. A send starts only
@@ -121,8 +126,11 @@ def _prepared(session: Session, delivery_ids: list[int], lease_until: datetime) 
     """The deliveries still pending under this lease, in ``delivery_ids`` order, and what each handler
     prepared for its own (a few queries per handler, however many rows); those it left out are dropped."""
     rows = session.scalars(
-        select(Delivery).where(Delivery.id.in_(delivery_ids), Delivery.status == DeliveryStatus.PENDING,
-                               Delivery.lease_until == lease_until)
+        select(Delivery).where(
+            Delivery.id.in_(delivery_ids),
+            Delivery.status == DeliveryStatus.PENDING,
+            Delivery.lease_until == lease_until,
+        )
     ).all()
     order = {delivery_id: index for index, delivery_id in enumerate(delivery_ids)}
     rows = sorted(rows, key=lambda row: order[row.id])
@@ -155,8 +163,15 @@ def record(attempts: list[Attempt]) -> list[str]:
     for attempt, status in zip(attempts, statuses, strict=True):
         row, outcome = attempt.row, attempt.outcome
         result = "ok" if outcome.ok else "retry" if status == DeliveryStatus.PENDING else "failed"
-        log.info("delivery %s channel=%s kind=%s outcome=%s attempt=%d%s", row.id, row.channel, row.kind, result,
-                 row.attempts + 1, f" error={outcome.error!r}" if outcome.error else "")
+        log.info(
+            "delivery %s channel=%s kind=%s outcome=%s attempt=%d%s",
+            row.id,
+            row.channel,
+            row.kind,
+            result,
+            row.attempts + 1,
+            f" error={outcome.error!r}" if outcome.error else "",
+        )
         metrics.count_delivery(row.channel, result)
     return statuses
 

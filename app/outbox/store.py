@@ -47,8 +47,13 @@ def new_key() -> str:
     return "msg_" + clock.random_bytes(16).hex()
 
 
-def enqueue(session: Session, inquiry_ids: list[int], channels: Sequence[str], due: datetime | None = None,
-            kind: str = DeliveryKind.INQUIRY) -> None:
+def enqueue(
+    session: Session,
+    inquiry_ids: list[int],
+    channels: Sequence[str],
+    due: datetime | None = None,
+    kind: str = DeliveryKind.INQUIRY,
+) -> None:
     """Add one pending delivery per inquiry and channel in the caller's transaction.
 
     One multi-row ``INSERT`` on the DBAPI cursor (``app.core.driver``), no ORM
@@ -60,7 +65,7 @@ def enqueue(session: Session, inquiry_ids: list[int], channels: Sequence[str], d
     rows = [_row(inquiry_id, channel, kind, due) for inquiry_id in inquiry_ids for channel in channels]
     connection = session.connection()
     for start in range(0, len(rows), ROWS_PER_INSERT):
-        chunk = rows[start:start + ROWS_PER_INSERT]
+        chunk = rows[start : start + ROWS_PER_INSERT]
         values = {f"{name}_{index}": value for index, row in enumerate(chunk) for name, value in row.items()}
         driver.rowcount(connection, _insert_statement(connection.dialect, len(chunk)), values)
 
@@ -69,8 +74,10 @@ def enqueue(session: Session, inquiry_ids: list[int], channels: Sequence[str], d
 def _insert_statement(database: Dialect, count: int) -> driver.Compiled:
     """An ``INSERT`` of ``count`` outbox rows (the columns ``_row`` gives), compiled for ``database``."""
     table = Delivery.__table__
-    rows = [{name: bindparam(f"{name}_{index}", type_=table.c[name].type) for name in _ROW_COLUMNS}
-            for index in range(count)]
+    rows = [
+        {name: bindparam(f"{name}_{index}", type_=table.c[name].type) for name in _ROW_COLUMNS}
+        for index in range(count)
+    ]
     return driver.compile_for(insert(table).values(rows), database)
 
 
@@ -84,14 +91,30 @@ def add(session: Session, rows: list[tuple[int | None, str, str]]) -> list[int]:
     return list(inserted.scalars())
 
 
-_ROW_COLUMNS = ("inquiry_id", "channel", "kind", "status", "attempts", "next_attempt_at", "idempotency_key",
-                "created_at")
+_ROW_COLUMNS = (
+    "inquiry_id",
+    "channel",
+    "kind",
+    "status",
+    "attempts",
+    "next_attempt_at",
+    "idempotency_key",
+    "created_at",
+)
 
 
 def _row(inquiry_id: int | None, channel: str, kind: str, due: datetime | None = None) -> dict:
     now = clock.now()
-    return {"inquiry_id": inquiry_id, "channel": channel, "kind": kind, "status": DeliveryStatus.PENDING,
-            "attempts": 0, "next_attempt_at": due or now, "idempotency_key": new_key(), "created_at": now}
+    return {
+        "inquiry_id": inquiry_id,
+        "channel": channel,
+        "kind": kind,
+        "status": DeliveryStatus.PENDING,
+        "attempts": 0,
+        "next_attempt_at": due or now,
+        "idempotency_key": new_key(),
+        "created_at": now,
+    }
 
 
 def due_now(now: datetime):
@@ -110,8 +133,11 @@ def claim_due(session: Session, now: datetime, limit: int = CLAIM_BATCH) -> tupl
     if session.get_bind().dialect.name == "postgresql":
         candidates = candidates.with_for_update(skip_locked=True)
     won = session.scalars(
-        update(Delivery).where(Delivery.id.in_(candidates), due_now(now)).values(lease_until=lease_until)
-        .returning(Delivery.id).execution_options(synchronize_session=False)
+        update(Delivery)
+        .where(Delivery.id.in_(candidates), due_now(now))
+        .values(lease_until=lease_until)
+        .returning(Delivery.id)
+        .execution_options(synchronize_session=False)
     ).all()
     return sorted(won), lease_until
 
@@ -119,20 +145,27 @@ def claim_due(session: Session, now: datetime, limit: int = CLAIM_BATCH) -> tupl
 def release(session: Session, delivery_ids: list[int], lease_until: datetime) -> None:
     """Give back leases not used (the process is stopping), so others may send at once."""
     session.execute(
-        update(Delivery).where(Delivery.id.in_(delivery_ids), Delivery.lease_until == lease_until)
-        .values(lease_until=None).execution_options(synchronize_session=False)
+        update(Delivery)
+        .where(Delivery.id.in_(delivery_ids), Delivery.lease_until == lease_until)
+        .values(lease_until=None)
+        .execution_options(synchronize_session=False)
     )
 
 
 def claim(session: Session, delivery_id: int, now: datetime) -> datetime | None:
     """Take the lease on one due delivery; its expiry when this caller won, else None."""
     lease_until = now + LEASE
-    won = db.rowcount(session.execute(
-        update(Delivery)
-        .where(Delivery.id == delivery_id, due_now(now))
-        .values(lease_until=lease_until)
-        .execution_options(preserve_rowcount=True)
-    )) == 1
+    won = (
+        db.rowcount(
+            session.execute(
+                update(Delivery)
+                .where(Delivery.id == delivery_id, due_now(now))
+                .values(lease_until=lease_until)
+                .execution_options(preserve_rowcount=True)
+            )
+        )
+        == 1
+    )
     return lease_until if won else None
 
 
@@ -185,7 +218,8 @@ def finish(session: Session, attempts: list[tuple[Attempt, float]]) -> list[str]
     if rows:
         table = Delivery.__table__
         session.connection().execute(
-            update(table).where(table.c.id == bindparam("row_id"), table.c.lease_until == bindparam("held_until"))
+            update(table)
+            .where(table.c.id == bindparam("row_id"), table.c.lease_until == bindparam("held_until"))
             .values(lease_until=None, **{column: bindparam(column) for column in _FINISHED_COLUMNS}),
             rows,
         )
@@ -197,9 +231,16 @@ def _finished(attempt: Attempt, jitter: float) -> dict:
     permanent) or retried."""
     row, outcome, now = attempt.row, attempt.outcome, attempt.at
     attempts = row.attempts + 1
-    values = {"row_id": row.id, "held_until": attempt.lease_until, "status": DeliveryStatus.PENDING,
-              "attempts": attempts, "last_error": outcome.error, "next_attempt_at": row.next_attempt_at,
-              "delivered_at": None, "finished_at": None}
+    values = {
+        "row_id": row.id,
+        "held_until": attempt.lease_until,
+        "status": DeliveryStatus.PENDING,
+        "attempts": attempts,
+        "last_error": outcome.error,
+        "next_attempt_at": row.next_attempt_at,
+        "delivered_at": None,
+        "finished_at": None,
+    }
     if outcome.ok:
         values.update(status=DeliveryStatus.DONE, delivered_at=now, finished_at=now)
         return values
@@ -230,6 +271,7 @@ def next_due_at(session: Session, sample: int = 50) -> datetime | None:
     rows = session.execute(
         select(Delivery.next_attempt_at, Delivery.lease_until)
         .where(Delivery.status == DeliveryStatus.PENDING)
-        .order_by(Delivery.next_attempt_at).limit(sample)
+        .order_by(Delivery.next_attempt_at)
+        .limit(sample)
     ).all()
     return min((max(due, lease or due) for due, lease in rows), default=None)

@@ -41,8 +41,10 @@ def people_find(email: str) -> None:
     click.echo(f"{address}: {len(person.inquiries)} inquiries, {len(person.held)} on legal hold")
     for inquiry in person.inquiries:
         hold = f"  legal hold: {inquiry.hold_reason}" if inquiry.legal_hold else ""
-        click.echo(f"#{inquiry.id}  {records.iso(inquiry.created_at)}  {inquiry.status}  "
-                   f"{len(person.audit[inquiry.id])} audit entries{hold}")
+        click.echo(
+            f"#{inquiry.id}  {records.iso(inquiry.created_at)}  {inquiry.status}  "
+            f"{len(person.audit[inquiry.id])} audit entries{hold}"
+        )
 
 
 @people_group.command("export")
@@ -109,5 +111,7 @@ def erasures_apply(file: Path) -> None:
         raise click.ClickException(f"{file}: {error}") from None
     outcome = reapply.apply_records(parsed)
     gone.forget_now()
-    click.echo(f"{len(parsed)} erasure records applied: {outcome.erased} inquiries erased again, "
-               f"{outcome.kept_on_hold} kept on legal hold")
+    click.echo(
+        f"{len(parsed)} erasure records applied: {outcome.erased} inquiries erased again, "
+        f"{outcome.kept_on_hold} kept on legal hold"
+    )

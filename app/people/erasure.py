@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session
 
 from app import audit
 from app.core import clock, db
+from app.inquiries import learned
 from app.models import AuditAction, Erasure, Inquiry
 from app.people import lookup
 
@@ -34,14 +35,20 @@ def erase(address: str, actor: str, forms: lookup.Forms = None) -> Outcome:
     every form), in one transaction.
 
     Records the erasure (hash, count, actor, time, the forms it covered) and
-    an audit entry with the hash only; nothing is recorded when there was
+    an audit entry with the hash only; an erasure of every form also removes what admins' spam moves
+    recorded of the sender (``app.inquiries.learned``); nothing is recorded when there was
     nothing to delete. The caller then clears the SQLite WAL (``app.inquiries.gone``).
     """
     digest = lookup.email_hash(address)
     with db.transaction(write=True) as session:
         erased = delete_unheld(session, lookup.of_address(address, forms))
-        kept = session.execute(select(func.count()).select_from(Inquiry).where(
-            lookup.of_address(address, forms), Inquiry.legal_hold.is_(True))).scalar_one()
+        kept = session.execute(
+            select(func.count())
+            .select_from(Inquiry)
+            .where(lookup.of_address(address, forms), Inquiry.legal_hold.is_(True))
+        ).scalar_one()
+        if forms is None:  # an erasure of the person, not of some forms: the spam score forgets the sender too
+            learned.forget_sender(session, address)
         if erased:
             audit.scrub(session, erased)
             _record(session, digest, len(erased), kept, actor, clock.now(), forms)
@@ -54,10 +61,22 @@ def delete_unheld(session: Session, condition) -> list[int]:
     return list(session.execute(statement, execution_options={"synchronize_session": False}).scalars())
 
 
-def _record(session: Session, digest: str, count: int, kept: int, actor: str, moment: datetime,
-            forms: lookup.Forms) -> None:
-    session.add(Erasure(email_hash=digest, count=count, kept_on_hold=kept, actor=actor[:100], created_at=moment,
-                        form_ids=None if forms is None else sorted(forms)))
-    detail = f"address hmac {digest}" + (f"; {kept} on legal hold kept" if kept else "") + (
-        "" if forms is None else f"; forms #{', #'.join(map(str, sorted(forms)))} only")
+def _record(
+    session: Session, digest: str, count: int, kept: int, actor: str, moment: datetime, forms: lookup.Forms
+) -> None:
+    session.add(
+        Erasure(
+            email_hash=digest,
+            count=count,
+            kept_on_hold=kept,
+            actor=actor[:100],
+            created_at=moment,
+            form_ids=None if forms is None else sorted(forms),
+        )
+    )
+    detail = (
+        f"address hmac {digest}"
+        + (f"; {kept} on legal hold kept" if kept else "")
+        + ("" if forms is None else f"; forms #{', #'.join(map(str, sorted(forms)))} only")
+    )
     audit.record(session, actor, AuditAction.ERASED, count, detail, at=moment)

@@ -26,6 +26,7 @@ AUDIT_CHUNK = 100  # inquiries per audit query: two conditions each
 
 Forms = frozenset[int] | None  # the forms an admin reaches (app.auth.permissions.forms_for); None: every form
 
+
 def normalise(raw: str) -> str | None:
     """The address as intake stores it, case folded (a person is one address in any case); None if invalid."""
     if not isinstance(raw, str) or not raw.strip() or len(raw) > 320:
@@ -80,9 +81,10 @@ def audit_of(session: Session, ids: list[int]) -> dict[int, list[AuditEntry]]:
     """The audit entries about each of ``ids``, oldest first."""
     found: dict[int, list[AuditEntry]] = {inquiry_id: [] for inquiry_id in ids}
     for start in range(0, len(ids), AUDIT_CHUNK):
-        chunk = ids[start:start + AUDIT_CHUNK]
-        statement = select(AuditEntry).where(or_(*(about(i) for i in chunk))).order_by(
-            AuditEntry.created_at, AuditEntry.id)
+        chunk = ids[start : start + AUDIT_CHUNK]
+        statement = (
+            select(AuditEntry).where(or_(*(about(i) for i in chunk))).order_by(AuditEntry.created_at, AuditEntry.id)
+        )
         for entry in session.scalars(statement):
             found[_inquiry_id_of(entry.detail)].append(entry)
     return found

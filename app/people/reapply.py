@@ -36,8 +36,14 @@ def export_records(session: Session) -> dict:
         "format": RECORDS_FORMAT,
         "exported_at": _iso(clock.now()),
         "erasures": [
-            {"email_hash": row.email_hash, "count": row.count, "kept_on_hold": row.kept_on_hold,
-             "actor": row.actor, "erased_at": _iso(row.created_at), "form_ids": row.form_ids}
+            {
+                "email_hash": row.email_hash,
+                "count": row.count,
+                "kept_on_hold": row.kept_on_hold,
+                "actor": row.actor,
+                "erased_at": _iso(row.created_at),
+                "form_ids": row.form_ids,
+            }
             for row in rows
         ],
     }
@@ -87,9 +93,14 @@ def _parse_record(position: int, entry) -> Record:
         if erased_at.tzinfo is None:
             raise ValueError("erased_at must carry its time zone")
         forms = entry.get("form_ids")
-        return Record(digest, erased_at.astimezone(UTC), int(entry.get("count", 0)),
-                      int(entry.get("kept_on_hold", 0)), str(entry.get("actor", ""))[:100],
-                      None if forms is None else tuple(int(each) for each in forms))
+        return Record(
+            digest,
+            erased_at.astimezone(UTC),
+            int(entry.get("count", 0)),
+            int(entry.get("kept_on_hold", 0)),
+            str(entry.get("actor", ""))[:100],
+            None if forms is None else tuple(int(each) for each in forms),
+        )
     except (KeyError, TypeError, ValueError, AttributeError) as error:
         raise RecordsError(f"erasure {position + 1}: {error}") from None
 
@@ -119,8 +130,13 @@ def apply_records(records: Iterable[Record]) -> Outcome:
             erased += len(ids)
             kept += session.execute(select(func.count()).select_from(Inquiry).where(covered)).scalar_one()
         if erased:
-            audit.record(session, audit.OPERATOR, AuditAction.ERASURES_APPLIED, erased,
-                         f"{len(records)} erasure records" + (f"; {kept} on legal hold kept" if kept else ""))
+            audit.record(
+                session,
+                audit.OPERATOR,
+                AuditAction.ERASURES_APPLIED,
+                erased,
+                f"{len(records)} erasure records" + (f"; {kept} on legal hold kept" if kept else ""),
+            )
     return Outcome(erased, kept)
 
 
@@ -129,9 +145,16 @@ def _add_missing(session: Session, records: list[Record]) -> None:
     existing = {(digest, at) for digest, at in session.execute(select(Erasure.email_hash, Erasure.created_at))}
     for record in records:
         if (record.email_hash, record.erased_at) not in existing:
-            session.add(Erasure(email_hash=record.email_hash, count=record.count, kept_on_hold=record.kept_on_hold,
-                                actor=record.actor, created_at=record.erased_at,
-                                form_ids=None if record.form_ids is None else list(record.form_ids)))
+            session.add(
+                Erasure(
+                    email_hash=record.email_hash,
+                    count=record.count,
+                    kept_on_hold=record.kept_on_hold,
+                    actor=record.actor,
+                    created_at=record.erased_at,
+                    form_ids=None if record.form_ids is None else list(record.form_ids),
+                )
+            )
             existing.add((record.email_hash, record.erased_at))
     session.flush()
 

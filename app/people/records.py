@@ -57,9 +57,24 @@ from app.models import Access, Admin, Attachment, AuditEntry, InboundMessage, In
 from app.people import lookup
 
 FORMAT = "sundown.person-export.v1"
-HEADER = ("id", "status", "received_utc", "name", "email", "message", "user_agent",
-          "legal_hold", "hold_reason", "hold_by", "held_utc", "audit", "replies", "messages",
-          "notes", "accessed")
+HEADER = (
+    "id",
+    "status",
+    "received_utc",
+    "name",
+    "email",
+    "message",
+    "user_agent",
+    "legal_hold",
+    "hold_reason",
+    "hold_by",
+    "held_utc",
+    "audit",
+    "replies",
+    "messages",
+    "notes",
+    "accessed",
+)
 
 
 class PersonChanged(RuntimeError):
@@ -85,7 +100,7 @@ def pages(app: Flask, address: str, forms: lookup.Forms = None) -> Iterator[list
     with app.app_context(), db.transaction() as session:
         ids = lookup.ids_of(session, address, forms)
     for start in range(0, len(ids), PAGE_SIZE):
-        wanted = ids[start:start + PAGE_SIZE]
+        wanted = ids[start : start + PAGE_SIZE]
         with app.app_context(), db.transaction() as session:
             found = {row.id: row for row in session.scalars(select(Inquiry).where(Inquiry.id.in_(wanted)))}
             if len(found) != len(wanted):
@@ -96,22 +111,41 @@ def pages(app: Flask, address: str, forms: lookup.Forms = None) -> Iterator[list
             received = _messages_of(session, wanted)
             notes = triage.notes_of(session, wanted)
             accessed = access.of_inquiries(session, wanted)
-        yield [Item(found[inquiry_id], audit[inquiry_id], replies.get(inquiry_id, []), files.get(inquiry_id, []),
-                    received.get(inquiry_id, []), notes.get(inquiry_id, []), accessed.get(inquiry_id, []))
-               for inquiry_id in wanted]
+        yield [
+            Item(
+                found[inquiry_id],
+                audit[inquiry_id],
+                replies.get(inquiry_id, []),
+                files.get(inquiry_id, []),
+                received.get(inquiry_id, []),
+                notes.get(inquiry_id, []),
+                accessed.get(inquiry_id, []),
+            )
+            for inquiry_id in wanted
+        ]
 
 
 def _replies_of(session, ids: list[int]) -> dict[int, list[dict]]:
     """The replies and acknowledgements sent about each of ``ids``, oldest first, in the export's shape."""
     rows = session.execute(
-        select(Reply, Admin.name).outerjoin(Admin, Admin.id == Reply.admin_id)
-        .where(Reply.inquiry_id.in_(ids)).order_by(Reply.created_at, Reply.id)
+        select(Reply, Admin.name)
+        .outerjoin(Admin, Admin.id == Reply.admin_id)
+        .where(Reply.inquiry_id.in_(ids))
+        .order_by(Reply.created_at, Reply.id)
     ).all()
     found: dict[int, list[dict]] = {}
     for reply, admin in rows:
-        found.setdefault(reply.inquiry_id, []).append({
-            "kind": reply.kind, "at": iso(reply.created_at), "admin": admin, "status": reply.status,
-            "sent_at": iso(reply.sent_at), "subject": reply.subject, "body": reply.body})
+        found.setdefault(reply.inquiry_id, []).append(
+            {
+                "kind": reply.kind,
+                "at": iso(reply.created_at),
+                "admin": admin,
+                "status": reply.status,
+                "sent_at": iso(reply.sent_at),
+                "subject": reply.subject,
+                "body": reply.body,
+            }
+        )
     return found
 
 
@@ -119,12 +153,22 @@ def _messages_of(session, ids: list[int]) -> dict[int, list[dict]]:
     """The e-mails received into each of ``ids``'s conversation, oldest first, in the export's shape (held
     mail belongs to no inquiry until an owner puts it into one)."""
     found: dict[int, list[dict]] = {}
-    for each in session.scalars(select(InboundMessage).where(
-            InboundMessage.inquiry_id.in_(ids), InboundMessage.state == MessageState.THREAD)
-            .order_by(InboundMessage.received_at, InboundMessage.id)):
-        found.setdefault(each.inquiry_id, []).append({
-            "kind": each.kind, "at": iso(each.received_at), "from": each.sender, "name": each.sender_name,
-            "subject": each.subject, "body": each.body, "files_refused": each.files_refused})
+    for each in session.scalars(
+        select(InboundMessage)
+        .where(InboundMessage.inquiry_id.in_(ids), InboundMessage.state == MessageState.THREAD)
+        .order_by(InboundMessage.received_at, InboundMessage.id)
+    ):
+        found.setdefault(each.inquiry_id, []).append(
+            {
+                "kind": each.kind,
+                "at": iso(each.received_at),
+                "from": each.sender,
+                "name": each.sender_name,
+                "subject": each.subject,
+                "body": each.body,
+                "files_refused": each.files_refused,
+            }
+        )
     return found
 
 
@@ -149,8 +193,13 @@ def json_parts(app: Flask, address: str, forms: lookup.Forms = None) -> Iterator
     yield b"\n]}\n", []
 
 
-def as_record(inquiry: Inquiry, audit: list[AuditEntry], replies: list[dict] | None = None,
-              files: list[Attachment] | None = None, received: list[dict] | None = None) -> dict:
+def as_record(
+    inquiry: Inquiry,
+    audit: list[AuditEntry],
+    replies: list[dict] | None = None,
+    files: list[Attachment] | None = None,
+    received: list[dict] | None = None,
+) -> dict:
     """One inquiry, its audit entries, its replies, its files and the e-mails received into its conversation
     in the export's JSON shape."""
     return {
@@ -203,8 +252,9 @@ def stream_csv(app: Flask, address: str, forms: lookup.Forms = None) -> Iterator
     chunks = Chunks(HEADER)
     yield chunks.take()
     for page in pages(app, address, forms):
-        chunks.writer.writerows(as_row(item.inquiry, item.audit, item.replies, item.received) + _extra_cells(item)
-                                for item in page)
+        chunks.writer.writerows(
+            as_row(item.inquiry, item.audit, item.replies, item.received) + _extra_cells(item) for item in page
+        )
         yield chunks.take()
 
 
@@ -214,21 +264,35 @@ def _extra_cells(item: Item) -> tuple:
     return neutralise(notes), neutralise(accessed)
 
 
-def as_row(inquiry: Inquiry, audit: list[AuditEntry], replies: list[dict] | None = None,
-           received: list[dict] | None = None) -> tuple:
+def as_row(
+    inquiry: Inquiry, audit: list[AuditEntry], replies: list[dict] | None = None, received: list[dict] | None = None
+) -> tuple:
     """One inquiry as a CSV record, every free-text cell neutralised against formulas."""
-    sent = "\n\n".join(f"{each['at']} {each['kind']} {each['status']} {each['admin'] or ''}\n{each['subject']}\n"
-                       f"{each['body']}" for each in replies or [])
-    answers = "\n\n".join(f"{each['at']} {each['kind']} {each['from']}\n{each['subject']}\n{each['body']}"
-                          for each in received or [])
+    sent = "\n\n".join(
+        f"{each['at']} {each['kind']} {each['status']} {each['admin'] or ''}\n{each['subject']}\n{each['body']}"
+        for each in replies or []
+    )
+    answers = "\n\n".join(
+        f"{each['at']} {each['kind']} {each['from']}\n{each['subject']}\n{each['body']}" for each in received or []
+    )
     entries = "\n".join(
         f"{_utc_text(entry.created_at)} {entry.admin_name}: {entry.action} ({entry.detail})" for entry in audit
     )
     return (
-        inquiry.id, inquiry.status, _utc_text(inquiry.created_at), neutralise(inquiry.name),
-        neutralise(inquiry.email), neutralise(inquiry.message), neutralise(inquiry.user_agent),
-        "yes" if inquiry.legal_hold else "no", neutralise(inquiry.hold_reason), neutralise(inquiry.hold_by),
-        _utc_text(inquiry.held_at), neutralise(entries), neutralise(sent), neutralise(answers),
+        inquiry.id,
+        inquiry.status,
+        _utc_text(inquiry.created_at),
+        neutralise(inquiry.name),
+        neutralise(inquiry.email),
+        neutralise(inquiry.message),
+        neutralise(inquiry.user_agent),
+        "yes" if inquiry.legal_hold else "no",
+        neutralise(inquiry.hold_reason),
+        neutralise(inquiry.hold_by),
+        _utc_text(inquiry.held_at),
+        neutralise(entries),
+        neutralise(sent),
+        neutralise(answers),
     )
 
 
@@ -241,4 +305,3 @@ def iso(moment: datetime | None) -> str | None:
 
 def _utc_text(moment: datetime | None) -> str:
     return "" if moment is None else moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S")
-

@@ -41,8 +41,10 @@ from app.replies import sending
 
 PLACEHOLDERS = ("{name}", "{form}", "{date}")
 TEXT_MAX = 2000
-DEFAULT_TEXT = _l("Hello {name},\n\nthank you for writing to us through the form “{form}” on {date}. "
-                  "We have received your message and will answer as soon as we can.")
+DEFAULT_TEXT = _l(
+    "Hello {name},\n\nthank you for writing to us through the form “{form}” on {date}. "
+    "We have received your message and will answer as soon as we can."
+)
 
 
 def text_for(form: Form, locale: str) -> str:
@@ -82,8 +84,12 @@ def _compose(form: Form, values: dict, locale: str, quote: bool) -> tuple[str, s
         title = form_store.words(form.title)
         body = fill(text_for(form, locale), values.get("name") or "", title, i18n.local_date(clock.now()))
         if quote:
-            body += "\n\n" + _("Your message:") + "\n\n" + "\n".join(f"> {line}" for line in
-                                                                      (values.get("message") or "").splitlines())
+            body += (
+                "\n\n"
+                + _("Your message:")
+                + "\n\n"
+                + "\n".join(f"> {line}" for line in (values.get("message") or "").splitlines())
+            )
         return _("We received your message: %(form)s", form=title), body + "\n"
 
 
@@ -108,6 +114,8 @@ def _claim_address(session: Session, key: str) -> bool:
     until = now + timedelta(seconds=current_app.config["ACK_PER_ADDRESS_SECONDS"])
     statement = dialect.upsert(session, RateLimit).values(key=f"ack-address:{key}", count=1, expires_at=until)
     statement = statement.on_conflict_do_update(
-        index_elements=[RateLimit.key], set_={"count": 1, "expires_at": until}, where=RateLimit.expires_at <= now,
+        index_elements=[RateLimit.key],
+        set_={"count": 1, "expires_at": until},
+        where=RateLimit.expires_at <= now,
     ).returning(RateLimit.key)
     return session.execute(statement).first() is not None

@@ -42,8 +42,14 @@ def draft(inquiry: Inquiry, form: Form | None) -> Draft:
     title = form_store.words(form.title) if form is not None else ""
     subject = _("Re: %(topic)s", topic=title) if title else _("Your inquiry")
     quoted = [f"> {line}" if line else ">" for line in inquiry.message.splitlines()]
-    body = "\n".join(["", "", _("On %(when)s, %(name)s wrote:", when=local_time(inquiry.created_at),
-                                name=header_text(inquiry.name, 100)), *quoted])
+    body = "\n".join(
+        [
+            "",
+            "",
+            _("On %(when)s, %(name)s wrote:", when=local_time(inquiry.created_at), name=header_text(inquiry.name, 100)),
+            *quoted,
+        ]
+    )
     return Draft(header_text(subject, SUBJECT_MAX), body)
 
 

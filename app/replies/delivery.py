@@ -44,8 +44,11 @@ class Replies:
         replies = {each.delivery_id: each for each in session.scalars(select(Reply).where(Reply.delivery_id.in_(ids)))}
         wanted = {row.inquiry_id for row in rows}
         inquiries = {each.id: each for each in session.scalars(select(Inquiry).where(Inquiry.id.in_(wanted)))}
-        return {row.id: Job(row, replies.get(row.id), inquiries[row.inquiry_id])
-                for row in rows if row.inquiry_id in inquiries}
+        return {
+            row.id: Job(row, replies.get(row.id), inquiries[row.inquiry_id])
+            for row in rows
+            if row.inquiry_id in inquiries
+        }
 
     def send(self, job: Job, batch: Batch) -> Outcome:
         """One attempt at the reply, to its inquiry's address, over the batch's relay."""
@@ -65,8 +68,11 @@ class Replies:
             if status == DeliveryStatus.PENDING:
                 continue
             done = status == DeliveryStatus.DONE
-            session.execute(update(Reply).where(Reply.delivery_id == delivery.id).values(
-                status=ReplyStatus.SENT if done else ReplyStatus.FAILED, sent_at=at if done else None))
+            session.execute(
+                update(Reply)
+                .where(Reply.delivery_id == delivery.id)
+                .values(status=ReplyStatus.SENT if done else ReplyStatus.FAILED, sent_at=at if done else None)
+            )
 
 
 HANDLER = Replies()

@@ -23,17 +23,37 @@ from app.replies import message
 RETRYING = "retrying"  # shown, never stored: a queued reply whose last attempt failed
 
 
-def queue(session: Session, inquiry_id: int, kind: ReplyKind, subject: str, body: str, locale: str,
-          reply_to: str | None = None, admin_id: int | None = None) -> int:
+def queue(
+    session: Session,
+    inquiry_id: int,
+    kind: ReplyKind,
+    subject: str,
+    body: str,
+    locale: str,
+    reply_to: str | None = None,
+    admin_id: int | None = None,
+) -> int:
     """Add a reply and its outbox row in the caller's transaction; the reply's id."""
     if kind == ReplyKind.REPLY:  # the thread's last message: retention counted from it keeps the inquiry longer
         session.execute(update(Inquiry).where(Inquiry.id == inquiry_id).values(last_message_at=clock.now()))
     [delivery_id] = store.add(session, [(inquiry_id, DeliveryChannel.EMAIL, DeliveryKind(kind))])
-    return session.execute(insert(Reply).values(
-        inquiry_id=inquiry_id, admin_id=admin_id, kind=kind, subject=subject, body=body, locale=locale,
-        reply_to=reply_to, message_id=message.new_message_id(), status=ReplyStatus.QUEUED,
-        delivery_id=delivery_id, created_at=clock.now(),
-    ).returning(Reply.id)).scalar_one()
+    return session.execute(
+        insert(Reply)
+        .values(
+            inquiry_id=inquiry_id,
+            admin_id=admin_id,
+            kind=kind,
+            subject=subject,
+            body=body,
+            locale=locale,
+            reply_to=reply_to,
+            message_id=message.new_message_id(),
+            status=ReplyStatus.QUEUED,
+            delivery_id=delivery_id,
+            created_at=clock.now(),
+        )
+        .returning(Reply.id)
+    ).scalar_one()
 
 
 @dataclass(frozen=True)
@@ -51,11 +71,15 @@ def of_inquiry(session: Session, inquiry_id: int) -> list[Shown]:
     """The replies and acknowledgements sent about an inquiry, oldest first, with their outbox state."""
     rows = session.execute(
         select(Reply, Delivery.status, Delivery.attempts, Delivery.last_error, Admin.name)
-        .outerjoin(Delivery, Delivery.id == Reply.delivery_id).outerjoin(Admin, Admin.id == Reply.admin_id)
-        .where(Reply.inquiry_id == inquiry_id).order_by(Reply.created_at, Reply.id)
+        .outerjoin(Delivery, Delivery.id == Reply.delivery_id)
+        .outerjoin(Admin, Admin.id == Reply.admin_id)
+        .where(Reply.inquiry_id == inquiry_id)
+        .order_by(Reply.created_at, Reply.id)
     ).all()
-    return [Shown(reply, _state(reply, status, attempts or 0), attempts or 0, error, author)
-            for reply, status, attempts, error, author in rows]
+    return [
+        Shown(reply, _state(reply, status, attempts or 0), attempts or 0, error, author)
+        for reply, status, attempts, error, author in rows
+    ]
 
 
 def _state(reply: Reply, status: str | None, attempts: int) -> str:

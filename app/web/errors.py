@@ -17,8 +17,9 @@ log = logging.getLogger(__name__)
 
 # Public-facing messages, in one place, translated when shown.
 BROKEN_BODY = _l("The request body could not be read: its chunked framing is malformed.")
-CSRF_REFUSED = _l("The form has expired or was not sent from this site ({reason}). "
-                  "Go back, reload the page and try again.")
+CSRF_REFUSED = _l(
+    "The form has expired or was not sent from this site ({reason}). Go back, reload the page and try again."
+)
 DATABASE_UNAVAILABLE = _l("The database is unavailable right now. Please try again shortly.")
 UNEXPECTED = _l("Something went wrong on our side.")
 
@@ -35,14 +36,24 @@ CSRF_REASONS = {
 
 # Werkzeug's English titles and default explanations, for the statuses Sundown answers with.
 TITLES = {
-    400: _l("Bad Request"), 401: _l("Unauthorized"), 403: _l("Forbidden"), 404: _l("Not Found"),
-    405: _l("Method Not Allowed"), 410: _l("Gone"), 413: _l("Request Entity Too Large"),
-    415: _l("Unsupported Media Type"), 422: _l("Unprocessable Entity"), 429: _l("Too Many Requests"),
-    500: _l("Internal Server Error"), 503: _l("Service Unavailable"),
+    400: _l("Bad Request"),
+    401: _l("Unauthorized"),
+    403: _l("Forbidden"),
+    404: _l("Not Found"),
+    405: _l("Method Not Allowed"),
+    410: _l("Gone"),
+    413: _l("Request Entity Too Large"),
+    415: _l("Unsupported Media Type"),
+    422: _l("Unprocessable Entity"),
+    429: _l("Too Many Requests"),
+    500: _l("Internal Server Error"),
+    503: _l("Service Unavailable"),
 }
 DEFAULT_DESCRIPTIONS = {
-    404: _l("The requested URL was not found on the server. If you entered the URL manually please check "
-            "your spelling and try again."),
+    404: _l(
+        "The requested URL was not found on the server. If you entered the URL manually please check "
+        "your spelling and try again."
+    ),
     405: _l("The method is not allowed for the requested URL."),
 }
 
@@ -76,7 +87,10 @@ def render_error(error: HTTPException):
         response = jsonify(ok=False, error=message)
     else:
         response = render_template(
-            _error_template(), code=code, title=str(TITLES.get(code, error.name)), message=message,
+            _error_template(),
+            code=code,
+            title=str(TITLES.get(code, error.name)),
+            message=message,
             database_down=code >= 500,
         )
     headers = [(k, v) for k, v in error.get_headers() if k.lower() != "content-type"]

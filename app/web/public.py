@@ -25,6 +25,7 @@ from app import cleanup
 from app.core import db, i18n, metrics, ratelimit
 from app.forms import answers as form_answers
 from app.forms import embed
+from app.forms import refused as refused_sites
 from app.forms import store as form_store
 from app.inquiries import retention, spam, submit
 from app.inquiries.submit import Accepted, Invalid, Limited
@@ -33,30 +34,41 @@ from app.web.security import csrf
 
 bp = Blueprint("public", __name__)
 
-PAGE_FIELDS = frozenset({spam.HONEYPOT, "csrf_token", spam.FIELD, spam.RENDERED_FIELD})  # the page's, not the visitor's
+# The page's, not the visitor's (and the services' whose forms post here unchanged: docs/embed.md).
+PAGE_FIELDS = frozenset({*spam.HONEYPOTS, "csrf_token", spam.FIELD, spam.RENDERED_FIELD, "_next"})
 
 # What the form says when it refuses a submission: whole sentences, translated when shown.
-TOO_LARGE = _l("Your inquiry is too large to send (the limit is {kib} KB), so nothing was saved, "
-               "and your text could not be kept: please shorten it and send it again.")
-NOT_RECEIVED = _l("Your inquiry did not arrive complete (the connection may have broken off), so nothing "
-                  "was saved, and your text could not be kept: please type it again and send it.")
-EXPIRED = _l("The form had expired or was not sent from this site, so nothing was saved. "
-             "Your text is kept below: send it again.")
+TOO_LARGE = _l(
+    "Your inquiry is too large to send (the limit is {kib} KB), so nothing was saved, "
+    "and your text could not be kept: please shorten it and send it again."
+)
+NOT_RECEIVED = _l(
+    "Your inquiry did not arrive complete (the connection may have broken off), so nothing "
+    "was saved, and your text could not be kept: please type it again and send it."
+)
+EXPIRED = _l(
+    "The form had expired or was not sent from this site, so nothing was saved. Your text is kept below: send it again."
+)
 RATE_LIMITED = _l("{refusal} Your text is kept below.")
-UNAVAILABLE = _l("The inbox cannot save inquiries right now, so nothing was saved. "
-                 "Your text is kept below: please send it again in a minute.")
+UNLISTED = _l(
+    "The page you sent this from ({site}) is not one of the sites this form takes inquiries from, "
+    "so nothing was saved yet, and the site's owner can see that it was tried. Your text is kept "
+    "below: send it from here."
+)
+UNAVAILABLE = _l(
+    "The inbox cannot save inquiries right now, so nothing was saved. "
+    "Your text is kept below: please send it again in a minute."
+)
 NOT_JSON_TYPE = _l("Send the inquiry as JSON (Content-Type: application/json).")
 CROSS_ORIGIN = _l("Cross-origin requests are not accepted.")
-# The words ``static/embed.js`` shows on another site, in the visitor's language.
-EMBED_TEXTS = {
-    "send": _l("Send inquiry"), "sending": _l("Sending…"), "optional": _l("(optional)"), "choose": _l("Choose…"),
-    "thanks": _l("Thank you. Your inquiry has been received."),
-    "errors": _l("Please correct the errors below."),
-    "failed": _l("Your inquiry could not be sent. Please try again in a minute."),
-}
 # The words of the site's own form (migration 0009), so the catalogs translate them (``form_store.words``).
-SHIPPED_WORDS = (_l("Contact"), _l("We read every message and answer by email."), _l("Your name"),
-                 _l("Email address"), _l("Message"))
+SHIPPED_WORDS = (
+    _l("Contact"),
+    _l("We read every message and answer by email."),
+    _l("Your name"),
+    _l("Email address"),
+    _l("Message"),
+)
 
 
 @bp.get("/")
@@ -94,12 +106,18 @@ def form_embed(slug: str):
     form = form_store.page_form(slug=slug)
     origin = current_app.config["ORIGIN"]
     response = jsonify(
-        form=form.slug, title=form.title, description=form.description, lang=i18n.language_tag(),
+        form=form.slug,
+        title=form.title,
+        description=form.description,
+        lang=i18n.language_tag(),
         action=f"{origin}{url_for('public.submit_named_json', slug=form.slug)}",
         page=f"{origin}{url_for('public.named_form', slug=form.slug)}",
-        fields=[embed.described(each) for each in form.fields], rendered=spam.form_token(),
-        challenge=spam.issue(), challenge_url=f"{origin}{url_for('public.form_challenge', slug=form.slug)}",
-        challenge_ttl=current_app.config["POW_TTL"], texts={key: str(text) for key, text in EMBED_TEXTS.items()},
+        fields=[embed.described(each) for each in form.fields],
+        rendered=spam.form_token(),
+        challenge=spam.issue(),
+        challenge_url=f"{origin}{url_for('public.form_challenge', slug=form.slug)}",
+        challenge_ttl=current_app.config["POW_TTL"],
+        texts=embed.texts(),
     )
     response.headers["Cache-Control"] = "no-store"
     return response
@@ -136,6 +154,7 @@ def _submit_page(slug: str | None):
         _receive(slug)
         token = request.form.get(spam.RENDERED_FIELD)
     except HTTPException as refusal:
+        submit.refused(_sender())
         return _form_refused(refusal, {}, _lost_message(refusal))
     try:
         form = form_store.page_form(slug=slug)
@@ -147,12 +166,12 @@ def _submit_page(slug: str | None):
     origin = embed.request_origin()
     embedded = None if embed.is_own(origin) else origin
     if embedded is not None and not embed.allowed(form.form, embedded):
-        metrics.count_inquiry("invalid")
-        return _missing_form(Forbidden(), str(embed.NOT_ALLOWED))
+        return _unlisted(form, embedded, values)
     try:
         if embedded is None:  # from another site the allowed origin is the proof, and there is no session
             csrf.protect()
-        result = submit.submit(form, request.form, request.files, spam.judge_form(request.form), embedded, _sender())
+        verdict = spam.judge_form(request.form, spam.Reason.LISTED_SITE if embedded else spam.Reason.OWN_PAGE)
+        result = submit.submit(form, request.form, request.files, verdict, embedded, _sender())
     except CSRFError as refusal:
         return _form_refused(refusal, values, str(EXPIRED), token)
     except (DBAPIError, PoolTimeout) as error:
@@ -160,18 +179,37 @@ def _submit_page(slug: str | None):
     return _page_answer(result, form, values, token, embedded)
 
 
-def _page_answer(result: submit.Result, form: form_store.Shown, values: dict, token: str | None,
-                 embedded: str | None):
+def _unlisted(form: form_store.Shown, site: str, values: dict):
+    """A post from a site the form does not list: recorded for the form's page (within the client's own
+    limits), and the form here, the visitor's text kept, to send it from Sundown itself (403)."""
+    metrics.count_inquiry("invalid")
+    if submit.refused(_sender()) is None:
+        with db.transaction(write=True) as session:
+            refused_sites.record(session, form.form.id, site)
+    notice = UNLISTED.format(site=site[:100])
+    return _form_page(
+        values,
+        {},
+        notice,
+        action=url_for("public.submit_named_form", slug=form.slug),
+        extra=form_answers.extras(form.fields, request.form),
+    ), 403
+
+
+def _page_answer(result: submit.Result, form: form_store.Shown, values: dict, token: str | None, embedded: str | None):
     """The page's answer to ``result``: the thank-you page, or the form again with the errors or the wait."""
     match result:
         case Invalid(errors=field_errors, status=status):
-            return _form_page(values, field_errors, token=token, back=_back_link(form, embedded)), status
+            extra = form_answers.extras(form.fields, request.form)
+            return _form_page(
+                values, field_errors, field_errors.get("_"), token=token, back=_back_link(form, embedded), extra=extra
+            ), status
         case Limited(wait=wait):
             refusal = ratelimit.too_many(wait)
             return _form_refused(refusal, values, RATE_LIMITED.format(refusal=refusal.description), token)
         case Accepted():
             cleanup.trigger("inquiry_form")
-    return redirect(_thanks_url(form, embedded), 303)
+    return redirect(_thanks_url(form, embedded, request.form.get("_next")), 303)
 
 
 @bp.post("/api/inquiries")
@@ -206,11 +244,18 @@ def _submit_json(slug: str | None):
     origin = request.headers.get("Origin")
     embedded = None if embed.is_own(origin) else origin
     if embedded is not None and not embed.allowed(form.form, embedded):
+        if slug:
+            _unlisted(form, embedded, {})
         raise Forbidden(str(embed.NOT_ALLOWED) if slug else str(CROSS_ORIGIN))
     if with_files:
-        _receive(slug)
+        try:
+            _receive(slug)
+        except HTTPException:
+            submit.refused(_sender())
+            raise
     data = request.form if with_files else intake.json_body()
-    match submit.submit(form, data, request.files, spam.judge_api(data), embedded, _sender()):
+    verdict = spam.judge_api(data, spam.Reason.LISTED_SITE if embedded else None)
+    match submit.submit(form, data, request.files, verdict, embedded, _sender()):
         case Invalid(errors=field_errors, status=status):
             return jsonify(ok=False, errors=field_errors), status
         case Limited(wait=wait):
@@ -251,13 +296,18 @@ def privacy():
     """How long inquiries and spam are kept, in plain words."""
     session = db.get_session()
     days, spam_days = retention.retention_days(session), retention.spam_retention_days(session)
-    own = [(form_store.words(form.title), form.retention_days or days, form.spam_retention_days,
-            form.retention_clock == retention.Clock.LAST_MESSAGE)
-           for form in form_store.all_forms(session)
-           if form.enabled and (form.retention_days or form.spam_retention_days
-                                or form.retention_clock == retention.Clock.LAST_MESSAGE)]
-    return render_template("public/privacy.html", retention_days=days, spam_retention_days=spam_days,
-                           own_retention=own)
+    own = [
+        (
+            form_store.words(form.title),
+            form.retention_days or days,
+            form.spam_retention_days,
+            form.retention_clock == retention.Clock.LAST_MESSAGE,
+        )
+        for form in form_store.all_forms(session)
+        if form.enabled
+        and (form.retention_days or form.spam_retention_days or form.retention_clock == retention.Clock.LAST_MESSAGE)
+    ]
+    return render_template("public/privacy.html", retention_days=days, spam_retention_days=spam_days, own_retention=own)
 
 
 def _receive(slug: str | None) -> None:
@@ -276,9 +326,12 @@ def _takes_files(slug: str | None) -> bool:
         return False
 
 
-def _thanks_url(form: form_store.Shown, embedded: str | None) -> str:
-    """The form's own thank-you address for a submission from another site, if it is on an allowed
-    origin; else Sundown's. Never an address the request names."""
+def _thanks_url(form: form_store.Shown, embedded: str | None, named: str | None = None) -> str:
+    """Where a submission from another site goes next: the address its own ``_next`` field names (as
+    Formspree's and Basin's forms do) when a redirect can carry it and it is on one of the form's listed
+    sites, else the form's thank-you address (``embed.thanks_url``); else Sundown's thank-you page."""
+    if embedded is not None and named and embed.redirectable(named) and embed.thanks_url_ok(form.form, named):
+        return named
     return embed.thanks_url(form.form, embedded) or url_for("public.thanks")
 
 
@@ -288,20 +341,37 @@ def _back_link(form: form_store.Shown, embedded: str | None) -> str | None:
     return referrer if embedded is not None and embed.thanks_url_ok(form.form, referrer) else None
 
 
-def _form_page(values: dict, field_errors: dict[str, str], notice: str | None = None,
-               token: str | None = None, back: str | None = None) -> str:
-    """The request's form; a re-shown one keeps the first render time, so the time trap counts from it."""
+def _form_page(
+    values: dict,
+    field_errors: dict[str, str],
+    notice: str | None = None,
+    token: str | None = None,
+    back: str | None = None,
+    action: str | None = None,
+    extra: dict[str, str] | None = None,
+) -> str:
+    """The request's form; a re-shown one keeps the first render time, so the time trap counts from it,
+    and the ``extra`` answers sent to fields it does not have (``form_answers.extras``), to send again."""
     form = g.get("sundown_form") or form_store.page_form()
     return render_template(
-        "public/form.html", form=form, values=values, errors=field_errors, notice=notice,
-        rendered=spam.carried_over(token), labels=form.labels, back=back,
+        "public/form.html",
+        form=form,
+        values=values,
+        errors=field_errors,
+        notice=notice,
+        rendered=spam.carried_over(token),
+        labels=form.labels,
+        back=back,
+        action=action or request.path,
+        extra=extra or {},
     )
 
 
 def _missing_form(refusal: HTTPException, notice: str | None = None):
     """A form that is not there or disabled (404), or unreadable (503): what the visitor typed, kept."""
-    kept = "\n\n".join(value for key, value in request.form.items(multi=True)
-                        if key not in PAGE_FIELDS and value.strip())
+    kept = "\n\n".join(
+        value for key, value in request.form.items(multi=True) if key not in PAGE_FIELDS and value.strip()
+    )
     headers = [(k, v) for k, v in refusal.get_headers() if k.lower() != "content-type"]
     return render_template("public/no_form.html", kept=kept, notice=notice), refusal.code, headers
 
@@ -312,8 +382,9 @@ def _lost_message(refusal: HTTPException) -> str:
     return str(NOT_RECEIVED)
 
 
-def _form_refused(refusal: HTTPException, values: dict[str, form_answers.Answer], notice: str,
-                  token: str | None = None):
+def _form_refused(
+    refusal: HTTPException, values: dict[str, form_answers.Answer], notice: str, token: str | None = None
+):
     """The form again with ``notice``, the refusal's status and headers (``Retry-After``)."""
     headers = [(k, v) for k, v in refusal.get_headers() if k.lower() != "content-type"]
     return _form_page(values, {}, notice, token), refusal.code, headers

@@ -18,10 +18,14 @@ def remaining_ids(db_session) -> list[int]:
 def audit_entries(db_session) -> list[tuple]:
     """The whole audit log (opening a detail page adds nothing to it: tests/admin/test_admin_workflow.py)."""
     db_session.expire_all()
-    return [tuple(row) for row in db_session.execute(
-        select(AuditEntry.admin_name, AuditEntry.action, AuditEntry.count, AuditEntry.detail)
-        .order_by(AuditEntry.id)
-    ).all()]
+    return [
+        tuple(row)
+        for row in db_session.execute(
+            select(AuditEntry.admin_name, AuditEntry.action, AuditEntry.count, AuditEntry.detail).order_by(
+                AuditEntry.id
+            )
+        ).all()
+    ]
 
 
 def post(client, path, data):
@@ -116,8 +120,10 @@ def test_place_and_release_hold_with_reason_and_audit(admin_client, db_session, 
     assert post(admin_client, f"/admin/inquiries/{row}/release", {}).status_code == 303
     db_session.refresh(held)
     assert (held.legal_hold, held.hold_reason, held.hold_by, held.held_at) == (False, None, None, None)
-    assert [entry[:3] for entry in audit_entries(db_session)] == [("Ada", "hold_placed", 1),
-                                                                   ("Ada", "hold_released", 1)]
+    assert [entry[:3] for entry in audit_entries(db_session)] == [
+        ("Ada", "hold_placed", 1),
+        ("Ada", "hold_released", 1),
+    ]
 
 
 def test_hold_needs_a_short_reason(admin_client, db_session, clock):

@@ -59,7 +59,8 @@ def test_the_operator_lists_and_removes_admins_but_never_the_last(app, runner, l
     assert result.exit_code == 0 and "Grace was removed" in result.output
     assert query(select(Admin.name)) == ["Ada"]
     assert query(select(AuditEntry.admin_name).where(AuditEntry.action == "admin_removed")) == [
-        "operator (command line)"]
+        "operator (command line)"
+    ]
 
 
 def test_an_invite_needs_a_passkey_verified_in_the_last_five_minutes(app, clock, query):

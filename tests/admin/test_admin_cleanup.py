@@ -14,9 +14,15 @@ from tests.helpers import csrf_token
 
 def add_run(db_session, clock, minutes_ago: int, **values) -> CleanupRun:
     started = clock() - timedelta(minutes=minutes_ago)
-    fields = dict(trigger="inquiry_form", started_at=started, finished_at=started + timedelta(seconds=2.5),
-                  cutoff=started - timedelta(days=180), retention_days=180, status="ok",
-                  deleted=json.dumps({"inquiries": 7, "rate_limits": 2}))
+    fields = dict(
+        trigger="inquiry_form",
+        started_at=started,
+        finished_at=started + timedelta(seconds=2.5),
+        cutoff=started - timedelta(days=180),
+        retention_days=180,
+        status="ok",
+        deleted=json.dumps({"inquiries": 7, "rate_limits": 2}),
+    )
     row = CleanupRun(**{**fields, **values})
     db_session.add(row)
     db_session.commit()
@@ -41,9 +47,14 @@ def test_the_cleanup_page_shows_the_last_run_and_highlights_failed_ones(admin_cl
 
 
 def test_run_cleanup_now_deletes_expired_rows_and_reports(admin_client, db_session, clock):
-    fresh, old, held = add_inquiries(db_session, [
-        inquiry(clock, days_old=1), inquiry(clock, days_old=200), inquiry(clock, days_old=200, legal_hold=True),
-    ])
+    fresh, old, held = add_inquiries(
+        db_session,
+        [
+            inquiry(clock, days_old=1),
+            inquiry(clock, days_old=200),
+            inquiry(clock, days_old=200, legal_hold=True),
+        ],
+    )
     response = admin_client.post("/admin/cleanup/run", data={"csrf_token": csrf_token(admin_client, "/admin/cleanup")})
     assert response.status_code == 303
     page = admin_client.get("/admin/cleanup").get_data(as_text=True)

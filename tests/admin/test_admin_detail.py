@@ -47,7 +47,7 @@ def test_the_user_agent_is_a_short_name_with_the_raw_string_behind_a_disclosure(
     (row,) = add_inquiries(db_session, [inquiry(clock, user_agent=FIREFOX)])
     page = page_of(admin_client, row)
     assert '<dd id="browser">Firefox 133 on Windows' in page
-    assert f"<details class=\"raw-agent\"><summary>Full user agent</summary><code>{FIREFOX}</code></details>" in page
+    assert f'<details class="raw-agent"><summary>Full user agent</summary><code>{FIREFOX}</code></details>' in page
 
 
 def test_an_unknown_or_missing_user_agent(admin_client, db_session, clock):

@@ -23,7 +23,7 @@ BOM = "\ufeff"
 def parse(body: bytes) -> list[list[str]]:
     text = body.decode("utf-8")
     assert text.startswith(BOM)
-    return list(csv.reader(io.StringIO(text[len(BOM):], newline="")))
+    return list(csv.reader(io.StringIO(text[len(BOM) :], newline="")))
 
 
 @contextmanager
@@ -109,11 +109,22 @@ INJECTIONS = {
 
 def test_formula_injection_is_neutralised_in_every_free_text_cell(admin_client, db_session, clock):
     payloads = list(INJECTIONS)
-    add_inquiries(db_session, [
-        inquiry(clock, name=p, email=p, message=p, hold_reason=p, hold_by=p, legal_hold=True,
-                created_at=clock() - timedelta(hours=len(payloads) - i))
-        for i, p in enumerate(payloads)
-    ])
+    add_inquiries(
+        db_session,
+        [
+            inquiry(
+                clock,
+                name=p,
+                email=p,
+                message=p,
+                hold_reason=p,
+                hold_by=p,
+                legal_hold=True,
+                created_at=clock() - timedelta(hours=len(payloads) - i),
+            )
+            for i, p in enumerate(payloads)
+        ],
+    )
     exported = parse(admin_client.get("/admin/export.csv").data)[1:]
     for payload, row in zip(payloads, exported, strict=True):
         expected = INJECTIONS[payload]
@@ -129,20 +140,26 @@ def test_neutralise_leaves_safe_text_alone():
 
 
 def test_expired_rows_are_absent_and_held_expired_rows_present(admin_client, db_session, clock):
-    add_inquiries(db_session, [
-        inquiry(clock, name="fresh"),
-        inquiry(clock, days_old=181, name="expired"),
-        inquiry(clock, days_old=181, name="held", legal_hold=True),
-    ])
+    add_inquiries(
+        db_session,
+        [
+            inquiry(clock, name="fresh"),
+            inquiry(clock, days_old=181, name="expired"),
+            inquiry(clock, days_old=181, name="held", legal_hold=True),
+        ],
+    )
     names = [row[2] for row in parse(admin_client.get("/admin/export.csv").data)[1:]]
     assert names == ["held", "fresh"]
 
 
 def test_since_and_until_filter_by_day_inclusive(admin_client, db_session, clock):
-    add_inquiries(db_session, [
-        inquiry(clock, name=f"May {day}", created_at=clock().replace(month=5, day=day, hour=23, minute=59))
-        for day in (1, 2, 3, 4)
-    ])
+    add_inquiries(
+        db_session,
+        [
+            inquiry(clock, name=f"May {day}", created_at=clock().replace(month=5, day=day, hour=23, minute=59))
+            for day in (1, 2, 3, 4)
+        ],
+    )
 
     def names(dates):
         return [row[2] for row in parse(admin_client.get(f"/admin/export.csv?{dates}").data)[1:]]
@@ -153,8 +170,17 @@ def test_since_and_until_filter_by_day_inclusive(admin_client, db_session, clock
     assert names("since=&until=") == ["May 1", "May 2", "May 3", "May 4"]
 
 
-@pytest.mark.parametrize("dates", ["since=yesterday", "until=2026-13-01", "since=2026-5-1",
-                                   "since=20260501", "since=2026-05-03&until=2026-05-01", "until=9999-12-31"])
+@pytest.mark.parametrize(
+    "dates",
+    [
+        "since=yesterday",
+        "until=2026-13-01",
+        "since=2026-5-1",
+        "since=20260501",
+        "since=2026-05-03&until=2026-05-01",
+        "until=9999-12-31",
+    ],
+)
 def test_bad_dates_are_refused_with_a_message(admin_client, dates):
     response = admin_client.get(f"/admin/export.csv?{dates}")
     assert response.status_code == 400

@@ -32,8 +32,11 @@ def open_export(port: int, cookie: str) -> socket.socket:
     sock = socket.socket()
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
     sock.connect(("127.0.0.1", port))
-    sock.sendall((f"GET /admin/export.csv HTTP/1.1\r\nHost: localhost:{port}\r\n"
-                  f"Cookie: {cookie}\r\nConnection: close\r\n\r\n").encode())
+    sock.sendall(
+        (
+            f"GET /admin/export.csv HTTP/1.1\r\nHost: localhost:{port}\r\nCookie: {cookie}\r\nConnection: close\r\n\r\n"
+        ).encode()
+    )
     return sock
 
 
@@ -63,18 +66,21 @@ def open_transactions(engine, db_kind: str) -> int:
     """Transactions the server holds open right now (none should outlive a page)."""
     if db_kind == "postgresql":
         with engine.connect() as conn:
-            return conn.execute(sa.text(
-                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
-                "AND pid <> pg_backend_pid() AND state LIKE 'idle in transaction%'"
-            )).scalar_one()
+            return conn.execute(
+                sa.text(
+                    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                    "AND pid <> pg_backend_pid() AND state LIKE 'idle in transaction%'"
+                )
+            ).scalar_one()
     # SQLite: after a write, a reader still holding an older snapshot makes a
     # TRUNCATE checkpoint report busy. Plain sqlite3, so no BEGIN wraps the pragma.
     conn = sqlite3.connect(engine.url.database, isolation_level=None)
     try:
         conn.execute("PRAGMA busy_timeout=100")
         # A real change: SQLite skips writing a row whose bytes do not change.
-        conn.execute("UPDATE submissions SET user_agent = hex(randomblob(8)) "
-                     "WHERE id = (SELECT min(id) FROM submissions)")
+        conn.execute(
+            "UPDATE submissions SET user_agent = hex(randomblob(8)) WHERE id = (SELECT min(id) FROM submissions)"
+        )
         busy, _log, _done = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
         return busy
     finally:
@@ -99,8 +105,10 @@ def test_stalled_and_vanished_client_leaks_no_transaction(db_kind, database_url,
     engine = make_engine(database_url)
     port = free_port()
     env = {
-        "SUNDOWN_DATABASE_URL": database_url, "SUNDOWN_SECRET_KEY": "test-secret-key-long-enough-for-production",
-        "SUNDOWN_ORIGIN": f"http://localhost:{port}", "SUNDOWN_RP_ID": "localhost",
+        "SUNDOWN_DATABASE_URL": database_url,
+        "SUNDOWN_SECRET_KEY": "test-secret-key-long-enough-for-production",
+        "SUNDOWN_ORIGIN": f"http://localhost:{port}",
+        "SUNDOWN_RP_ID": "localhost",
     }
     with Session(engine) as session:
         add_inquiries(session, numbered_inquiries(wall_clock, ROWS, message=MESSAGE))

@@ -89,11 +89,14 @@ def test_rows_show_local_time_first_line_and_hold_badge(paris, admin_client, db_
 
 
 def test_search_matches_name_or_email_substring_case_insensitively(admin_client, db_session, clock):
-    ids = add_inquiries(db_session, [
-        inquiry(clock, name="Grace Hopper", email="grace@navy.example"),
-        inquiry(clock, name="Alan", email="alan@turing.example"),
-        inquiry(clock, name="Edsger", email="ed@HOPPER.example"),
-    ])
+    ids = add_inquiries(
+        db_session,
+        [
+            inquiry(clock, name="Grace Hopper", email="grace@navy.example"),
+            inquiry(clock, name="Alan", email="alan@turing.example"),
+            inquiry(clock, name="Edsger", email="ed@HOPPER.example"),
+        ],
+    )
     page = html(admin_client.get("/admin/?q=hopper"))
     assert sorted(listed_ids(page)) == [ids[0], ids[2]]
     assert listed_ids(html(admin_client.get("/admin/?q=nobody"))) == []
@@ -101,13 +104,16 @@ def test_search_matches_name_or_email_substring_case_insensitively(admin_client,
 
 
 def test_search_treats_like_wildcards_literally(admin_client, db_session, clock):
-    ids = add_inquiries(db_session, [
-        inquiry(clock, name="100% real"),
-        inquiry(clock, name="1000 real"),
-        inquiry(clock, name="a_b"),
-        inquiry(clock, name="axb"),
-        inquiry(clock, name="back\\slash"),
-    ])
+    ids = add_inquiries(
+        db_session,
+        [
+            inquiry(clock, name="100% real"),
+            inquiry(clock, name="1000 real"),
+            inquiry(clock, name="a_b"),
+            inquiry(clock, name="axb"),
+            inquiry(clock, name="back\\slash"),
+        ],
+    )
     assert listed_ids(html(admin_client.get("/admin/?q=00%25"))) == [ids[0]]
     assert listed_ids(html(admin_client.get("/admin/?q=a_b"))) == [ids[2]]
     assert listed_ids(html(admin_client.get("/admin/?q=k%5Cs"))) == [ids[4]]
@@ -122,9 +128,14 @@ def test_search_is_kept_across_pages(admin_client, db_session, clock):
 
 
 def test_expired_rows_are_hidden_unless_held(admin_client, db_session, clock):
-    fresh, old, held = add_inquiries(db_session, [
-        inquiry(clock, days_old=10), inquiry(clock, days_old=181), inquiry(clock, days_old=181, legal_hold=True),
-    ])
+    fresh, old, held = add_inquiries(
+        db_session,
+        [
+            inquiry(clock, days_old=10),
+            inquiry(clock, days_old=181),
+            inquiry(clock, days_old=181, legal_hold=True),
+        ],
+    )
     assert sorted(listed_ids(html(admin_client.get("/admin/")))) == sorted([fresh, held])
     assert admin_client.get(f"/admin/inquiries/{old}").status_code == 404
     assert admin_client.get(f"/admin/inquiries/{held}").status_code == 200
@@ -134,8 +145,9 @@ def test_detail_shows_whole_message_escaped_with_line_breaks(admin_client, db_se
     message = "Line one\nLine two <script>alert(1)</script>\n\n  indented"
     (row,) = add_inquiries(db_session, [inquiry(clock, message=message)])
     page = admin_client.get(f"/admin/inquiries/{row}").get_data(as_text=True)
-    assert ('<div class="message-body">Line one\nLine two &lt;script&gt;alert(1)&lt;/script&gt;\n\n  indented</div>'
-            in page)
+    assert (
+        '<div class="message-body">Line one\nLine two &lt;script&gt;alert(1)&lt;/script&gt;\n\n  indented</div>' in page
+    )
     assert "<script>alert" not in page
 
 

@@ -30,28 +30,56 @@ def audit_entries(query) -> list[tuple]:
 
 
 def test_settings_are_saved_and_audited_without_addresses(admin_client, query):
-    response = post(admin_client, PAGE, {"emails": "a@example.org\nb@example.org, a@example.org",
-                                         "webhook_url": "https://hooks.example.org/in", "include_content": "1",
-                                         "digest_minutes": "0"})
+    response = post(
+        admin_client,
+        PAGE,
+        {
+            "emails": "a@example.org\nb@example.org, a@example.org",
+            "webhook_url": "https://hooks.example.org/in",
+            "include_content": "1",
+            "digest_minutes": "0",
+        },
+    )
     assert response.status_code == 303
-    assert stored(query) == {"notify_emails": json.dumps(["a@example.org", "b@example.org"]),
-                             "notify_webhook_url": "https://hooks.example.org/in", "notify_include_content": "1"}
+    assert stored(query) == {
+        "notify_emails": json.dumps(["a@example.org", "b@example.org"]),
+        "notify_webhook_url": "https://hooks.example.org/in",
+        "notify_include_content": "1",
+    }
     [(action, count, detail)] = audit_entries(query)
     assert action == "notifications_changed"
     assert detail == "recipients 0 → 2, webhook URL set, content included"
     assert "example.org" not in detail
     page = admin_client.get(PAGE).get_data(as_text=True)
     assert "a@example.org\nb@example.org" in page and "https://hooks.example.org/in" in page
-    assert post(admin_client, PAGE, {"emails": "a@example.org, b@example.org",
-                                     "webhook_url": "https://hooks.example.org/in", "include_content": "1",
-                                     "digest_minutes": "0"}).status_code == 303
+    assert (
+        post(
+            admin_client,
+            PAGE,
+            {
+                "emails": "a@example.org, b@example.org",
+                "webhook_url": "https://hooks.example.org/in",
+                "include_content": "1",
+                "digest_minutes": "0",
+            },
+        ).status_code
+        == 303
+    )
     assert len(audit_entries(query)) == 1  # unchanged: nothing audited
 
 
-@pytest.mark.parametrize(("field", "value"), [("emails", "not an address"), ("webhook_url", "ftp://x.example.org"),
-                                              ("digest_minutes", "-5"), ("digest_minutes", "ten"),
-                                              ("digest_minutes", "²"), ("digest_minutes", "١٠"),
-                                              ("digest_minutes", "9" * 5000)])
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("emails", "not an address"),
+        ("webhook_url", "ftp://x.example.org"),
+        ("digest_minutes", "-5"),
+        ("digest_minutes", "ten"),
+        ("digest_minutes", "²"),
+        ("digest_minutes", "١٠"),
+        ("digest_minutes", "9" * 5000),
+    ],
+)
 def test_bad_input_is_refused_with_422_and_nothing_saved(admin_client, query, field, value):
     data = {"emails": "a@example.org", "webhook_url": "", "digest_minutes": "0", field: value}
     response = post(admin_client, PAGE, data)
@@ -62,8 +90,14 @@ def test_bad_input_is_refused_with_422_and_nothing_saved(admin_client, query, fi
 
 
 def test_environment_settings_win_and_are_shown_read_only(app_config, make_app, login, query):
-    app = make_app({**app_config, "NOTIFY_EMAILS": ["ops@example.org"], "WEBHOOK_URL": "https://hooks.example.org/x",
-                    "WEBHOOK_SECRET": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"})
+    app = make_app(
+        {
+            **app_config,
+            "NOTIFY_EMAILS": ["ops@example.org"],
+            "WEBHOOK_URL": "https://hooks.example.org/x",
+            "WEBHOOK_SECRET": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+        }
+    )
     client = app.test_client()
     from devtools import admins
 
@@ -72,8 +106,15 @@ def test_environment_settings_win_and_are_shown_read_only(app_config, make_app, 
     page = client.get(PAGE).get_data(as_text=True)
     assert 'id="emails" rows="3" readonly' in page and "ops@example.org" in page
     assert "SUNDOWN_WEBHOOK_SECRET" in page and "Rotate the secret" not in page
-    response = client.post(PAGE, data={"emails": "other@example.org", "webhook_url": "https://evil.example.org",
-                                       "digest_minutes": "0", "csrf_token": csrf_token(client, PAGE)})
+    response = client.post(
+        PAGE,
+        data={
+            "emails": "other@example.org",
+            "webhook_url": "https://evil.example.org",
+            "digest_minutes": "0",
+            "csrf_token": csrf_token(client, PAGE),
+        },
+    )
     assert response.status_code == 303
     assert "notify_emails" not in stored(query) and "notify_webhook_url" not in stored(query)
 
@@ -107,10 +148,17 @@ def mail(tmp_path):
     server.stop()
 
 
-def test_a_test_notification_configured_on_the_page_goes_through_the_outbox(app_config, make_app, login, query,
-                                                                            mail, tmp_path):
-    app = make_app({**app_config, "SMTP_URL": mail.url, "SMTP_CA_FILE": str(tmp_path / "mail-cert.pem"),
-                    "WEBHOOK_ALLOW_PRIVATE": 1})
+def test_a_test_notification_configured_on_the_page_goes_through_the_outbox(
+    app_config, make_app, login, query, mail, tmp_path
+):
+    app = make_app(
+        {
+            **app_config,
+            "SMTP_URL": mail.url,
+            "SMTP_CA_FILE": str(tmp_path / "mail-cert.pem"),
+            "WEBHOOK_ALLOW_PRIVATE": 1,
+        }
+    )
     client = app.test_client()
     login("Ada", as_client=client)
     made = post(client, "/admin/notifications/secret", {})

@@ -48,10 +48,15 @@ def test_longer_or_boundary_retention_saves_at_once(admin_client, db_session, va
 
 
 def test_shorter_retention_previews_then_needs_confirmation(admin_client, db_session, clock):
-    add_inquiries(db_session, [
-        inquiry(clock, days_old=10), inquiry(clock, days_old=45), inquiry(clock, days_old=40),
-        inquiry(clock, days_old=90, legal_hold=True),
-    ])
+    add_inquiries(
+        db_session,
+        [
+            inquiry(clock, days_old=10),
+            inquiry(clock, days_old=45),
+            inquiry(clock, days_old=40),
+            inquiry(clock, days_old=90, legal_hold=True),
+        ],
+    )
     page = post(admin_client, {"retention_days": "30"})
     text = page.get_data(as_text=True)
     assert page.status_code == 200

@@ -36,9 +36,14 @@ def state(query, row_id) -> tuple:
 
 def views(query, row_id) -> dict[int, tuple]:
     """Each admin's row for the inquiry: {admin id: (first opened, last opened, read)}."""
-    return {admin_id: tuple(rest) for admin_id, *rest in query.rows(
-        select(InquiryView.admin_id, InquiryView.first_opened_at, InquiryView.last_opened_at, InquiryView.read_at)
-        .where(InquiryView.inquiry_id == row_id))}
+    return {
+        admin_id: tuple(rest)
+        for admin_id, *rest in query.rows(
+            select(
+                InquiryView.admin_id, InquiryView.first_opened_at, InquiryView.last_opened_at, InquiryView.read_at
+            ).where(InquiryView.inquiry_id == row_id)
+        )
+    }
 
 
 def audit(query) -> list[tuple]:
@@ -101,8 +106,9 @@ def test_mark_unread_undoes_this_admins_read_and_keeps_the_record_of_opening(adm
     assert list(views(query, row).values()) == [(clock(), clock(), None)]
     post(admin_client, f"/admin/inquiries/{row}/unread")  # already unread: nothing changes
     assert list(views(query, row).values()) == [(clock(), clock(), None)]
-    assert "Mark read" in admin_client.get(f"/admin/inquiries/{row}", headers={"Sec-Fetch-Site": "cross-site"}
-                                           ).get_data(as_text=True)
+    assert "Mark read" in admin_client.get(
+        f"/admin/inquiries/{row}", headers={"Sec-Fetch-Site": "cross-site"}
+    ).get_data(as_text=True)
     assert audit(query) == []
 
 
@@ -148,12 +154,14 @@ def test_state_changes_on_a_missing_or_expired_inquiry_are_404(admin_client, clo
 
 def test_answered_by_survives_the_admin_being_removed(admin_client, clock, query, login, app):
     from app.models import Admin
+
     (row,) = arrange(query, [inquiry(clock)])
     other = app.test_client()
     grace = login("Grace", as_client=other)
     post(other, f"/admin/inquiries/{row}/answered")
-    query.using(lambda session: (session.execute(Admin.__table__.delete().where(Admin.id == grace.id)),
-                                 session.commit()))
+    query.using(
+        lambda session: (session.execute(Admin.__table__.delete().where(Admin.id == grace.id)), session.commit())
+    )
     assert state(query, row) == (clock(), None)  # ON DELETE SET NULL: the answer stays, its author goes
     assert "Answered by a removed admin" in admin_client.get(f"/admin/inquiries/{row}").get_data(as_text=True)
 
@@ -212,8 +220,10 @@ def test_a_count_past_the_limit_says_more_than(admin_client, clock, monkeypatch,
 def test_the_name_is_the_link_and_says_whose_inquiry_and_when(admin_client, clock, query):
     (row,) = arrange(query, [inquiry(clock, name="Hedy Lamarr", days_old=0)])
     page = admin_client.get("/admin/").get_data(as_text=True)
-    assert (f'<a href="/admin/inquiries/{row}">Hedy Lamarr<span class="visually-hidden">, '
-            "unread inquiry received 2026-06-01 12:00 UTC</span></a>") in page
+    assert (
+        f'<a href="/admin/inquiries/{row}">Hedy Lamarr<span class="visually-hidden">, '
+        "unread inquiry received 2026-06-01 12:00 UTC</span></a>"
+    ) in page
 
 
 def test_select_all_works_without_scripts(admin_client, clock, query):
@@ -234,8 +244,10 @@ def test_reply_is_a_mailto_link_with_the_subject_and_the_message_quoted(admin_cl
     assert unquote(parts.path) == "zoe+tag@example.com"
     fields = parse_qs(parts.query.replace("+", "%2B"))
     assert fields["subject"] == ["Re: Hello & welcome?"]
-    assert fields["body"] == ["\r\n\r\nOn 2026-05-31 12:00 UTC, Zoë wrote:\r\n> Hello & welcome?\r\n"
-                              "> Line 2: 100% sure, a+b=c #1\r\n> \r\n> Ümlaut"]
+    assert fields["body"] == [
+        "\r\n\r\nOn 2026-05-31 12:00 UTC, Zoë wrote:\r\n> Hello & welcome?\r\n"
+        "> Line 2: 100% sure, a+b=c #1\r\n> \r\n> Ümlaut"
+    ]
 
 
 def test_a_long_message_is_quoted_in_part(admin_client, clock, query):
@@ -246,12 +258,14 @@ def test_a_long_message_is_quoted_in_part(admin_client, clock, query):
 
 def test_reply_link_subject_is_the_first_line_shortened():
     from app.admin.workflow import _topic
+
     assert _topic("\n\n  Short  \nmore") == "Short"
     assert _topic("x" * 100) == "x" * 59 + "…"
 
 
 def test_admins_and_tabs_opening_an_inquiry_at_once_write_one_row_each(app, clock, query, login):
     from tests.auth.test_auth_races import race
+
     (row,) = arrange(query, [inquiry(clock)])
     clients = []
     for index in range(3):

@@ -29,9 +29,7 @@ def admin_routes(app, methods=METHODS, sample=SAMPLE) -> list[tuple[str, str]]:
         for converter, name in re.findall(r"<(?:(\w+)(?:\([^)]*\))?:)?(\w+)>", rule.rule):
             pattern = re.compile(r"<[^>]*\b" + name + ">")
             url = pattern.sub(sample.get(converter, "x"), url)
-        routes.extend(
-            (method, url) for method in sorted(rule.methods) if methods is EVERY_METHOD or method in methods
-        )
+        routes.extend((method, url) for method in sorted(rule.methods) if methods is EVERY_METHOD or method in methods)
     return routes
 
 

@@ -28,15 +28,30 @@ NARROWER = {
     "nothing": frozenset(),
     "read only": frozenset({Permission.READ}),
     "a viewer": frozenset({Permission.READ, Permission.PEOPLE, Permission.ACCOUNT}),
-    "a responder": frozenset({Permission.READ, Permission.MARK, Permission.ANSWER, Permission.TRIAGE,
-                              Permission.DELETE, Permission.ACCOUNT}),
+    "a responder": frozenset(
+        {Permission.READ, Permission.MARK, Permission.ANSWER, Permission.TRIAGE, Permission.DELETE, Permission.ACCOUNT}
+    ),
 }
 # One value for every field any admin form reads: enough for each action to do something if let through.
 FIELDS = {
-    "confirm": "1", "through": "999999", "reason": "A claim", "retention_days": "30", "spam_retention_days": "7",
-    "email": "ada@example.com", "locale": "ja", "name": "Renamed", "subject": "Re: Hello", "body": "Thanks",
-    "emails": "team@example.org", "digest_minutes": "5", "include_content": "1", "action": "save",
-    "slug": "contact", "folder": "inbox", "state": "closed", "role": "viewer",
+    "confirm": "1",
+    "through": "999999",
+    "reason": "A claim",
+    "retention_days": "30",
+    "spam_retention_days": "7",
+    "email": "ada@example.com",
+    "locale": "ja",
+    "name": "Renamed",
+    "subject": "Re: Hello",
+    "body": "Thanks",
+    "emails": "team@example.org",
+    "digest_minutes": "5",
+    "include_content": "1",
+    "action": "save",
+    "slug": "contact",
+    "folder": "inbox",
+    "state": "closed",
+    "role": "viewer",
 }
 DELETING = {"admin.delete_inquiries", "admin.delete_all_spam", "admin.person_erase"}
 
@@ -61,14 +76,32 @@ def arranged(app, query, login, clock):
         session.add(Passkey(admin_id=ada.id, credential_id=os.urandom(16), public_key=b"key", name="Laptop"))
         tag = Tag(name="urgent")
         session.add(tag)
-        held = InboundMessage(inquiry_id=inbox, state="held", kind="message", sender="ada@work.example",
-                              sender_name="", subject="Hello", body="Hi", files_refused=0, received_at=clock())
+        held = InboundMessage(
+            inquiry_id=inbox,
+            state="held",
+            kind="message",
+            sender="ada@work.example",
+            sender_name="",
+            subject="Hello",
+            body="Hi",
+            files_refused=0,
+            received_at=clock(),
+        )
         session.add(held)
         session.commit()
         logins = session.scalars(select(AdminLogin.id).where(AdminLogin.admin_id == ada.id).order_by(AdminLogin.id))
         passkey = session.scalar(select(Passkey.id).where(Passkey.admin_id == ada.id))
-        return {"inquiry_id": inbox, "attachment_id": file_id, "admin_id": grace.id, "passkey_id": passkey,
-                "login_id": list(logins)[-1], "form_id": 1, "spam_id": spam, "tag_id": tag.id, "message_id": held.id}
+        return {
+            "inquiry_id": inbox,
+            "attachment_id": file_id,
+            "admin_id": grace.id,
+            "passkey_id": passkey,
+            "login_id": list(logins)[-1],
+            "form_id": 1,
+            "spam_id": spam,
+            "tag_id": tag.id,
+            "message_id": held.id,
+        }
 
     ids = query.using(rows)
     token = csrf_token(client, "/admin/")
@@ -88,10 +121,19 @@ def concrete(app, ids: dict, methods=EVERY) -> list[tuple[str, str]]:
 
 
 def send(client, method: str, url: str, token: str, ids: dict):
-    data = {**FIELDS, "csrf_token": token, "ids": [str(ids["inquiry_id"]), str(ids["spam_id"])],
-            "tags": str(ids["tag_id"]), "admin_id": str(ids["admin_id"])}
-    return client.open(url, method=method, data=data if method == "POST" else None,
-                       headers={"X-CSRFToken": token, "Accept": "text/html"})
+    data = {
+        **FIELDS,
+        "csrf_token": token,
+        "ids": [str(ids["inquiry_id"]), str(ids["spam_id"])],
+        "tags": str(ids["tag_id"]),
+        "admin_id": str(ids["admin_id"]),
+    }
+    return client.open(
+        url,
+        method=method,
+        data=data if method == "POST" else None,
+        headers={"X-CSRFToken": token, "Accept": "text/html"},
+    )
 
 
 def test_every_admin_endpoint_is_in_the_policy_and_every_entry_names_one(app):
@@ -128,7 +170,8 @@ def test_an_admin_route_outside_the_blueprint_is_refused_too(app_config, make_ap
 
 @pytest.mark.parametrize("who", sorted(NARROWER))
 def test_a_narrower_permission_set_is_refused_every_other_route_and_changes_nothing(
-        app, arranged, query, monkeypatch, who):
+    app, arranged, query, monkeypatch, who
+):
     client, token, ids = arranged
     held = NARROWER[who]
     monkeypatch.setattr(permissions, "permissions_for", lambda admin: held)
@@ -144,8 +187,9 @@ def test_a_narrower_permission_set_is_refused_every_other_route_and_changes_noth
         assert response.status_code == 403, (method, url, response.status_code)
         assert snapshot(query) == before, (method, url)
         refused += 1
-    assert refused > 0 and allowed == sum(1 for method, url in concrete(app, ids)
-                                          if policy.POLICY[endpoint_of(app, url, method)] in held)
+    assert refused > 0 and allowed == sum(
+        1 for method, url in concrete(app, ids) if policy.POLICY[endpoint_of(app, url, method)] in held
+    )
 
 
 def test_with_every_permission_the_same_requests_do_change_things(app, arranged, query):
@@ -174,13 +218,30 @@ def test_templates_hide_what_the_admin_cannot_do(app, arranged, monkeypatch):
     client, _token, ids = arranged
     detail = f"/admin/inquiries/{ids['inquiry_id']}"
     everything = client.get(detail).get_data(as_text=True)
-    for action in ("Mark answered", "Place hold", "Delete this inquiry", 'id="reply"', 'href="/admin/forms"',
-                   "Save state", "Add note", 'href="/admin/tags"'):
+    for action in (
+        "Mark answered",
+        "Place hold",
+        "Delete this inquiry",
+        'id="reply"',
+        'href="/admin/forms"',
+        "Save state",
+        "Add note",
+        'href="/admin/tags"',
+    ):
         assert action in everything, action
     monkeypatch.setattr(permissions, "permissions_for", lambda admin: NARROWER["read only"])
     page = client.get(detail).get_data(as_text=True)
-    for action in ("Mark answered", "Place hold", "Delete this inquiry", 'id="reply"', 'href="/admin/forms"',
-                   'href="/admin/people"', 'href="/admin/retention"', 'href="/admin/admins"', 'href="/admin/account"'):
+    for action in (
+        "Mark answered",
+        "Place hold",
+        "Delete this inquiry",
+        'id="reply"',
+        'href="/admin/forms"',
+        'href="/admin/people"',
+        'href="/admin/retention"',
+        'href="/admin/admins"',
+        'href="/admin/account"',
+    ):
         assert action not in page, action
     assert "Mark unread" not in page and "Save state" not in page and "Add note" not in page
     monkeypatch.setattr(permissions, "permissions_for", lambda admin: NARROWER["read only"] | {Permission.MARK})

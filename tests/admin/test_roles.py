@@ -26,32 +26,70 @@ from tests.helpers import csrf_token, settle, snapshot
 OWNER, R, V = "owner", "responder", "viewer"
 # endpoint -> the roles it answers (every other role: 403, nothing changed)
 MATRIX: dict[str, tuple[str, ...]] = {
-    "admin.inbox": (OWNER, R, V), "admin.spam": (OWNER, R, V), "admin.detail": (OWNER, R, V),
-    "admin.download_file": (OWNER, R, V), "admin.preview_file": (OWNER, R, V),
-    "admin.mark_read": (OWNER, R), "admin.mark_unread": (OWNER, R),
-    "admin.mark_answered": (OWNER, R), "admin.mark_unanswered": (OWNER, R), "admin.send_reply": (OWNER, R),
-    "admin.not_spam": (OWNER, R), "admin.change_state": (OWNER, R), "admin.assign": (OWNER, R),
-    "admin.change_tags": (OWNER, R), "admin.add_note": (OWNER, R),
-    "admin.place_hold": (OWNER,), "admin.release_hold": (OWNER,),
-    "admin.delete_inquiries": (OWNER, R), "admin.delete_all_spam": (OWNER, R),
+    "admin.inbox": (OWNER, R, V),
+    "admin.spam": (OWNER, R, V),
+    "admin.detail": (OWNER, R, V),
+    "admin.download_file": (OWNER, R, V),
+    "admin.preview_file": (OWNER, R, V),
+    "admin.mark_read": (OWNER, R),
+    "admin.mark_unread": (OWNER, R),
+    "admin.mark_answered": (OWNER, R),
+    "admin.mark_unanswered": (OWNER, R),
+    "admin.send_reply": (OWNER, R),
+    "admin.not_spam": (OWNER, R),
+    "admin.change_state": (OWNER, R),
+    "admin.assign": (OWNER, R),
+    "admin.change_tags": (OWNER, R),
+    "admin.add_note": (OWNER, R),
+    "admin.place_hold": (OWNER,),
+    "admin.release_hold": (OWNER,),
+    "admin.delete_inquiries": (OWNER, R),
+    "admin.delete_all_spam": (OWNER, R),
     "admin.export": (OWNER, R),
-    "admin.people": (OWNER, R, V), "admin.person_export_json": (OWNER, R, V), "admin.person_export_csv": (OWNER, R, V),
-    "admin.person_export_zip": (OWNER, R, V), "admin.person_erase": (OWNER, R),
-    "admin.forms": (OWNER,), "admin.new_form": (OWNER,), "admin.create_form": (OWNER,), "admin.edit_form": (OWNER,),
-    "admin.change_form": (OWNER,), "admin.delete_form": (OWNER,),
-    "admin.tags": (OWNER,), "admin.create_tag": (OWNER,), "admin.delete_tag": (OWNER,),
-    "admin.settings_moved": (OWNER,), "admin.retention_page": (OWNER,), "admin.change_retention": (OWNER,),
-    "admin.change_spam_retention": (OWNER,), "admin.notifications": (OWNER,), "admin.change_notifications": (OWNER,),
-    "admin.rotate_secret": (OWNER,), "admin.send_test": (OWNER,), "admin.cleanup_page": (OWNER,),
-    "admin.run_cleanup": (OWNER,), "admin.held_messages": (OWNER,), "admin.thread_held": (OWNER,),
-    "admin.delete_held": (OWNER,), "admin.admins": (OWNER,), "admin.change_role": (OWNER,),
-    "admin.log_out_everywhere": (OWNER,), "admin.remove_admin": (OWNER,), "admin.invite": (OWNER,),
-    "admin.account": (OWNER, R, V), "admin.change_email": (OWNER, R, V), "admin.change_language": (OWNER, R, V),
-    "admin.revoke_login": (OWNER, R, V), "admin.rename_passkey": (OWNER, R, V), "admin.remove_passkey": (OWNER, R, V),
+    "admin.people": (OWNER, R, V),
+    "admin.person_export_json": (OWNER, R, V),
+    "admin.person_export_csv": (OWNER, R, V),
+    "admin.person_export_zip": (OWNER, R, V),
+    "admin.person_erase": (OWNER, R),
+    "admin.forms": (OWNER,),
+    "admin.new_form": (OWNER,),
+    "admin.create_form": (OWNER,),
+    "admin.edit_form": (OWNER,),
+    "admin.change_form": (OWNER,),
+    "admin.delete_form": (OWNER,),
+    "admin.tags": (OWNER,),
+    "admin.create_tag": (OWNER,),
+    "admin.delete_tag": (OWNER,),
+    "admin.settings_moved": (OWNER,),
+    "admin.retention_page": (OWNER,),
+    "admin.change_retention": (OWNER,),
+    "admin.change_spam_retention": (OWNER,),
+    "admin.notifications": (OWNER,),
+    "admin.change_notifications": (OWNER,),
+    "admin.rotate_secret": (OWNER,),
+    "admin.send_test": (OWNER,),
+    "admin.cleanup_page": (OWNER,),
+    "admin.run_cleanup": (OWNER,),
+    "admin.held_messages": (OWNER,),
+    "admin.thread_held": (OWNER,),
+    "admin.delete_held": (OWNER,),
+    "admin.admins": (OWNER,),
+    "admin.change_role": (OWNER,),
+    "admin.log_out_everywhere": (OWNER,),
+    "admin.remove_admin": (OWNER,),
+    "admin.invite": (OWNER,),
+    "admin.account": (OWNER, R, V),
+    "admin.change_email": (OWNER, R, V),
+    "admin.change_language": (OWNER, R, V),
+    "admin.revoke_login": (OWNER, R, V),
+    "admin.rename_passkey": (OWNER, R, V),
+    "admin.remove_passkey": (OWNER, R, V),
 }
 LAST = DELETING | {"admin.remove_admin", "admin.delete_form", "admin.delete_tag"}  # they take rows others use
-PNG = bytes.fromhex("89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c489"
-                    "0000000d4944415478da63f8cf00000301010018dd8db00000000049454e44ae426082")
+PNG = bytes.fromhex(
+    "89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c489"
+    "0000000d4944415478da63f8cf00000301010018dd8db00000000049454e44ae426082"
+)
 DOCS = Path(__file__).parents[2] / "docs" / "inbox.md"
 
 
@@ -82,20 +120,48 @@ def team(app, query, login, clock):
         quote = Form(slug="quote", title={"en": "Quote"}, fields=contact.fields, email_field=contact.email_field)
         session.add(quote)
         session.flush()
-        ids = add_inquiries(session, [
-            inquiry(clock, form_id=quote.id), inquiry(clock, form_id=quote.id, status="spam"),
-            inquiry(clock, name="Other", form_id=1), inquiry(clock, form_id=1, status="spam")])
-        files = [add_file(session, ids[0], PNG, "dot.png", "image/png"), add_file(session, ids[2], PNG, "dot.png",
-                                                                                  "image/png")]
+        ids = add_inquiries(
+            session,
+            [
+                inquiry(clock, form_id=quote.id),
+                inquiry(clock, form_id=quote.id, status="spam"),
+                inquiry(clock, name="Other", form_id=1),
+                inquiry(clock, form_id=1, status="spam"),
+            ],
+        )
+        files = [
+            add_file(session, ids[0], PNG, "dot.png", "image/png"),
+            add_file(session, ids[2], PNG, "dot.png", "image/png"),
+        ]
         tag = Tag(name="urgent")
-        held = [InboundMessage(inquiry_id=ids[0], state="held", kind="message", sender="ada@work.example",
-                               sender_name="", subject="Hello", body="Hi", files_refused=0, received_at=clock())
-                for _each in range(2)]
+        held = [
+            InboundMessage(
+                inquiry_id=ids[0],
+                state="held",
+                kind="message",
+                sender="ada@work.example",
+                sender_name="",
+                subject="Hello",
+                body="Hi",
+                files_refused=0,
+                received_at=clock(),
+            )
+            for _each in range(2)
+        ]
         session.add_all([tag, *held])
         session.commit()
-        return {"message_id": held[0].id, "admin.delete_held:message_id": held[1].id, "quote": quote.id,
-                "mine": ids[0], "my_spam": ids[1], "other": ids[2],
-                "other_spam": ids[3], "my_file": files[0], "other_file": files[1], "tag_id": tag.id}
+        return {
+            "message_id": held[0].id,
+            "admin.delete_held:message_id": held[1].id,
+            "quote": quote.id,
+            "mine": ids[0],
+            "my_spam": ids[1],
+            "other": ids[2],
+            "other_spam": ids[3],
+            "my_file": files[0],
+            "other_file": files[1],
+            "tag_id": tag.id,
+        }
 
     made = query.using(rows)
     return ada, grace, made
@@ -114,8 +180,9 @@ def as_role(app, login, query, role: str, quote: int):
             session.add(Passkey(admin_id=admin.id, credential_id=os.urandom(16), public_key=b"key", name=name))
         session.commit()
         passkey = session.scalar(select(Passkey.id).where(Passkey.admin_id == admin.id).order_by(Passkey.id))
-        second = list(session.scalars(select(AdminLogin.id).where(AdminLogin.admin_id == admin.id)
-                                      .order_by(AdminLogin.id)))[-1]
+        second = list(
+            session.scalars(select(AdminLogin.id).where(AdminLogin.admin_id == admin.id).order_by(AdminLogin.id))
+        )[-1]
         return passkey, second
 
     passkey, second = query.using(give)
@@ -129,26 +196,48 @@ def routes(app, ids: dict) -> list[tuple[str, str, str]]:
         if rule.rule.startswith("/admin"):
             # An endpoint may have rows of its own (``"<endpoint>:<variable>"``): one held message is threaded,
             # another deleted.
-            url = re.sub(r"<(?:\w+:)?(\w+)>", lambda match, endpoint=rule.endpoint: str(
-                ids.get(f"{endpoint}:{match.group(1)}", ids[match.group(1)])), rule.rule)
+            url = re.sub(
+                r"<(?:\w+:)?(\w+)>",
+                lambda match, endpoint=rule.endpoint: str(ids.get(f"{endpoint}:{match.group(1)}", ids[match.group(1)])),
+                rule.rule,
+            )
             found += [(endpoint_of(app, url, method), method, url) for method in sorted(rule.methods)]
     return sorted(found, key=lambda route: route[0] in LAST)
 
 
 def send(client, method: str, url: str, token: str, ids: dict):
-    data = {**FIELDS, "csrf_token": token, "ids": [str(ids["inquiry_id"]), str(ids["spam_id"])],
-            "tags": str(ids["tag_id"]), "admin_id": str(ids["admin_id"]), "forms": str(ids["quote"]),
-            "email": "ada@example.com", "role": "responder"}
-    return client.open(url, method=method, data=data if method == "POST" else None,
-                       headers={"X-CSRFToken": token, "Accept": "text/html"})
+    data = {
+        **FIELDS,
+        "csrf_token": token,
+        "ids": [str(ids["inquiry_id"]), str(ids["spam_id"])],
+        "tags": str(ids["tag_id"]),
+        "admin_id": str(ids["admin_id"]),
+        "forms": str(ids["quote"]),
+        "email": "ada@example.com",
+        "role": "responder",
+    }
+    return client.open(
+        url,
+        method=method,
+        data=data if method == "POST" else None,
+        headers={"X-CSRFToken": token, "Accept": "text/html"},
+    )
 
 
 @pytest.mark.parametrize("role", [OWNER, R, V])
 def test_every_route_answers_each_role_as_the_matrix_says(app, team, query, login, role):
     _ada, grace, made = team
     client, _admin, passkey, second = as_role(app, login, query, role, made["quote"])
-    ids = {**made, "inquiry_id": made["mine"], "spam_id": made["my_spam"], "attachment_id": made["my_file"],
-           "admin_id": grace.id, "passkey_id": passkey, "login_id": second, "form_id": made["quote"]}
+    ids = {
+        **made,
+        "inquiry_id": made["mine"],
+        "spam_id": made["my_spam"],
+        "attachment_id": made["my_file"],
+        "admin_id": grace.id,
+        "passkey_id": passkey,
+        "login_id": second,
+        "form_id": made["quote"],
+    }
     token = csrf_token(client, "/admin/account")
     settle(app)
     answered = refused = 0
@@ -170,13 +259,20 @@ def test_every_route_answers_each_role_as_the_matrix_says(app, team, query, logi
 def test_an_inquiry_of_a_form_not_given_is_not_there_and_nothing_changes(app, team, query, login, role):
     _ada, grace, made = team
     client, _admin, passkey, second = as_role(app, login, query, role, made["quote"])
-    ids = {**made, "inquiry_id": made["other"], "spam_id": made["other_spam"], "attachment_id": made["other_file"],
-           "admin_id": grace.id, "passkey_id": passkey, "login_id": second, "form_id": 1}
+    ids = {
+        **made,
+        "inquiry_id": made["other"],
+        "spam_id": made["other_spam"],
+        "attachment_id": made["other_file"],
+        "admin_id": grace.id,
+        "passkey_id": passkey,
+        "login_id": second,
+        "form_id": 1,
+    }
     token = csrf_token(client, "/admin/account")
     settle(app)
     for endpoint, method, url in routes(app, ids):
-        if method not in ("GET", "POST") or (
-                "inquiries/" not in url and endpoint != "admin.not_spam"):
+        if method not in ("GET", "POST") or ("inquiries/" not in url and endpoint != "admin.not_spam"):
             continue
         before = snapshot(query, skip=("inquiry_views",))
         response = send(client, method, url, token, ids)
@@ -214,8 +310,9 @@ def test_a_scoped_erasure_reaches_only_their_forms_and_its_record_says_which(app
     _ada, _grace, made = team
     client, *_rest = as_role(app, login, query, R, made["quote"])
     token = csrf_token(client, "/admin/people")
-    response = client.post("/admin/people/erase", data={"email": "ada@example.com", "confirm": "1",
-                                                        "csrf_token": token})
+    response = client.post(
+        "/admin/people/erase", data={"email": "ada@example.com", "confirm": "1", "csrf_token": token}
+    )
     assert response.status_code == 303
     kept = query.using(lambda session: sorted(session.scalars(select(Inquiry.id))))
     assert made["mine"] not in kept and made["my_spam"] not in kept

@@ -43,6 +43,7 @@ def quote(query) -> int:
         session.add(form)
         session.commit()
         return form.id
+
     return query.using(add)
 
 
@@ -93,11 +94,19 @@ def test_the_last_owner_can_be_neither_demoted_nor_removed(app, login, client, q
     assert post(client, f"/admin/admins/{grace.id}/role", "/admin/admins", role="owner").status_code == 303
     assert post(client, f"/admin/admins/{ada.id}/role", "/admin/admins", role="viewer").status_code == 303
     assert dict(query.using(lambda s: s.execute(select(Admin.name, Admin.role)).all())) == {
-        "Ada": "viewer", "Grace": "owner"}
+        "Ada": "viewer",
+        "Grace": "owner",
+    }
 
 
-STEP_UP_POSTS = ("/admin/account/email", "/admin/account/invite", "/admin/admins/{other}/role",
-                 "/admin/admins/{other}/logout", "/admin/admins/{other}/remove", "/admin/account/passkeys/{key}/remove")
+STEP_UP_POSTS = (
+    "/admin/account/email",
+    "/admin/account/invite",
+    "/admin/admins/{other}/role",
+    "/admin/admins/{other}/logout",
+    "/admin/admins/{other}/remove",
+    "/admin/account/passkeys/{key}/remove",
+)
 
 
 def test_what_keeps_an_account_needs_a_passkey_verified_in_the_last_five_minutes(app, login, client, query, clock):
@@ -109,18 +118,22 @@ def test_what_keeps_an_account_needs_a_passkey_verified_in_the_last_five_minutes
             session.add(Passkey(admin_id=ada.id, credential_id=name.encode() * 4, public_key=b"k", name=name))
         session.commit()
         return session.scalar(select(Passkey.id).where(Passkey.name == "Laptop"))
+
     key = query.using(passkeys)
     token = csrf_token(client, "/admin/account")
     clock.advance(minutes=6)
     before = snapshot(query, skip=("admin_logins",))
     for path in STEP_UP_POSTS:
-        response = client.post(path.format(other=grace.id, key=key), data={
-            "csrf_token": token, "email": "ada@example.org", "name": "Bo", "role": "viewer", "confirm": "Grace"})
+        response = client.post(
+            path.format(other=grace.id, key=key),
+            data={"csrf_token": token, "email": "ada@example.org", "name": "Bo", "role": "viewer", "confirm": "Grace"},
+        )
         page = response.get_data(as_text=True)
         assert response.status_code == 403 and 'id="step-up"' in page, path
         assert "/auth/login?reauth=1" in page
-    options = client.post("/auth/register/options", json={}, headers={"X-CSRFToken": token,
-                                                                      "Accept": "application/json"})
+    options = client.post(
+        "/auth/register/options", json={}, headers={"X-CSRFToken": token, "Accept": "application/json"}
+    )
     assert options.status_code == 403 and "five minutes" in options.get_json()["error"]
     assert snapshot(query, skip=("admin_logins",)) == before
     login(admin=ada)  # logging in again is the fresh verification
@@ -143,6 +156,7 @@ def detail(app, login, client, query, clock):
         row.role = "responder"
         session.commit()
         return inquiry_id, file_id, session.scalar(select(Tag.id))
+
     inquiry_id, file_id, tag_id = query.using(rows)
     return ada, rita, inquiry_id, file_id, tag_id
 
@@ -159,16 +173,24 @@ def test_state_assignment_tags_and_notes_are_saved_audited_once_and_filter_the_i
     assert post(client, f"{page}/state", page, state="lost").status_code == 400
     post(client, f"{page}/notes", page, body="Called back, waiting for the plans.")
     assert post(client, f"{page}/notes", page, body=" ").status_code == 422
-    assert entries(query)[-4:] == [("state_changed", f"inquiry #{inquiry_id}: waiting"),
-                                   ("assigned", f"inquiry #{inquiry_id}: Ada"),
-                                   ("tagged", f"inquiry #{inquiry_id}: +urgent"),
-                                   ("note_added", f"inquiry #{inquiry_id}")]
+    assert entries(query)[-4:] == [
+        ("state_changed", f"inquiry #{inquiry_id}: waiting"),
+        ("assigned", f"inquiry #{inquiry_id}: Ada"),
+        ("tagged", f"inquiry #{inquiry_id}: +urgent"),
+        ("note_added", f"inquiry #{inquiry_id}"),
+    ]
     shown = client.get(page).get_data(as_text=True)
     assert "Called back, waiting for the plans." in shown and "Waiting" in shown
     listed = f'href="/admin/inquiries/{inquiry_id}"'
-    for filters, found in ((dict(assigned="mine"), True), (dict(assigned="unassigned"), False),
-                           (dict(state="waiting"), True), (dict(state="open"), False),
-                           (dict(state="closed"), False), (dict(tag=str(tag_id)), True), (dict(tag="999"), False)):
+    for filters, found in (
+        (dict(assigned="mine"), True),
+        (dict(assigned="unassigned"), False),
+        (dict(state="waiting"), True),
+        (dict(state="open"), False),
+        (dict(state="closed"), False),
+        (dict(tag=str(tag_id)), True),
+        (dict(tag="999"), False),
+    ):
         assert (listed in client.get("/admin/", query_string=filters).get_data(as_text=True)) is found, filters
     assert client.get("/admin/", query_string={"assigned": "everyone"}).status_code == 400
     post(client, f"{page}/state", page, state="open")
@@ -198,8 +220,9 @@ def test_opening_downloading_and_exporting_are_recorded_and_shown(app, client, l
     client.get(f"{page}/files/{file_id}")
     client.get("/admin/export.csv").get_data()
     client.get(page, headers={"Sec-Fetch-Site": "cross-site"})  # not this admin's own navigation
-    kinds = query.using(lambda s: s.execute(select(Access.admin_name, Access.kind, Access.inquiry_id)
-                                            .order_by(Access.id)).all())
+    kinds = query.using(
+        lambda s: s.execute(select(Access.admin_name, Access.kind, Access.inquiry_id).order_by(Access.id)).all()
+    )
     assert kinds == [("Ada", "opened", inquiry_id), ("Ada", "file", inquiry_id), ("Ada", "export", None)]
     shown = client.get(page).get_data(as_text=True)
     assert 'id="accesses"' in shown and "Ada opened a file" in shown and "Ada opened the inquiry" in shown
@@ -223,12 +246,15 @@ def test_a_viewer_reads_but_writes_no_mark_and_no_triage(app, detail, query, log
     def demote(session):
         session.get(Admin, vic.id).role = "viewer"
         session.commit()
+
     query.using(demote)
     page = f"/admin/inquiries/{inquiry_id}"
     assert viewer.get(page).status_code == 404  # no form given
+
     def give(session):
         session.add(AdminForm(admin_id=vic.id, form_id=1))
         session.commit()
+
     query.using(give)
     shown = viewer.get(page).get_data(as_text=True)
     assert "Mark unread" not in shown and "Save state" not in shown and "Add note" not in shown

@@ -9,30 +9,23 @@ from hypothesis import strategies as st
 from app.auth.browser import UNKNOWN, browser_name
 
 AGENTS = {
-    "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 Safari/537.36":
-        "Chrome 156 on Linux",
+    "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) "
+    "Chrome/156.0.0.0 Safari/537.36": "Chrome 156 on Linux",
     "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36 "
-    "Edg/131.0.2903.86":
-        "Edge 131 on Windows",
+    "Edg/131.0.2903.86": "Edge 131 on Windows",
     "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 "
-    "Safari/605.1.15":
-        "Safari 18 on macOS",
+    "Safari/605.1.15": "Safari 18 on macOS",
     "Mozilla/5.0 (iPhone; CPU iPhone OS 18_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.0 "
-    "Mobile/15E148 Safari/604.1":
-        "Safari 18 on iOS",
+    "Mobile/15E148 Safari/604.1": "Safari 18 on iOS",
     "Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) "
-    "CriOS/126.0.6478.153 Mobile/15E148 Safari/604.1":
-        "Chrome 126 on iOS",
-    "Mozilla/5.0 (X11; Ubuntu; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0":
-        "Firefox 133 on Linux",
+    "CriOS/126.0.6478.153 Mobile/15E148 Safari/604.1": "Chrome 126 on iOS",
+    "Mozilla/5.0 (X11; Ubuntu; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0": "Firefox 133 on Linux",
     "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.6778.104 "
-    "Mobile Safari/537.36":
-        "Chrome 131 on Android",
+    "Mobile Safari/537.36": "Chrome 131 on Android",
     "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/130.0.0.0 Safari/537.36 "
-    "OPR/115.0.0.0":
-        "Opera 115 on Windows",
-    "Mozilla/5.0 (X11; CrOS x86_64 14541.0.0) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36":
-        "Chrome 131 on ChromeOS",
+    "OPR/115.0.0.0": "Opera 115 on Windows",
+    "Mozilla/5.0 (X11; CrOS x86_64 14541.0.0) AppleWebKit/537.36 (KHTML, like Gecko) "
+    "Chrome/131.0.0.0 Safari/537.36": "Chrome 131 on ChromeOS",
 }
 
 

@@ -86,9 +86,7 @@ def test_link_expiring_during_the_ceremony_is_not_redeemed(app, browser, clock, 
     credential = browser.authenticator.create(options, browser.origin)
     clock.advance(seconds=app.config["INVITE_TTL"] + 1)
     token = browser.csrf_token()
-    response = browser.client.post(
-        f"{path}/verify", json={"credential": credential}, headers={"X-CSRFToken": token}
-    )
+    response = browser.client.post(f"{path}/verify", json={"credential": credential}, headers={"X-CSRFToken": token})
     assert response.status_code in (400, 410)
     assert query.count(Admin) == 0 and query.count(AdminLogin) == 0
 
@@ -188,5 +186,7 @@ def test_login_challenge_cannot_complete_a_registration(app, browser, query):
 
 def test_a_fresh_authenticator_cannot_log_in_before_enrolling(app, client):
     stranger = PasskeyBrowser(app, client, SoftAuthenticator())
-    stranger.authenticator.create({"rp": {"id": "localhost"}, "user": {"id": "AA"}, "challenge": "AA"}, "http://localhost")
+    stranger.authenticator.create(
+        {"rp": {"id": "localhost"}, "user": {"id": "AA"}, "challenge": "AA"}, "http://localhost"
+    )
     assert stranger.login().status_code == 400

@@ -149,9 +149,7 @@ def test_challenge_from_the_registration_ceremony_is_refused(browser, query):
 
 
 def last_registration_nonce(query) -> str:
-    identifier = query.scalar(
-        select(OneTimeSecret.identifier).where(OneTimeSecret.identifier.like("registration:%"))
-    )
+    identifier = query.scalar(select(OneTimeSecret.identifier).where(OneTimeSecret.identifier.like("registration:%")))
     return identifier.split(":", 1)[1]
 
 
@@ -239,9 +237,7 @@ def test_two_concurrent_verifies_of_one_challenge_exactly_one_succeeds(app, brow
 
     def verify(client):
         barrier.wait()
-        response = client.post(
-            "/auth/login/verify", json={"credential": assertion}, headers={"X-CSRFToken": token}
-        )
+        response = client.post("/auth/login/verify", json={"credential": assertion}, headers={"X-CSRFToken": token})
         statuses.append(response.status_code)
 
     threads = [threading.Thread(target=verify, args=(c,)) for c in (browser.client, twin)]

@@ -108,8 +108,9 @@ def test_a_forged_cookie_is_not_a_login(client, login):
     assert client.get("/admin/account").status_code == 302
 
 
-@pytest.mark.parametrize("origin, name", [("http://localhost", "sundown_admin"),
-                                          ("https://inbox.example.org", "__Host-sundown_admin")])
+@pytest.mark.parametrize(
+    "origin, name", [("http://localhost", "sundown_admin"), ("https://inbox.example.org", "__Host-sundown_admin")]
+)
 def test_login_cookie_flags(make_app, app_config, origin, name):
     application = make_app({**app_config, "ORIGIN": origin, "RP_ID": origin.split("//")[1]})
     with application.test_request_context():

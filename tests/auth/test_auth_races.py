@@ -55,9 +55,11 @@ def test_a_cloned_counter_value_logs_in_only_once(app, client, query):
         options = browser.login_options()
         assertion = browser.authenticator.get(options, browser.origin, sign_count=7)
         headers = {"X-CSRFToken": browser.csrf_token()}
-        calls.append(lambda b=browser, a=assertion, h=headers: b.client.post(
-            "/auth/login/verify", json={"credential": a}, headers=h
-        ))
+        calls.append(
+            lambda b=browser, a=assertion, h=headers: b.client.post(
+                "/auth/login/verify", json={"credential": a}, headers=h
+            )
+        )
     assert race(*calls) == [200, 400]
     assert query.count(AdminLogin) == 1
 
@@ -70,11 +72,15 @@ json_values = st.recursive(
 credentials = st.fixed_dictionaries(
     {},
     optional={
-        "id": json_values, "rawId": json_values | st.just("AAAA"), "type": st.just("public-key"),
+        "id": json_values,
+        "rawId": json_values | st.just("AAAA"),
+        "type": st.just("public-key"),
         "response": st.dictionaries(
-            st.sampled_from(["clientDataJSON", "authenticatorData", "signature", "userHandle",
-                             "attestationObject", "transports"]),
-            json_values | st.just("AAAA"), max_size=5,
+            st.sampled_from(
+                ["clientDataJSON", "authenticatorData", "signature", "userHandle", "attestationObject", "transports"]
+            ),
+            json_values | st.just("AAAA"),
+            max_size=5,
         ),
     },
 )

@@ -18,9 +18,11 @@ def test_login_attempts_over_the_client_limit_get_429_and_no_session(app, client
     options = browser.login_options()  # hit 1
     for _ in range(3):  # hits 2..4
         assert browser.post_json("/auth/login/options").status_code == 200
-    response = browser.login_verify(browser.authenticator.create(  # hit 5: over
-        {"rp": {"id": "localhost"}, "user": {"id": "AA"}, "challenge": options["challenge"]}, browser.origin
-    ))
+    response = browser.login_verify(
+        browser.authenticator.create(  # hit 5: over
+            {"rp": {"id": "localhost"}, "user": {"id": "AA"}, "challenge": options["challenge"]}, browser.origin
+        )
+    )
     assert response.status_code == 429
     assert int(response.headers["Retry-After"]) > 0
     assert "Too many requests" in response.get_json()["error"]
@@ -97,9 +99,12 @@ def test_no_number_of_strangers_can_lock_an_admin_out(strangers_limits, query):
         stranger.post_json(f"/auth/enroll/guess{number}/options")
         options = stranger.post_json("/auth/login/options")
         if options.status_code == 200:  # refused (429) once the strangers' failures pass the global limit
-            stranger.login_verify(stranger.authenticator.create(
-                {"rp": {"id": "localhost"}, "user": {"id": "AA"}, "challenge": options.get_json()["challenge"]},
-                stranger.origin))
+            stranger.login_verify(
+                stranger.authenticator.create(
+                    {"rp": {"id": "localhost"}, "user": {"id": "AA"}, "challenge": options.get_json()["challenge"]},
+                    stranger.origin,
+                )
+            )
         statuses.append(options.status_code)
     assert statuses[0] == 200 and set(statuses[10:]) == {429}  # failed strangers are refused
     assert admin.login().status_code == 200  # the admin never failed: the global limit does not apply

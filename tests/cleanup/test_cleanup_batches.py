@@ -25,7 +25,8 @@ def test_resuming_batches_skip_no_row_written_in_another_timestamp_format(app, d
         whole_second = (clock() - timedelta(days=200)).strftime("%Y-%m-%d %H:%M:%S")
         for row_id in ids[3:]:
             db_session.connection().exec_driver_sql(
-                "UPDATE submissions SET created_at = ? WHERE id = ?", (whole_second, row_id))
+                "UPDATE submissions SET created_at = ? WHERE id = ?", (whole_second, row_id)
+            )
         db_session.commit()
     app.config["CLEANUP_BATCH_SIZE"] = 2
     with app.app_context():
@@ -119,8 +120,10 @@ class LockHolder:
         if db_kind == "sqlite":
             self.connection = sqlite3.connect(engine.url.database, isolation_level=None, check_same_thread=False)
         else:
-            self.connection = psycopg.connect(engine.url.render_as_string(hide_password=False).replace(
-                "postgresql+psycopg", "postgresql"), autocommit=True)
+            self.connection = psycopg.connect(
+                engine.url.render_as_string(hide_password=False).replace("postgresql+psycopg", "postgresql"),
+                autocommit=True,
+            )
         event.listen(engine, "before_cursor_execute", self._before)
 
     def _before(self, _conn, _cursor, statement, *_args) -> None:
@@ -139,7 +142,8 @@ class LockHolder:
 
 
 def test_a_batch_refused_the_lock_past_the_busy_timeout_backs_off_and_the_run_finishes(
-        app_config, make_app, clock, db_kind):
+    app_config, make_app, clock, db_kind
+):
     """A busy lock is not an error: with a busy timeout of 50 ms, the lock held for 5.5 s (longer than the
     five seconds a batch used to keep trying before the run ended in error), the batch backs off, tries
     again within the run's time budget, and the run deletes everything."""

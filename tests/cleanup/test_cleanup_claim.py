@@ -115,14 +115,10 @@ def test_32_threads_and_8_processes_claim_exactly_once_per_round(database_url):
     barrier = context.Barrier(THREADS + PROCESSES)
     queue = context.Queue()
     processes = [
-        context.Process(target=_contend, args=(database_url, barrier, ROUNDS, None, queue))
-        for _ in range(PROCESSES)
+        context.Process(target=_contend, args=(database_url, barrier, ROUNDS, None, queue)) for _ in range(PROCESSES)
     ]
     results: list[tuple[int, bool]] = []
-    threads = [
-        threading.Thread(target=_contend, args=(database_url, barrier, ROUNDS, results))
-        for _ in range(THREADS)
-    ]
+    threads = [threading.Thread(target=_contend, args=(database_url, barrier, ROUNDS, results)) for _ in range(THREADS)]
     for worker in [*processes, *threads]:
         worker.start()
     for _ in range(PROCESSES * ROUNDS):

@@ -164,9 +164,7 @@ def test_an_exception_in_a_batch_is_recorded_and_the_response_unaffected(client,
     assert query.using(claim.stored) == epoch_ms(clock())  # released: not left running
 
 
-def test_a_failure_outside_the_batches_is_logged_and_never_reaches_the_response(
-    client, monkeypatch, caplog
-):
+def test_a_failure_outside_the_batches_is_logged_and_never_reaches_the_response(client, monkeypatch, caplog):
     def database_gone(trigger, should_stop):
         raise ConnectionError("database gone")
 

@@ -64,8 +64,13 @@ def _moment(app, clock, forms: int = 0) -> batches.Moment:
         with app.app_context():
             session = db.get_session()
             for number in range(forms):
-                form = Form(slug=f"form-{number}", title={"en": "Form"}, fields=[], retention_days=100 + number,
-                            spam_retention_days=10 + number)
+                form = Form(
+                    slug=f"form-{number}",
+                    title={"en": "Form"},
+                    fields=[],
+                    retention_days=100 + number,
+                    spam_retention_days=10 + number,
+                )
                 session.add(form)
                 session.flush()
                 own[form.id] = retention.cutoff_for(now, 100 + number)
@@ -98,8 +103,9 @@ def _pieces_by_their_own_inquiry(plan: str) -> bool:
     """Whether each piece is checked by looking up its file and its inquiry by primary key, and no expired
     inquiry is read otherwise (an index range over expired inquiries reads them all)."""
     if "SEARCH" in plan or "SCAN" in plan:  # SQLite
-        looked_up = all(f"SEARCH {table} USING INTEGER PRIMARY KEY (rowid=?)" in plan
-                        for table in ("attachments", "submissions"))
+        looked_up = all(
+            f"SEARCH {table} USING INTEGER PRIMARY KEY (rowid=?)" in plan for table in ("attachments", "submissions")
+        )
         return looked_up and "CORRELATED" in plan and "ix_submissions" not in plan and "TEMP B-TREE" not in plan
     looked_up = "Index Scan using pk_attachments" in plan and "Index Scan using pk_submissions" in plan
     return looked_up and "attachment_id)" in plan and "ix_submissions" not in plan and "Seq Scan" not in plan
@@ -114,7 +120,8 @@ def test_each_targets_batches_find_the_oldest_expired_rows_by_an_index(app, db_s
 
 @pytest.mark.parametrize("name", ["inquiries", "spam"])
 def test_inquiries_over_twenty_forms_with_their_own_retentions_are_found_by_the_same_index(
-        app, db_session, clock, name):
+    app, db_session, clock, name
+):
     """Twenty cutoffs, one per form: the newest bounds the index range, each form's is a filter in it."""
     target = BY_NAME[name]
     for plan in _plans(app, db_session, target, _moment(app, clock, forms=20)):
@@ -134,6 +141,10 @@ def test_the_pieces_of_the_files_of_all_expired_inquiries_as_a_list_would_be_cau
     with app.app_context():
         expired = retention.expired_in(retention.INBOX, moment.cutoff)
         of_expired = select(Attachment.id).join(Inquiry, Inquiry.id == Attachment.inquiry_id).where(expired)
-        statement = select(AttachmentChunk.id).where(AttachmentChunk.attachment_id.in_(of_expired)) \
-            .order_by(AttachmentChunk.id).limit(32)
+        statement = (
+            select(AttachmentChunk.id)
+            .where(AttachmentChunk.attachment_id.in_(of_expired))
+            .order_by(AttachmentChunk.id)
+            .limit(32)
+        )
     assert not _pieces_by_their_own_inquiry(query_plan(db_session, statement))

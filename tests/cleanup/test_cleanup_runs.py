@@ -48,8 +48,13 @@ INQUIRY_IDS = select(Inquiry.id)
 @pytest.fixture
 def small_batches(app_config):
     # Rate-limit windows of a day, so that only inquiries are due in these tests.
-    app_config.update(CLEANUP_BATCH_SIZE=2, CLEANUP_TIME_BUDGET=0, CLEANUP_YIELD=0, SUBMIT_RATE_LIMITS="10000/86400",
-                      SUBMIT_GLOBAL_RATE_LIMITS="1000000/86400")
+    app_config.update(
+        CLEANUP_BATCH_SIZE=2,
+        CLEANUP_TIME_BUDGET=0,
+        CLEANUP_YIELD=0,
+        SUBMIT_RATE_LIMITS="10000/86400",
+        SUBMIT_GLOBAL_RATE_LIMITS="1000000/86400",
+    )
 
 
 @pytest.mark.usefixtures("small_batches")
@@ -108,16 +113,48 @@ def add_expiring_rows(session, clock) -> None:
         session.add(RateLimit(key=f"submit:60:client:{index}", count=1, expires_at=expires))
         session.add(UsedChallenge(signature=f"{index:064x}", expires_at=expires))
     for index, age in enumerate([timedelta(days=31), timedelta(days=29)]):  # finished notifications: 30 days
-        session.add(Delivery(channel="webhook", kind="test", status="done", next_attempt_at=now - age,
-                             idempotency_key=f"msg_{index}", created_at=now - age, finished_at=now - age))
-    session.add(Delivery(channel="email", kind="test", status="pending", next_attempt_at=now - timedelta(days=40),
-                         idempotency_key="msg_pending", created_at=now - timedelta(days=40)))
+        session.add(
+            Delivery(
+                channel="webhook",
+                kind="test",
+                status="done",
+                next_attempt_at=now - age,
+                idempotency_key=f"msg_{index}",
+                created_at=now - age,
+                finished_at=now - age,
+            )
+        )
+    session.add(
+        Delivery(
+            channel="email",
+            kind="test",
+            status="pending",
+            next_attempt_at=now - timedelta(days=40),
+            idempotency_key="msg_pending",
+            created_at=now - timedelta(days=40),
+        )
+    )
     for days in (366, 364):  # who opened what: kept as the audit log is (365 days in these tests)
-        session.add(Access(admin_id=admin.id, admin_name="Grace", kind="opened", inquiry_id=days,
-                           created_at=now - timedelta(days=days)))
+        session.add(
+            Access(
+                admin_id=admin.id,
+                admin_name="Grace",
+                kind="opened",
+                inquiry_id=days,
+                created_at=now - timedelta(days=days),
+            )
+        )
     for age in (timedelta(days=91), timedelta(days=89)):
-        session.add(CleanupRun(trigger="old", started_at=now - age, finished_at=now - age,
-                             cutoff=now - age, retention_days=180, status="ok"))
+        session.add(
+            CleanupRun(
+                trigger="old",
+                started_at=now - age,
+                finished_at=now - age,
+                cutoff=now - age,
+                retention_days=180,
+                status="ok",
+            )
+        )
     session.commit()
 
 
@@ -130,15 +167,34 @@ def test_every_target_loses_exactly_its_expired_rows(app, db_session, clock):
     for inquiry_id in inquiry_ids:  # the expired ones' files: 3 pieces, then 3 pieces
         add_file(db_session, inquiry_id, b"x" * (2 * piece + 1))
     for days in (31, 29):  # e-mails held apart: kept 30 days
-        db_session.add(InboundMessage(state="held", kind="message", sender="x@example.com", sender_name="",
-                                      subject="", body="", files_refused=0, received_at=clock() - timedelta(days=days)))
+        db_session.add(
+            InboundMessage(
+                state="held",
+                kind="message",
+                sender="x@example.com",
+                sender_name="",
+                subject="",
+                body="",
+                files_refused=0,
+                received_at=clock() - timedelta(days=days),
+            )
+        )
     db_session.commit()
     with app.app_context():
         run = cleanup.run("test")
     assert json.loads(run.deleted) == {
-        "attachment_chunks": 6, "inquiries": 1, "spam": 1, "used_challenges": 1, "one_time_secrets": 1,
-        "admin_logins": 1, "rate_limits": 1, "deliveries": 1, "held_messages": 1, "cleanup_runs": 1,
-        "audit_entries": 0, "accesses": 1,
+        "attachment_chunks": 6,
+        "inquiries": 1,
+        "spam": 1,
+        "used_challenges": 1,
+        "one_time_secrets": 1,
+        "admin_logins": 1,
+        "rate_limits": 1,
+        "deliveries": 1,
+        "held_messages": 1,
+        "cleanup_runs": 1,
+        "audit_entries": 0,
+        "accesses": 1,
     }
     db_session.rollback()
     kept = select(Attachment.inquiry_id).join(AttachmentChunk, AttachmentChunk.attachment_id == Attachment.id)
@@ -271,12 +327,17 @@ def test_property_only_expired_unheld_rows_are_ever_deleted(
             session.add(Setting(key="retention_days", value=retention))
         session.commit()
         # Ages are scattered around the cutoff, to the second, including exactly at it.
-        add_inquiries(session, [
-            inquiry(clock,
+        add_inquiries(
+            session,
+            [
+                inquiry(
+                    clock,
                     created_at=cutoff + timedelta(seconds=seconds, days=extra_days if seconds >= 0 else -extra_days),
-                    legal_hold=hold)
-            for seconds, extra_days, hold in rows
-        ])
+                    legal_hold=hold,
+                )
+                for seconds, extra_days, hold in rows
+            ],
+        )
         columns = select(Inquiry.id, Inquiry.created_at, Inquiry.legal_hold)
         before = {id_: (created, held) for id_, created, held in session.execute(columns)}
         session.rollback()  # no snapshot left open: the run's truncating WAL checkpoint would wait for it
@@ -307,8 +368,9 @@ def _fresh_state(app):
     return session
 
 
-@pytest.mark.parametrize("target_name, index", [("deliveries", "ix_deliveries_finished_at"),
-                                                ("used_challenges", "pk_used_challenges")])
+@pytest.mark.parametrize(
+    "target_name, index", [("deliveries", "ix_deliveries_finished_at"), ("used_challenges", "pk_used_challenges")]
+)
 def test_the_oldest_expired_rows_of_the_busiest_tables_are_found_by_an_index(db_session, target_name, index):
     """The two tables every submission writes keep only the indexes their readers need (migration 0007):
     the cleanup's oldest-first choice is still an index's, not a scan's (``finished_at`` is indexed only
@@ -316,8 +378,9 @@ def test_the_oldest_expired_rows_of_the_busiest_tables_are_found_by_an_index(db_
     from app.cleanup.targets import TARGETS
 
     [target] = [each for each in TARGETS if each.name == target_name]
-    statement = select(target.model).where(target.age < datetime(2026, 1, 1, tzinfo=UTC)) \
-        .order_by(target.age).limit(500)
+    statement = (
+        select(target.model).where(target.age < datetime(2026, 1, 1, tzinfo=UTC)).order_by(target.age).limit(500)
+    )
     plan = query_plan(db_session, statement)
     if db_session.get_bind().dialect.name == "sqlite":
         assert "SCAN" not in plan and ("PRIMARY KEY" in plan or index in plan), plan
@@ -327,13 +390,27 @@ def test_the_oldest_expired_rows_of_the_busiest_tables_are_found_by_an_index(db_
 
 def test_the_audit_log_is_kept_a_year_and_forgets_the_text_of_deleted_inquiries(app, db_session, clock, query):
     [kept, expired] = add_inquiries(db_session, [inquiry(clock, days_old=10), inquiry(clock, days_old=200)])
-    db_session.add_all([
-        AuditEntry(admin_name="Ada", action="hold_placed", count=1, detail=f"inquiry #{expired}: Claim 42 (Smith)",
-                   created_at=clock() - timedelta(days=30)),
-        AuditEntry(admin_name="Ada", action="hold_placed", count=1, detail=f"inquiry #{kept}: Claim 7",
-                   created_at=clock() - timedelta(days=5)),
-        AuditEntry(admin_name="Ada", action="deleted", count=3, detail="", created_at=clock() - timedelta(days=400)),
-    ])
+    db_session.add_all(
+        [
+            AuditEntry(
+                admin_name="Ada",
+                action="hold_placed",
+                count=1,
+                detail=f"inquiry #{expired}: Claim 42 (Smith)",
+                created_at=clock() - timedelta(days=30),
+            ),
+            AuditEntry(
+                admin_name="Ada",
+                action="hold_placed",
+                count=1,
+                detail=f"inquiry #{kept}: Claim 7",
+                created_at=clock() - timedelta(days=5),
+            ),
+            AuditEntry(
+                admin_name="Ada", action="deleted", count=3, detail="", created_at=clock() - timedelta(days=400)
+            ),
+        ]
+    )
     db_session.commit()
     with app.app_context():
         run = cleanup.run("test")

@@ -57,8 +57,10 @@ def server_env(database_url: str, directory: Path, mode: str) -> dict[str, str]:
 def post_inquiry(base_url: str) -> tuple[int, bytes, int]:
     """POST a JSON inquiry; return status, the whole body and the announced Content-Length."""
     request = urllib.request.Request(
-        f"{base_url}/api/inquiries", data=json.dumps(VALID).encode(),
-        headers={"Content-Type": "application/json"}, method="POST",
+        f"{base_url}/api/inquiries",
+        data=json.dumps(VALID).encode(),
+        headers={"Content-Type": "application/json"},
+        method="POST",
     )
     # A cleanup run before or during the response would hold it past this timeout.
     with urllib.request.urlopen(request, timeout=10) as response:
@@ -78,14 +80,13 @@ def engine(database_url):
 
 
 @pytest.mark.parametrize("worker_class", ["gthread", "sync"])
-def test_the_client_has_the_whole_response_while_the_cleanup_is_held(
-    database_url, engine, tmp_path, worker_class
-):
+def test_the_client_has_the_whole_response_while_the_cleanup_is_held(database_url, engine, tmp_path, worker_class):
     env = server_env(database_url, tmp_path, "barrier")
     app_module = "tests.apps.cleanup_hooks:app"
     threads = 1 if worker_class == "sync" else 4  # gunicorn runs gthread for sync with threads > 1
     with running_server(env, tmp_path / "server.log", app_module, worker_class=worker_class, threads=threads) as (
-        base_url, _,
+        base_url,
+        _,
     ):
         status, body, length = post_inquiry(base_url)
         assert (status, json.loads(body), len(body)) == (201, {"ok": True}, length)
@@ -108,8 +109,9 @@ def test_a_cleanup_that_raises_leaves_the_response_a_success(database_url, engin
 
 def add_rows(session, now, ages_in_days, hold=False):
     for age in ages_in_days:
-        session.add(Inquiry(name="n", email="e@example.com", message="m",
-                               created_at=now - timedelta(days=age), legal_hold=hold))
+        session.add(
+            Inquiry(name="n", email="e@example.com", message="m", created_at=now - timedelta(days=age), legal_hold=hold)
+        )
     session.commit()
 
 
@@ -121,9 +123,14 @@ def test_a_run_killed_mid_way_keeps_its_batches_and_a_later_run_completes(
     add_rows(db_session, clock(), [400, 500], hold=True)
     cutoff = clock() - timedelta(days=180)
     env = {
-        **os.environ, "PYTHONPATH": str(ROOT), "SUNDOWN_SECRET_KEY": "k" * 32, "SUNDOWN_ORIGIN": "http://localhost",
-        "SUNDOWN_RP_ID": "localhost", "SUNDOWN_DATABASE_URL": database_url,
-        "CLEANUP_TEST_DIR": str(tmp_path), "CLEANUP_TEST_NOW": clock().isoformat(),
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "SUNDOWN_SECRET_KEY": "k" * 32,
+        "SUNDOWN_ORIGIN": "http://localhost",
+        "SUNDOWN_RP_ID": "localhost",
+        "SUNDOWN_DATABASE_URL": database_url,
+        "CLEANUP_TEST_DIR": str(tmp_path),
+        "CLEANUP_TEST_NOW": clock().isoformat(),
     }
     child = subprocess.Popen([sys.executable, "-m", "tests.apps.cleanup_crash"], cwd=ROOT, env=env)
     try:
@@ -224,7 +231,10 @@ def caddy(tmp_path):
         with open(tmp_path / "caddy.log", "ab") as log:
             process = subprocess.Popen(
                 [binary, "run", "--config", str(caddyfile), "--adapter", "caddyfile"],
-                env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
             )
         started.append(process)
         wait_for(lambda: process.poll() is not None or _listening(port), "Caddy to listen")
@@ -271,7 +281,8 @@ def test_sigterm_during_a_held_run_stops_it_after_its_batch_as_partial_and_relea
     graceful = 15
     args = ("--graceful-timeout", str(graceful))
     with running_server(env, tmp_path / "server.log", "tests.apps.cleanup_hooks:app", extra_args=args) as (
-        base_url, process,
+        base_url,
+        process,
     ):
         assert post_inquiry(base_url)[0] == 201
         wait_for(lambda: (tmp_path / "blocked").exists(), "the run to reach the barrier")

@@ -21,22 +21,24 @@ INBOUND = "replies@mail.example.org"
 
 @pytest.fixture
 def app_config(app_config) -> dict:
-    return {**app_config, "INBOUND_TOKEN": TOKEN, "INBOUND_ADDRESS": INBOUND,
-            "MAIL_FROM": "sundown@mail.example.org"}
+    return {**app_config, "INBOUND_TOKEN": TOKEN, "INBOUND_ADDRESS": INBOUND, "MAIL_FROM": "sundown@mail.example.org"}
 
 
 @pytest.fixture
 def added(app):
     """``added(rows)``: insert inquiries in an app context of their own."""
+
     def add(rows):
         with app.app_context():
             return add_inquiries(get_session(), rows)
+
     return add
 
 
 @pytest.fixture
 def read_by_an_admin(app, clock):
     """``read_by_an_admin(inquiry_id)``: an admin has read it; ``read_by_an_admin.count()``: read marks left."""
+
     class Reads:
         def __call__(self, inquiry_id: int) -> None:
             with app.app_context():
@@ -50,11 +52,17 @@ def read_by_an_admin(app, clock):
         def count(self) -> int:
             with app.app_context():
                 return len(list(get_session().scalars(select(InquiryView).where(InquiryView.read_at.is_not(None)))))
+
     return Reads()
 
 
-def mail(sender: str = "Ada <ada@example.com>", to: str = INBOUND, body: str = "Thanks, Monday suits me.",
-         subject: str = "Re: Contact", **headers) -> bytes:
+def mail(
+    sender: str = "Ada <ada@example.com>",
+    to: str = INBOUND,
+    body: str = "Thanks, Monday suits me.",
+    subject: str = "Re: Contact",
+    **headers,
+) -> bytes:
     """A plain e-mail as a person's client would send it."""
     message = EmailMessage()
     message["From"] = sender
@@ -68,5 +76,6 @@ def mail(sender: str = "Ada <ada@example.com>", to: str = INBOUND, body: str = "
 
 def post(client, raw: bytes, content_type: str = "application/x-www-form-urlencoded", token: str = TOKEN):
     """``POST /internal/mail`` as a mail server's pipe through ``curl --data-binary @-`` sends it."""
-    return client.post("/internal/mail", data=raw, content_type=content_type,
-                       headers={"Authorization": f"Bearer {token}"})
+    return client.post(
+        "/internal/mail", data=raw, content_type=content_type, headers={"Authorization": f"Bearer {token}"}
+    )

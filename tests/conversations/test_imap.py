@@ -58,8 +58,9 @@ def app_config(app_config, mailbox, certificate) -> dict:
     return {**app_config, "IMAP_URL": mailbox.url, "IMAP_CA_FILE": str(certificate.cert), "IMAP_INTERVAL": 60}
 
 
-def test_a_request_fetches_the_mailbox_after_its_response_and_empties_it(app, client, added, clock, query, mailbox,
-                                                                          read_by_an_admin):
+def test_a_request_fetches_the_mailbox_after_its_response_and_empties_it(
+    app, client, added, clock, query, mailbox, read_by_an_admin
+):
     [row] = added([inquiry(clock)])
     read_by_an_admin(row)
     with app.app_context():
@@ -67,8 +68,7 @@ def test_a_request_fetches_the_mailbox_after_its_response_and_empties_it(app, cl
     mailbox.append(mail(to=address, Message_ID="<first@example.com>"))
     mailbox.append(mail(sender="eve@example.net", Message_ID="<stranger@example.com>"))
     visit(client)
-    assert sorted((m.state, m.inquiry_id) for m in query(select(InboundMessage))) == [("held", None),
-                                                                                       ("thread", row)]
+    assert sorted((m.state, m.inquiry_id) for m in query(select(InboundMessage))) == [("held", None), ("thread", row)]
     assert mailbox.count() == 0  # the mail server keeps no copy
     assert read_by_an_admin.count() == 0
 

@@ -152,8 +152,9 @@ def test_a_wait_for_quiet_lasts_while_a_request_is_in_flight_and_ends_after_it(h
     thread, finished = _hold_a_request(held_app)
     assert activity.in_flight == 1
     seen: list[list] = []
-    waiter = threading.Thread(target=lambda: (activity.wait_for_quiet(time.monotonic() + WAIT),
-                                              seen.append(list(finished))))
+    waiter = threading.Thread(
+        target=lambda: (activity.wait_for_quiet(time.monotonic() + WAIT), seen.append(list(finished)))
+    )
     waiter.start()
     waiter.join(0.5)
     assert waiter.is_alive() and seen == []  # still waiting: the request is in flight
@@ -256,8 +257,10 @@ class StallFile:
 
     def write(self) -> None:
         part = self.path.with_suffix(".part")
-        part.write_text(f"some avg10=0.00 avg60=0.00 avg300=0.00 total={self.total}\n"
-                        "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n")
+        part.write_text(
+            f"some avg10=0.00 avg60=0.00 avg300=0.00 total={self.total}\n"
+            "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"
+        )
         os.replace(part, self.path)
 
     def add_later(self, seconds: float, microseconds: int) -> threading.Timer:

@@ -94,13 +94,16 @@ def _run(*command: str, **env: str) -> subprocess.CompletedProcess:
     """``command`` from the venv's bin, in the source tree, with no settings but ``env``."""
     environment = {"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/tmp"), **env}
     executable = str(Path(sys.executable).parent / command[0])
-    return subprocess.run([executable, *command[1:]], env=environment, cwd=ROOT, capture_output=True, text=True,
-                          timeout=60)
+    return subprocess.run(
+        [executable, *command[1:]], env=environment, cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("command", [("sundown", "cleanup"), ("sundown", "serve"), ("sundown", "admin", "list"),
-                                     ("flask", "--app", "wsgi", "cleanup")])
+@pytest.mark.parametrize(
+    "command",
+    [("sundown", "cleanup"), ("sundown", "serve"), ("sundown", "admin", "list"), ("flask", "--app", "wsgi", "cleanup")],
+)
 def test_a_missing_setting_stops_a_command_with_its_one_line(command):
     stopped = _run(*command)
     assert stopped.returncode == 1 and stopped.stdout == ""

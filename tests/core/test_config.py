@@ -9,8 +9,13 @@ from app import config, create_app
 from app.config import ConfigurationError
 from app.settings import SETTINGS
 
-BASE = {"ENV": "production", "SECRET_KEY": "k" * 32, "ORIGIN": "https://inbox.example.org",
-        "RP_ID": "inbox.example.org", "DATABASE_URL": "sqlite://"}
+BASE = {
+    "ENV": "production",
+    "SECRET_KEY": "k" * 32,
+    "ORIGIN": "https://inbox.example.org",
+    "RP_ID": "inbox.example.org",
+    "DATABASE_URL": "sqlite://",
+}
 
 
 @pytest.mark.parametrize("missing", ["SECRET_KEY", "ORIGIN", "RP_ID"])
@@ -159,6 +164,19 @@ BAD = [
     ("ATTACHMENT_MAX_BYTES", "1023"),
     ("ATTACHMENT_MAX_BYTES", "104857601"),
     ("ATTACHMENT_TYPES", "application/x-unknown-thing"),
+    ("ACK_PER_CLIENT_LIMITS", "5 per fortnight"),
+    ("INBOUND_ADDRESS", "replies at example.org"),
+    ("INBOUND_TOKEN", "short"),
+    ("INBOUND_MAX_BYTES", "0"),
+    ("INBOUND_RATE_LIMITS", "lots"),
+    ("IMAP_URL", "ftp://mail.example.org/INBOX"),
+    ("IMAP_CA_FILE", "/nonexistent/ca.pem"),
+    ("IMAP_INTERVAL", "soon"),
+    ("NOTIFY_URLS", "mailto://team@example.org"),
+    ("NOTIFY_API_BASES", "nonsense"),
+    ("SUBMIT_CLIENT_FILE_BYTES", "-1"),
+    ("SUBMIT_FILE_BYTES", "lots"),
+    ("ATTACHMENT_MIN_FREE_BYTES", "-1"),
 ]
 
 
@@ -224,7 +242,11 @@ GOOD = [
     ("WTF_CSRF_TIME_LIMIT", "3600", 3600),
     ("WTF_CSRF_TIME_LIMIT", "null", None),
     ("WTF_CSRF_SSL_STRICT", "false", False),
-    ("SMTP_URL", "smtp+starttls://user:p%40ss@mail.example.org:587", "smtp+starttls://user:p%40ss@mail.example.org:587"),
+    (
+        "SMTP_URL",
+        "smtp+starttls://user:p%40ss@mail.example.org:587",
+        "smtp+starttls://user:p%40ss@mail.example.org:587",
+    ),
     ("SMTP_URL", "smtps://mail.example.org", "smtps://mail.example.org"),
     ("MAIL_FROM", "sundown@example.org", "sundown@example.org"),
     ("NOTIFY_EMAILS", "a@example.org, b@example.org", ["a@example.org", "b@example.org"]),
@@ -270,11 +292,14 @@ def test_secrets_are_not_echoed_in_the_error(monkeypatch):
     assert "hunter2" not in str(error.value)
 
 
-@pytest.mark.parametrize(("old", "new"), [
-    ("SUNDOWN_PRUNE_INTERVAL", "SUNDOWN_CLEANUP_INTERVAL"),
-    ("SUNDOWN_SESSION_LIFETIME", "SUNDOWN_LOGIN_LIFETIME"),
-    ("SUNDOWN_SESSION_IDLE_TIMEOUT", "SUNDOWN_LOGIN_IDLE_TIMEOUT"),
-])
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("SUNDOWN_PRUNE_INTERVAL", "SUNDOWN_CLEANUP_INTERVAL"),
+        ("SUNDOWN_SESSION_LIFETIME", "SUNDOWN_LOGIN_LIFETIME"),
+        ("SUNDOWN_SESSION_IDLE_TIMEOUT", "SUNDOWN_LOGIN_IDLE_TIMEOUT"),
+    ],
+)
 def test_a_variable_under_its_old_name_stops_the_app_naming_the_new_one(old, new, monkeypatch):
     monkeypatch.setenv(old, "60")
     with pytest.raises(ConfigurationError, match=f"^{old} was renamed {new}: rename it in the environment.$"):

@@ -67,8 +67,9 @@ def test_the_sqlite_files_and_the_instance_folder_are_for_their_owner_only(tmp_p
     sqlite3.connect(path).close()
     path.chmod(0o644)
     application = Flask(__name__, instance_path=str(instance))
-    application.config.update(DATABASE_URL=f"sqlite:///{path}", DB_POOL_SIZE=1, DB_CONNECT_TIMEOUT=5,
-                              DB_STATEMENT_TIMEOUT=5.0)
+    application.config.update(
+        DATABASE_URL=f"sqlite:///{path}", DB_POOL_SIZE=1, DB_CONNECT_TIMEOUT=5, DB_STATEMENT_TIMEOUT=5.0
+    )
     db.init_app(application)
     with application.app_context(), db.transaction(write=True) as session:
         session.execute(select(1))

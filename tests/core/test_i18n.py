@@ -18,14 +18,16 @@ from app.models import Admin
 from tests.helpers import VALID, csrf_token
 
 ROOT = Path(__file__).resolve().parents[2]
-CATALOGS = {locale: ROOT / "app" / "translations" / locale / "LC_MESSAGES" / "messages.po"
-            for locale in ("ja", "zh_Hans")}
+CATALOGS = {
+    locale: ROOT / "app" / "translations" / locale / "LC_MESSAGES" / "messages.po" for locale in ("ja", "zh_Hans")
+}
 PLACEHOLDER = re.compile(r"%\(\w+\)s|\{\w+\}")
 JA = {"Accept-Language": "ja-JP,ja;q=0.9,en;q=0.5"}
 ZH = {"Accept-Language": "zh-CN,zh;q=0.9"}
 
 
 # --- the catalogs ---------------------------------------------------------------------------
+
 
 def _messages(locale: str):
     with CATALOGS[locale].open("rb") as file:
@@ -45,9 +47,10 @@ def test_every_message_is_translated_and_not_fuzzy(locale):
 def test_translations_keep_every_placeholder_and_tag(locale):
     for message in _messages(locale):
         source = message.id[-1] if message.pluralizable else message.id
-        for text in (message.string if message.pluralizable else [message.string]):
-            assert sorted(PLACEHOLDER.findall(text)) == sorted(set(PLACEHOLDER.findall(source))) or \
-                sorted(set(PLACEHOLDER.findall(text))) == sorted(set(PLACEHOLDER.findall(source))), (source, text)
+        for text in message.string if message.pluralizable else [message.string]:
+            assert sorted(PLACEHOLDER.findall(text)) == sorted(set(PLACEHOLDER.findall(source))) or sorted(
+                set(PLACEHOLDER.findall(text))
+            ) == sorted(set(PLACEHOLDER.findall(source))), (source, text)
             assert re.findall(r"</?\w+", text) == re.findall(r"</?\w+", source), (source, text)
 
 
@@ -99,10 +102,21 @@ def test_the_template_check_finds_plain_text(tmp_path):
 
 # --- choosing the locale ----------------------------------------------------------------------
 
-@pytest.mark.parametrize(("header", "expected"), [
-    ("ja-JP,ja;q=0.9", "ja"), ("zh-CN,zh;q=0.9", "zh_Hans"), ("zh-Hans", "zh_Hans"), ("zh", "zh_Hans"),
-    ("zh-TW", None), ("zh-Hant-HK,en;q=0.5", "en"), ("fr-FR,ja;q=0.5", "ja"), ("de", None), ("ja;q=0,en;q=0.1", "en"),
-])
+
+@pytest.mark.parametrize(
+    ("header", "expected"),
+    [
+        ("ja-JP,ja;q=0.9", "ja"),
+        ("zh-CN,zh;q=0.9", "zh_Hans"),
+        ("zh-Hans", "zh_Hans"),
+        ("zh", "zh_Hans"),
+        ("zh-TW", None),
+        ("zh-Hant-HK,en;q=0.5", "en"),
+        ("fr-FR,ja;q=0.5", "ja"),
+        ("de", None),
+        ("ja;q=0,en;q=0.1", "en"),
+    ],
+)
 def test_accept_language_best_match(header, expected):
     from werkzeug.datastructures import LanguageAccept
     from werkzeug.http import parse_accept_header
@@ -149,10 +163,13 @@ def test_json_api_errors_in_japanese_keep_their_structure(client):
     english = client.post("/api/inquiries", json={**VALID, "email": "a＠example.com", "name": ""})
     japanese = client.post("/api/inquiries", json={**VALID, "email": "a＠example.com", "name": ""}, headers=JA)
     assert english.status_code == japanese.status_code == 422
-    assert (english.json.keys() == japanese.json.keys()
-            and english.json["errors"].keys() == japanese.json["errors"].keys())
-    assert japanese.json["errors"] == {"name": "この項目は必須です。",
-                                       "email": "全角の「＠」ではなく、半角の「@」を使ってください。"}
+    assert (
+        english.json.keys() == japanese.json.keys() and english.json["errors"].keys() == japanese.json["errors"].keys()
+    )
+    assert japanese.json["errors"] == {
+        "name": "この項目は必須です。",
+        "email": "全角の「＠」ではなく、半角の「@」を使ってください。",
+    }
     assert english.json["errors"]["email"] == "Use the ordinary @ sign, not the full-width ＠."
 
 
@@ -179,7 +196,7 @@ def test_switch_sets_a_cookie_that_wins_over_the_browser(client):
 def test_switch_links_are_on_every_page_and_refuse_other_sites(client):
     page = client.get("/privacy").get_data(as_text=True)
     assert 'href="/language/ja?next=/privacy" lang="ja" hreflang="ja"' in page
-    assert '>日本語</a>' in page and '>简体中文</a>' in page
+    assert ">日本語</a>" in page and ">简体中文</a>" in page
     response = client.get("/language/ja?next=//evil.example/")
     assert response.headers["Location"] == "/"
     response = client.get("/language/fr?next=/privacy")
@@ -207,11 +224,11 @@ def test_rate_limit_message_in_japanese(app_config, make_app):
 
 # --- admins ---------------------------------------------------------------------------------
 
+
 def test_admin_pages_follow_the_browser_until_a_choice(admin_client, query):
     assert "受信箱" in admin_client.get("/admin/", headers=JA).get_data(as_text=True)
     token = csrf_token(admin_client, "/admin/account")
-    response = admin_client.post("/admin/account/language", data={"locale": "zh-Hans", "csrf_token": token},
-                                 headers=JA)
+    response = admin_client.post("/admin/account/language", data={"locale": "zh-Hans", "csrf_token": token}, headers=JA)
     assert response.status_code == 303
     assert query.scalar(select(Admin.locale).where(Admin.name == "Ada")) == "zh_Hans"
     page = admin_client.get("/admin/account", headers=JA).get_data(as_text=True)
@@ -229,8 +246,9 @@ def test_admin_choice_applies_in_a_browser_without_the_cookie(app, client, login
 
 
 def test_admin_language_refuses_unknown_values_and_needs_csrf(admin_client, query):
-    response = admin_client.post("/admin/account/language",
-                                 data={"locale": "fr", "csrf_token": csrf_token(admin_client, "/admin/account")})
+    response = admin_client.post(
+        "/admin/account/language", data={"locale": "fr", "csrf_token": csrf_token(admin_client, "/admin/account")}
+    )
     assert response.status_code == 303
     assert query.scalar(select(Admin.locale).where(Admin.name == "Ada")) is None
     assert admin_client.post("/admin/account/language", data={"locale": "ja"}).status_code == 400

@@ -22,10 +22,21 @@ from tests.helpers import csrf_token, settle
 from tests.softauthn import PasskeyBrowser, invite
 
 # Personal data a journey types in; none may reach a log line.
-PERSON = {"name": "Wilhelmina Quackenbush", "email": "wilhelmina.q@example.net",
-          "message": "My neighbour Ottoline Frobisher lives at 17 Quarry Lane."}
-SECRETS = ("Wilhelmina", "Quackenbush", "wilhelmina.q", "Ottoline", "Frobisher", "Quarry Lane",
-           "Grace Hopperine", "bad-address-xyzzy")
+PERSON = {
+    "name": "Wilhelmina Quackenbush",
+    "email": "wilhelmina.q@example.net",
+    "message": "My neighbour Ottoline Frobisher lives at 17 Quarry Lane.",
+}
+SECRETS = (
+    "Wilhelmina",
+    "Quackenbush",
+    "wilhelmina.q",
+    "Ottoline",
+    "Frobisher",
+    "Quarry Lane",
+    "Grace Hopperine",
+    "bad-address-xyzzy",
+)
 
 
 def json_lines(text: str) -> list[dict]:
@@ -54,13 +65,16 @@ def test_a_generated_request_id_comes_from_the_injected_randomness(app_config, m
     assert app.test_client().get("/privacy").headers["X-Request-ID"] == bytes(range(16)).hex()
 
 
-@pytest.mark.parametrize(("proxies", "supplied", "kept"), [
-    (0, "from-the-client", False),  # no trusted proxy: anyone could send it
-    (1, "caddy-3f2a.9", True),
-    (1, "two words", False),
-    (1, "x" * 129, False),
-    (1, "semi;colon<script>", False),
-])
+@pytest.mark.parametrize(
+    ("proxies", "supplied", "kept"),
+    [
+        (0, "from-the-client", False),  # no trusted proxy: anyone could send it
+        (1, "caddy-3f2a.9", True),
+        (1, "two words", False),
+        (1, "x" * 129, False),
+        (1, "semi;colon<script>", False),
+    ],
+)
 def test_a_supplied_request_id_is_used_only_from_a_trusted_proxy_and_when_plain(
     app_config, make_app, proxies, supplied, kept
 ):

@@ -110,8 +110,10 @@ def test_logins_are_counted_by_outcome(app_config, make_app):
     assert browser.login_verify({"id": "AAAA", "rawId": "AAAA", "type": "public-key"}).status_code == 400
     statuses = [browser.post_json("/auth/login/options").status_code for _ in range(3)]
     after = scrape(client)
-    logins = {o: value(after, "sundown_logins_total", outcome=o) - value(before, "sundown_logins_total", outcome=o)
-              for o in metrics.LOGIN_OUTCOMES}
+    logins = {
+        o: value(after, "sundown_logins_total", outcome=o) - value(before, "sundown_logins_total", outcome=o)
+        for o in metrics.LOGIN_OUTCOMES
+    }
     assert statuses == [200, 200, 429]
     assert logins == {"ok": 1, "refused": 1, "rate_limited": 1}
 
@@ -134,8 +136,9 @@ def test_a_run_is_counted_and_the_ledger_gives_the_gauges(app_config, make_app, 
 
 
 def test_a_partial_run_leaves_its_backlog_in_the_gauge(app_config, make_app, db_session, clock):
-    client = make_app({**app_config, "CLEANUP_BATCH_SIZE": 2, "CLEANUP_TIME_BUDGET": 0,
-                       "CLEANUP_YIELD": 0}).test_client()
+    client = make_app(
+        {**app_config, "CLEANUP_BATCH_SIZE": 2, "CLEANUP_TIME_BUDGET": 0, "CLEANUP_YIELD": 0}
+    ).test_client()
     add_inquiries(db_session, aged_inquiries(clock, [181, 190, 200, 250, 300]))
     before = scrape(client)
     with client.application.app_context():

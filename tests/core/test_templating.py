@@ -28,9 +28,13 @@ def of_the_app(value) -> bool:
 
 
 def test_no_module_but_templating_registers_for_templates():
-    found = [f"{path.relative_to(ROOT)}:{number}"
-             for path in (ROOT / "app").rglob("*.py") if path.name != "templating.py"
-             for number, line in enumerate(path.read_text().splitlines(), 1) if REGISTERING.search(line)]
+    found = [
+        f"{path.relative_to(ROOT)}:{number}"
+        for path in (ROOT / "app").rglob("*.py")
+        if path.name != "templating.py"
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if REGISTERING.search(line)
+    ]
     assert found == []
 
 
@@ -42,8 +46,12 @@ def test_the_app_has_exactly_the_filters_and_globals_of_templating(bare_app):
 
 
 def test_the_only_context_functions_of_the_app_are_templatings(bare_app):
-    ours = [function for functions in bare_app.template_context_processors.values()
-            for function in functions if of_the_app(function)]
+    ours = [
+        function
+        for functions in bare_app.template_context_processors.values()
+        for function in functions
+        if of_the_app(function)
+    ]
     assert ours == list(templating.CONTEXT)
 
 

@@ -134,8 +134,11 @@ def run_flask(env: dict[str, str], *args: str) -> str:
     """Run a Flask CLI command in a subprocess; its output, or fail with it."""
     result = subprocess.run(
         [sys.executable, "-m", "flask", "--app", "wsgi", *args],
-        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT), **env},
-        capture_output=True, text=True, timeout=60,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT), **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert result.returncode == 0, (
         f"flask {' '.join(args)} exited with {result.returncode}:\n{result.stdout}\n{result.stderr}"
@@ -328,9 +331,7 @@ class Authenticator:
 
     def set_user_verified(self, verified: bool) -> None:
         """Make the next ceremonies pass or fail user verification."""
-        self.cdp.send(
-            "WebAuthn.setUserVerified", {"authenticatorId": self.id, "isUserVerified": verified}
-        )
+        self.cdp.send("WebAuthn.setUserVerified", {"authenticatorId": self.id, "isUserVerified": verified})
 
 
 @pytest.fixture
@@ -363,9 +364,7 @@ class Screenshots:
 
 def has_failed(node) -> bool:
     """Whether the test's setup or call has failed so far."""
-    return any(
-        getattr(getattr(node, f"report_{when}", None), "failed", False) for when in ("setup", "call")
-    )
+    return any(getattr(getattr(node, f"report_{when}", None), "failed", False) for when in ("setup", "call"))
 
 
 @pytest.fixture

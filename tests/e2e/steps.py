@@ -72,9 +72,7 @@ def expect_logged_out(page: Page) -> None:
 def copy_passkeys(source: Authenticator, target: Authenticator) -> None:
     """Put ``source``'s credentials on ``target``, as a passkey synced to another device."""
     for credential in source.credentials():
-        target.cdp.send(
-            "WebAuthn.addCredential", {"authenticatorId": target.id, "credential": credential}
-        )
+        target.cdp.send("WebAuthn.addCredential", {"authenticatorId": target.id, "credential": credential})
 
 
 def row_with(page: Page, text: str):

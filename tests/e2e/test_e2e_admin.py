@@ -30,9 +30,7 @@ from tests.e2e.steps import (
 BROWSER_NAME = re.compile(r"Chrome \d+ on Linux")
 
 
-def test_invited_operator_registers_a_passkey_and_sees_the_inquiry(
-    server, page, authenticator, shot, page_problems
-):
+def test_invited_operator_registers_a_passkey_and_sees_the_inquiry(server, page, authenticator, shot, page_problems):
     submit_inquiry(page, "Ada Lovelace", "ada@example.com", "When does the analytical engine ship?")
     link = server.invite_link("Olga Operator")  # the operator's CLI, in a subprocess
 
@@ -59,9 +57,7 @@ def test_invited_operator_registers_a_passkey_and_sees_the_inquiry(
     shot(page, "link-used-up")
 
 
-def test_passkey_login_names_the_browser_and_revokes_another_login(
-    server, page, authenticator, new_context, shot
-):
+def test_passkey_login_names_the_browser_and_revokes_another_login(server, page, authenticator, new_context, shot):
     enroll(page, server.quick_invite_link("Grace Admin"))
     log_out(page)
     shot(page, "logged-out")
@@ -96,7 +92,7 @@ def test_passkey_login_names_the_browser_and_revokes_another_login(
 def test_hold_delete_and_export_csv(server, page, authenticator, shot):
     submit_inquiry(page, "Hanna Held", "hanna@example.com", "Please keep this: a claim is open.")
     submit_inquiry(page, "Dora Deleted", "dora@example.com", "Please forget me.")
-    submit_inquiry(page, "Kai Kept", "kai@example.com", "=HYPERLINK(\"x\")")
+    submit_inquiry(page, "Kai Kept", "kai@example.com", '=HYPERLINK("x")')
     enroll(page, server.quick_invite_link("Hal Admin"))
 
     row_with(page, "Hanna Held").get_by_role("link").click()
@@ -112,8 +108,9 @@ def test_hold_delete_and_export_csv(server, page, authenticator, shot):
     page.get_by_label("Select inquiry from Dora Deleted").check()
     page.get_by_role("button", name="Delete selected…").click()
     expect(page.get_by_role("heading", name="Delete 1 inquiry?")).to_be_visible()
-    expect(page.get_by_text(
-        re.compile(r"1 of the selected inquir(y|ies) is on legal hold and will be kept"))).to_be_visible()
+    expect(
+        page.get_by_text(re.compile(r"1 of the selected inquir(y|ies) is on legal hold and will be kept"))
+    ).to_be_visible()
     shot(page, "confirm-delete")
     page.get_by_role("button", name="Delete 1").click()
 
@@ -131,19 +128,25 @@ def test_hold_delete_and_export_csv(server, page, authenticator, shot):
     rows = list(csv.DictReader(io.StringIO(raw.decode("utf-8-sig"))))
     by_name = {row["name"]: row for row in rows}
     assert list(rows[0]) == [
-        "id", "received_utc", "name", "email", "message", "legal_hold", "hold_reason", "hold_by", "replies",
+        "id",
+        "received_utc",
+        "name",
+        "email",
+        "message",
+        "legal_hold",
+        "hold_reason",
+        "hold_by",
+        "replies",
         "last_reply_utc",
     ]
     assert by_name["Hanna Held"]["legal_hold"] == "yes"
     assert by_name["Hanna Held"]["hold_reason"] == "Open legal claim 2026-17"
     assert by_name["Hanna Held"]["hold_by"] == "Hal Admin"
-    assert by_name["Kai Kept"]["message"] == "'=HYPERLINK(\"x\")"  # no formula for spreadsheets
+    assert by_name["Kai Kept"]["message"] == '\'=HYPERLINK("x")'  # no formula for spreadsheets
     assert "Dora Deleted" not in by_name
 
 
-def test_login_without_user_verification_fails_readably_and_starts_no_login(
-    server, page, authenticator, shot
-):
+def test_login_without_user_verification_fails_readably_and_starts_no_login(server, page, authenticator, shot):
     enroll(page, server.quick_invite_link("Uma Admin"))
     log_out(page)
     authenticator.set_user_verified(False)
@@ -159,9 +162,7 @@ def test_login_without_user_verification_fails_readably_and_starts_no_login(
     assert not [c for c in page.context.cookies() if c["name"] == "sundown_admin"]
 
 
-def test_second_passkey_renamed_first_removed_logs_out_its_logins(
-    server, page, authenticator, new_context, shot
-):
+def test_second_passkey_renamed_first_removed_logs_out_its_logins(server, page, authenticator, new_context, shot):
     enroll(page, server.quick_invite_link("Kim Admin"))
     other = new_context().new_page()
     copy_passkeys(authenticator, Authenticator(other))

@@ -11,8 +11,18 @@ from axe_playwright_python.sync_playwright import Axe
 from tests.e2e.steps import assert_fits, enroll
 
 SIZES = {"desktop": (1280, 800), "phone": (390, 844)}
-PAGES = ["/admin/", "/admin/spam", "/admin/account", "/admin/admins", "/admin/cleanup", "/admin/forms",
-         "/admin/forms/new", "/admin/notifications", "/admin/people", "/admin/retention"]
+PAGES = [
+    "/admin/",
+    "/admin/spam",
+    "/admin/account",
+    "/admin/admins",
+    "/admin/cleanup",
+    "/admin/forms",
+    "/admin/forms/new",
+    "/admin/notifications",
+    "/admin/people",
+    "/admin/retention",
+]
 
 
 @pytest.fixture

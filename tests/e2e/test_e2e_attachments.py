@@ -35,15 +35,25 @@ def add_file_form(server) -> None:
             session.execute(delete(Inquiry).where(Inquiry.form_id == old.id))
             session.delete(old)
         now = datetime.now(UTC)
-        session.add(Form(slug="damage", title={"en": "Report damage"}, description={}, email_field="email",
-                         fields=dump((*CONTACT_FIELDS, Field("files", "file", {"en": "Photos"}, maximum=3))),
-                         enabled=True, created_at=now, updated_at=now))
+        session.add(
+            Form(
+                slug="damage",
+                title={"en": "Report damage"},
+                description={},
+                email_field="email",
+                fields=dump((*CONTACT_FIELDS, Field("files", "file", {"en": "Photos"}, maximum=3))),
+                enabled=True,
+                created_at=now,
+                updated_at=now,
+            )
+        )
         session.commit()
     time.sleep(form_store.FRESH_FOR + 0.2)
 
 
-def test_an_admin_sees_an_inquirys_image_and_downloads_its_files(server, page, authenticator, new_context, shot,
-                                                                 tmp_path):
+def test_an_admin_sees_an_inquirys_image_and_downloads_its_files(
+    server, page, authenticator, new_context, shot, tmp_path
+):
     add_file_form(server)
     image, notes = tmp_path / "破損 photo.png", tmp_path / "notes.txt"
     image.write_bytes(png(64, 48))

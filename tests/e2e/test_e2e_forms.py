@@ -30,9 +30,11 @@ def build_form(page) -> None:
     page.get_by_role("link", name="New form").click()
     page.get_by_label("Title (English)").fill("Press inquiry")
     page.get_by_label("Address").fill("press")
-    for kind, key, label, choices in (("Short text", "name", "Your name", ""),
-                                      ("Single choice (buttons)", "outlet", "Outlet", "print | Print\nweb | Web"),
-                                      ("Consent", "consent", "You may quote me.", "")):
+    for kind, key, label, choices in (
+        ("Short text", "name", "Your name", ""),
+        ("Single choice (buttons)", "outlet", "Outlet", "print | Print\nweb | Web"),
+        ("Consent", "consent", "You may quote me.", ""),
+    ):
         row = page.get_by_role("group", name="Add a field")
         row.get_by_label("Type").select_option(label=kind)
         row.get_by_label("Key").fill(key)
@@ -46,7 +48,8 @@ def build_form(page) -> None:
 
 
 def test_an_admin_builds_a_form_and_a_visitor_answers_it_with_and_without_javascript(
-        server, page, authenticator, new_context, shot, page_problems):
+    server, page, authenticator, new_context, shot, page_problems
+):
     enroll(page, server.quick_invite_link("Flo Forms"))
     build_form(page)
     assert_accessible(page)
@@ -80,8 +83,10 @@ def test_an_admin_builds_a_form_and_a_visitor_answers_it_with_and_without_javasc
     with server.engine.connect() as connection:
         form_id = connection.scalar(select(Form.id).where(Form.slug == "press"))
         rows = connection.execute(select(Inquiry.name, Inquiry.status, Inquiry.form_id).order_by(Inquiry.id)).all()
-    assert [tuple(row) for row in rows[-2:]] == [("Rita Reporter", "inbox", form_id),
-                                                 ("Sam Scriptless", "spam", form_id)]
+    assert [tuple(row) for row in rows[-2:]] == [
+        ("Rita Reporter", "inbox", form_id),
+        ("Sam Scriptless", "spam", form_id),
+    ]
     page.set_viewport_size({"width": 1280, "height": 800})
     page.goto("/admin/?form=press")
     page.get_by_role("link", name="Rita Reporter").click()

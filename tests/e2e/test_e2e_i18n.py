@@ -27,18 +27,40 @@ WIDER_THAN_WINDOW = """() => Array.from(document.querySelectorAll("body *"))
 # What each language calls the things the journeys use.
 WORDS = {
     "ja-JP": {
-        "lang": "ja", "name": "お名前", "email": "メールアドレス", "message": "お問い合わせ内容",
-        "send": "送信する", "thanks": "ありがとうございました", "privacy": "お問い合わせの保管期間",
-        "required": "この項目は必須です。", "enroll": "パスキーを作成", "inbox": "受信箱",
-        "login": "パスキーでログイン", "logout": "ログアウト", "logged_out": "ログアウトしました。",
-        "account": "アカウント", "person": "山田 花子", "text": "見積もりをお願いできますか。",
+        "lang": "ja",
+        "name": "お名前",
+        "email": "メールアドレス",
+        "message": "お問い合わせ内容",
+        "send": "送信する",
+        "thanks": "ありがとうございました",
+        "privacy": "お問い合わせの保管期間",
+        "required": "この項目は必須です。",
+        "enroll": "パスキーを作成",
+        "inbox": "受信箱",
+        "login": "パスキーでログイン",
+        "logout": "ログアウト",
+        "logged_out": "ログアウトしました。",
+        "account": "アカウント",
+        "person": "山田 花子",
+        "text": "見積もりをお願いできますか。",
     },
     "zh-CN": {
-        "lang": "zh-Hans", "name": "您的姓名", "email": "电子邮箱", "message": "留言内容",
-        "send": "提交咨询", "thanks": "谢谢", "privacy": "我们保存您咨询的时长",
-        "required": "此项为必填项。", "enroll": "创建通行密钥", "inbox": "收件箱",
-        "login": "使用通行密钥登录", "logout": "退出登录", "logged_out": "您已退出登录。",
-        "account": "账户", "person": "王小明", "text": "请问可以报价吗？",
+        "lang": "zh-Hans",
+        "name": "您的姓名",
+        "email": "电子邮箱",
+        "message": "留言内容",
+        "send": "提交咨询",
+        "thanks": "谢谢",
+        "privacy": "我们保存您咨询的时长",
+        "required": "此项为必填项。",
+        "enroll": "创建通行密钥",
+        "inbox": "收件箱",
+        "login": "使用通行密钥登录",
+        "logout": "退出登录",
+        "logged_out": "您已退出登录。",
+        "account": "账户",
+        "person": "王小明",
+        "text": "请问可以报价吗？",
     },
 }
 
@@ -54,7 +76,8 @@ def check_page(page, shot, name: str, lang: str, scripts: bool = True) -> None:
         return
     widths = page.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
     assert widths[0] <= widths[1], f"{name}: the page is {widths[0]} px wide in a {widths[1]} px window: " + str(
-        page.evaluate(WIDER_THAN_WINDOW))
+        page.evaluate(WIDER_THAN_WINDOW)
+    )
     results = Axe().run(page)
     assert results.violations_count == 0, results.generate_snapshot()
     shot(page, name)
@@ -123,7 +146,8 @@ def test_admin_enrolls_logs_in_and_reads_the_inbox_in_the_browser_language(serve
     page.goto("/admin/account")
     check_page(page, shot, f"{locale}-account", words["lang"])
     page.get_by_role("navigation", name=re.compile(".")).first.get_by_role(
-        "button", name=re.compile("^" + words["logout"])).click()
+        "button", name=re.compile("^" + words["logout"])
+    ).click()
     expect(page.get_by_text(words["logged_out"])).to_be_visible()
     check_page(page, shot, f"{locale}-login", words["lang"])
     page.get_by_role("button", name=words["login"]).click()
@@ -138,5 +162,6 @@ def test_passkey_messages_come_from_the_catalog(new_context, shot, page_problems
     page.goto("/auth/login")
     page.get_by_role("button", name="パスキーでログイン").click()
     expect(page.locator("[data-passkey-status]")).to_have_text(
-        re.compile("キャンセルされたか、時間切れになりました|このパスキーはこのサイトに登録されていません"))
+        re.compile("キャンセルされたか、時間切れになりました|このパスキーはこのサイトに登録されていません")
+    )
     check_page(page, shot, "ja-passkey-message", "ja")

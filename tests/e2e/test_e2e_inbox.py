@@ -22,9 +22,11 @@ from tests.e2e.steps import assert_fits, enroll, row_with
 from tests.factories import add_inquiries, inquiry, wall_clock
 
 FIREFOX = "Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:133.0) Gecko/20100101 Firefox/133.0"
-LONG = ("Hello, we would like to ask about the delivery of our order number 4711 and the invoice that came with it, "
-        "which lists twelve units where we ordered ten; "
-        "could you send a corrected invoice before Tuesday morning? ") * 3
+LONG = (
+    "Hello, we would like to ask about the delivery of our order number 4711 and the invoice that came with it, "
+    "which lists twelve units where we ordered ten; "
+    "could you send a corrected invoice before Tuesday morning? "
+) * 3
 SIZES = {"desktop": {"width": 1280, "height": 800}, "phone": {"width": 390, "height": 844}}
 
 
@@ -33,11 +35,18 @@ def assert_accessible(page) -> None:
     assert results.violations_count == 0, results.generate_snapshot()
 
 
-
 def arrange(server, prefix: str, count: int = 3) -> list[int]:
-    rows = [inquiry(wall_clock, days_old=0.01 * (i + 1), name=f"{prefix} Person {i}",
-                    email=f"{prefix.lower()}.{i}@example.com", message=f"{prefix} {i}: {LONG}", user_agent=FIREFOX)
-            for i in range(count)]
+    rows = [
+        inquiry(
+            wall_clock,
+            days_old=0.01 * (i + 1),
+            name=f"{prefix} Person {i}",
+            email=f"{prefix.lower()}.{i}@example.com",
+            message=f"{prefix} {i}: {LONG}",
+            user_agent=FIREFOX,
+        )
+        for i in range(count)
+    ]
     with server.app().app_context():
         return add_inquiries(get_session(), rows)
 
@@ -119,6 +128,7 @@ def test_inbox_and_detail_fit_the_screen_and_pass_axe(server, new_context, size,
     context = new_context(viewport=SIZES[size])
     page = context.new_page()
     from tests.e2e.conftest import Authenticator
+
     Authenticator(page)
     enroll(page, server.quick_invite_link(f"Fiona {size}"))
 

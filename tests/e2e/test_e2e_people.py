@@ -31,19 +31,34 @@ def assert_accessible(page) -> None:
     assert results.violations_count == 0, results.generate_snapshot()
 
 
-
 def arrange(server) -> list[int]:
     with server.app().app_context():
-        return add_inquiries(get_session(), [
-            inquiry(wall_clock, 0.5, name="Pat Person", email=LONG_ADDRESS,
+        return add_inquiries(
+            get_session(),
+            [
+                inquiry(
+                    wall_clock,
+                    0.5,
+                    name="Pat Person",
+                    email=LONG_ADDRESS,
                     message="Please send me everything you hold about me.\nThanks, Pat",
                     user_agent="Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) "
-                               "Chrome/156.0 Safari/537.36"),
-            inquiry(wall_clock, 1, name="Pat Person", email=LONG_ADDRESS, status="spam", message="=HYPERLINK(1)"),
-            inquiry(wall_clock, 2, name="Pat Person", email=LONG_ADDRESS, legal_hold=True,
-                    hold_reason="Open claim 2026-17", hold_by="Lee", held_at=wall_clock()),
-            inquiry(wall_clock, 1, name="Someone Else", email="else@example.com"),
-        ])
+                    "Chrome/156.0 Safari/537.36",
+                ),
+                inquiry(wall_clock, 1, name="Pat Person", email=LONG_ADDRESS, status="spam", message="=HYPERLINK(1)"),
+                inquiry(
+                    wall_clock,
+                    2,
+                    name="Pat Person",
+                    email=LONG_ADDRESS,
+                    legal_hold=True,
+                    hold_reason="Open claim 2026-17",
+                    hold_by="Lee",
+                    held_at=wall_clock(),
+                ),
+                inquiry(wall_clock, 1, name="Someone Else", email="else@example.com"),
+            ],
+        )
 
 
 def inquiries_of(server, address: str) -> list[int]:

@@ -8,9 +8,7 @@ from sqlalchemy import select
 from app.models import Inquiry
 
 
-def test_visitor_without_javascript_fixes_errors_and_reaches_thanks(
-    new_context, server, shot, page_problems
-):
+def test_visitor_without_javascript_fixes_errors_and_reaches_thanks(new_context, server, shot, page_problems):
     page_problems.expect_status(422, "/")  # the form with errors comes back as 422
     page = new_context(java_script_enabled=False).new_page()
     page.goto("/")
@@ -52,7 +50,5 @@ def test_visitor_without_javascript_fixes_errors_and_reaches_thanks(
 def stored_messages(server) -> list[tuple[str, str, str]]:
     """The inquiries in the server's database, oldest first."""
     with server.engine.connect() as conn:
-        rows = conn.execute(
-            select(Inquiry.name, Inquiry.email, Inquiry.message).order_by(Inquiry.id)
-        )
+        rows = conn.execute(select(Inquiry.name, Inquiry.email, Inquiry.message).order_by(Inquiry.id))
         return [tuple(row) for row in rows]

@@ -23,12 +23,17 @@ from tests.e2e.steps import assert_fits, enroll
 from tests.factories import add_inquiries, inquiry, wall_clock
 
 MAIL_PORT = free_port()
-SERVER_ENV = {"SUNDOWN_SMTP_URL": f"smtp://127.0.0.1:{MAIL_PORT}", "SUNDOWN_MAIL_FROM": "sundown@example.org",
-              "SUNDOWN_REPLY_TO": "team@example.org"}
+SERVER_ENV = {
+    "SUNDOWN_SMTP_URL": f"smtp://127.0.0.1:{MAIL_PORT}",
+    "SUNDOWN_MAIL_FROM": "sundown@example.org",
+    "SUNDOWN_REPLY_TO": "team@example.org",
+}
 SIZES = {"desktop": {"width": 1280, "height": 800}, "phone": {"width": 390, "height": 844}}
-WORDS = {"en": {"send": "Send reply", "queued": "Reply queued", "sent": "Sent", "heading": "Replies"},
-         "ja": {"send": "返信を送る", "queued": "返信を送信待ちにしました", "sent": "送信済み", "heading": "返信"},
-         "zh-Hans": {"send": "发送回复", "queued": "回复已排队", "sent": "已发送", "heading": "回复"}}
+WORDS = {
+    "en": {"send": "Send reply", "queued": "Reply queued", "sent": "Sent", "heading": "Replies"},
+    "ja": {"send": "返信を送る", "queued": "返信を送信待ちにしました", "sent": "送信済み", "heading": "返信"},
+    "zh-Hans": {"send": "发送回复", "queued": "回复已排队", "sent": "已发送", "heading": "回复"},
+}
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -46,9 +51,18 @@ def assert_accessible(page) -> None:
 
 def arrange(server, name: str) -> int:
     with server.app().app_context():
-        [row] = add_inquiries(get_session(), [inquiry(wall_clock, days_old=0.01, name=name,
-                                                      email=f"{name.split()[0].lower()}@example.com",
-                                                      message="Could you tell me\nwhen the shop opens?")])
+        [row] = add_inquiries(
+            get_session(),
+            [
+                inquiry(
+                    wall_clock,
+                    days_old=0.01,
+                    name=name,
+                    email=f"{name.split()[0].lower()}@example.com",
+                    message="Could you tell me\nwhen the shop opens?",
+                )
+            ],
+        )
     return row
 
 

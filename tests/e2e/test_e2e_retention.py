@@ -22,9 +22,7 @@ SERVER_ENV = {"SUNDOWN_CLEANUP_INTERVAL": "1"}
 INQUIRIES_DELETED = re.compile(r"\binquiries: (\d+)")
 
 
-def test_shorter_retention_is_previewed_confirmed_and_carried_out_after_a_request(
-    server, page, authenticator, shot
-):
+def test_shorter_retention_is_previewed_confirmed_and_carried_out_after_a_request(server, page, authenticator, shot):
     enroll(page, server.quick_invite_link("Rita Retention"))
     store_inquiries(server, days_old=100, names=["Old Otto 1", "Old Otto 2", "Old Otto 3"])
     store_inquiries(server, days_old=100, names=["Old Olga on hold"], legal_hold=True)
@@ -82,14 +80,23 @@ def recent_cleanups_text(page) -> str:
 def store_inquiries(server, days_old: int, names: list[str], legal_hold: bool = False) -> None:
     """Insert inquiries received ``days_old`` days ago straight into the database."""
     rows = [
-        inquiry(wall_clock, days_old, name=name, email="old@example.com", message="From long ago.",
-                legal_hold=legal_hold, hold_reason="Open claim" if legal_hold else None)
+        inquiry(
+            wall_clock,
+            days_old,
+            name=name,
+            email="old@example.com",
+            message="From long ago.",
+            legal_hold=legal_hold,
+            hold_reason="Open claim" if legal_hold else None,
+        )
         for name in names
     ]
     # As the app's own writers do: SQLite's write lock taken up front, polled finely, so the server's
     # short write transactions (a cleanup run's batches and merge steps) cannot starve this insert.
-    with server.engine.connect().execution_options(**{WRITE_OPTION: True}) as connection, \
-            Session(connection) as session:
+    with (
+        server.engine.connect().execution_options(**{WRITE_OPTION: True}) as connection,
+        Session(connection) as session,
+    ):
         add_inquiries(session, rows)
 
 

@@ -91,8 +91,18 @@ def test_the_429_form_keeps_the_text_and_focuses_the_error(server, page, page_pr
 
 def test_the_spam_page_is_accessible_and_not_spam_moves_an_inquiry(server, page, authenticator, shot):
     with server.app().app_context():
-        add_inquiries(get_session(), [inquiry(wall_clock, days_old=0.01, name="Sid Spamlike", status="spam",
-                                              message="Looks like spam, but a person wrote it.")])
+        add_inquiries(
+            get_session(),
+            [
+                inquiry(
+                    wall_clock,
+                    days_old=0.01,
+                    name="Sid Spamlike",
+                    status="spam",
+                    message="Looks like spam, but a person wrote it.",
+                )
+            ],
+        )
     enroll(page, server.quick_invite_link("Sam Spamfolder"))
     folders = page.get_by_role("navigation", name="Folders")
     folders.get_by_role("link", name="Spam").click()

@@ -16,34 +16,58 @@ QUOTE_FIELDS = [
     {"type": "text", "key": "name", "label-en": "Your name", "required": "1"},
     {"type": "email", "key": "work_email", "label-en": "Work e-mail", "required": "1"},
     {"type": "number", "key": "budget", "label-en": "Budget (EUR)", "min": "100", "max": "100000"},
-    {"type": "select", "key": "size", "label-en": "Team size", "choices-en": "s | 1-10\nm | 11-50\nl | 51+",
-     "choices-ja": "1〜10\n11〜50\n51〜"},
+    {
+        "type": "select",
+        "key": "size",
+        "label-en": "Team size",
+        "choices-en": "s | 1-10\nm | 11-50\nl | 51+",
+        "choices-ja": "1〜10\n11〜50\n51〜",
+    },
     {"type": "checkboxes", "key": "topics", "label-en": "Topics", "choices-en": "design\nbuild\nrun"},
     {"type": "date", "key": "start", "label-en": "Start date"},
     {"type": "tel", "key": "phone", "label-en": "Phone"},
     {"type": "url", "key": "site", "label-en": "Your site"},
     {"type": "textarea", "key": "details", "label-en": "Details", "max": "2000"},
-    {"type": "consent", "key": "privacy", "label-en": "I agree that my data is kept for 30 days.",
-     "label-ja": "30日間の保存に同意します。"},
+    {
+        "type": "consent",
+        "key": "privacy",
+        "label-en": "I agree that my data is kept for 30 days.",
+        "label-ja": "30日間の保存に同意します。",
+    },
     {"type": "hidden", "key": "campaign", "default": "spring"},
 ]
 
 
 def create_quote(admin_client, **settings):
-    return admin_client.post("/admin/forms/new", data=editor_post(admin_client, "/admin/forms/new", QUOTE_FIELDS,
-                                                                 **settings))
+    return admin_client.post(
+        "/admin/forms/new", data=editor_post(admin_client, "/admin/forms/new", QUOTE_FIELDS, **settings)
+    )
 
 
 def quote_answers(**answers) -> dict:
-    return {"name": "Grace Hopper", "work_email": "Grace@Example.COM", "budget": "2500.0", "size": "m",
-            "topics": ["design", "run"], "start": "2027-01-15", "phone": "+49 30 1234567",
-            "site": "https://example.org", "details": "We need a form.", "privacy": "yes", **answers}
+    return {
+        "name": "Grace Hopper",
+        "work_email": "Grace@Example.COM",
+        "budget": "2500.0",
+        "size": "m",
+        "topics": ["design", "run"],
+        "start": "2027-01-15",
+        "phone": "+49 30 1234567",
+        "site": "https://example.org",
+        "details": "We need a form.",
+        "privacy": "yes",
+        **answers,
+    }
 
 
 def test_the_site_form_is_contact_with_its_three_fields_and_serves_the_front_page(client, query):
     [contact] = query(select(Form))
-    assert (contact.id, contact.slug, contact.title, contact.email_field) == (DEFAULT_FORM_ID, "contact",
-                                                                               {"en": "Contact"}, "email")
+    assert (contact.id, contact.slug, contact.title, contact.email_field) == (
+        DEFAULT_FORM_ID,
+        "contact",
+        {"en": "Contact"},
+        "email",
+    )
     assert [field["key"] for field in contact.fields] == ["name", "email", "message"]
     page = client.get("/").get_data(as_text=True)
     assert "<h1>Contact</h1>" in page and 'id="message"' in page and 'autocomplete="email"' in page
@@ -75,17 +99,20 @@ def test_preview_shows_the_form_and_saves_nothing(admin_client, query):
     assert query(select(Form.slug)) == ["contact"]
 
 
-@pytest.mark.parametrize("field, input_name, message", [
-    ({"type": "select", "key": "size", "label-en": "Size"}, "field-0-choices-en", "at least one choice"),
-    ({"type": "consent", "key": "ok"}, "field-0-label-en", "exact wording"),
-    ({"type": "text", "key": "Bad Key", "label-en": "X"}, "field-0-key", "lowercase letter"),
-    ({"type": "text", "key": "website", "label-en": "X"}, "field-0-key", "not website"),
-    ({"type": "number", "key": "n", "label-en": "N", "min": "5", "max": "1"}, "field-0-max", "not be below"),
-    ({"type": "text", "key": "t", "label-en": "T", "max": "999"}, "field-0-max", "At most 200"),
-    ({"type": "text", "key": "t", "label-en": "T" * 501}, "field-0-label-en", "(this has 501)"),
-    ({"type": "number", "key": "n", "label-en": "N", "min": "٣"}, "field-0-min", "Enter a number"),
-    ({"type": "number", "key": "n", "label-en": "N", "max": "１０"}, "field-0-max", "Enter a number"),
-])
+@pytest.mark.parametrize(
+    "field, input_name, message",
+    [
+        ({"type": "select", "key": "size", "label-en": "Size"}, "field-0-choices-en", "at least one choice"),
+        ({"type": "consent", "key": "ok"}, "field-0-label-en", "exact wording"),
+        ({"type": "text", "key": "Bad Key", "label-en": "X"}, "field-0-key", "lowercase letter"),
+        ({"type": "text", "key": "website", "label-en": "X"}, "field-0-key", "not website"),
+        ({"type": "number", "key": "n", "label-en": "N", "min": "5", "max": "1"}, "field-0-max", "not be below"),
+        ({"type": "text", "key": "t", "label-en": "T", "max": "999"}, "field-0-max", "At most 200"),
+        ({"type": "text", "key": "t", "label-en": "T" * 501}, "field-0-label-en", "(this has 501)"),
+        ({"type": "number", "key": "n", "label-en": "N", "min": "٣"}, "field-0-min", "Enter a number"),
+        ({"type": "number", "key": "n", "label-en": "N", "max": "１０"}, "field-0-max", "Enter a number"),
+    ],
+)
 def test_bad_definitions_get_a_clear_message_next_to_their_input(admin_client, query, field, input_name, message):
     response = admin_client.post("/admin/forms/new", data=editor_post(admin_client, "/admin/forms/new", [field]))
     page = response.get_data(as_text=True)
@@ -96,8 +123,13 @@ def test_bad_definitions_get_a_clear_message_next_to_their_input(admin_client, q
 
 @pytest.mark.parametrize("count", ["²", "١", "³³", "1" * 5000])
 def test_a_field_count_that_is_not_a_few_ascii_digits_is_no_count_and_never_a_500(admin_client, query, count):
-    data = editor_post(admin_client, "/admin/forms/new", QUOTE_FIELDS[:2], field_count=count,
-                       **{"field-0-position": "٢", "field-1-position": "nan"})
+    data = editor_post(
+        admin_client,
+        "/admin/forms/new",
+        QUOTE_FIELDS[:2],
+        field_count=count,
+        **{"field-0-position": "٢", "field-1-position": "nan"},
+    )
     response = admin_client.post("/admin/forms/new", data=data)
     assert response.status_code == 303  # no count: the first row is read, as for a new form
     [fields] = query(select(Form.fields).where(Form.slug == "quote"))
@@ -115,8 +147,9 @@ def test_a_text_over_its_length_is_refused_and_kept_as_typed_not_cut_short(admin
 
 
 def test_a_duplicate_slug_and_two_fields_with_one_key_are_refused(admin_client, query):
-    response = admin_client.post("/admin/forms/new", data=editor_post(
-        admin_client, "/admin/forms/new", [QUOTE_FIELDS[0]], slug="contact"))
+    response = admin_client.post(
+        "/admin/forms/new", data=editor_post(admin_client, "/admin/forms/new", [QUOTE_FIELDS[0]], slug="contact")
+    )
     assert response.status_code == 422 and "Another form already has this address." in response.get_data(True)
     twice = [QUOTE_FIELDS[0], {**QUOTE_FIELDS[0], "label-en": "Again"}]
     response = admin_client.post("/admin/forms/new", data=editor_post(admin_client, "/admin/forms/new", twice))
@@ -126,8 +159,12 @@ def test_a_duplicate_slug_and_two_fields_with_one_key_are_refused(admin_client, 
 
 def test_a_submission_stores_each_answer_with_its_label_and_the_email_for_people(admin_client, client, query):
     create_quote(admin_client)
-    data = {**quote_answers(), "csrf_token": csrf_token(client, "/f/quote"),
-            spam.RENDERED_FIELD: rendered_ago(client.application), spam.FIELD: solution(client)}
+    data = {
+        **quote_answers(),
+        "csrf_token": csrf_token(client, "/f/quote"),
+        spam.RENDERED_FIELD: rendered_ago(client.application),
+        spam.FIELD: solution(client),
+    }
     response = client.post("/f/quote", data=data)
     assert response.status_code == 303
     [row] = query(select(Inquiry))
@@ -136,21 +173,41 @@ def test_a_submission_stores_each_answer_with_its_label_and_the_email_for_people
     assert answers["name"] == {"key": "name", "type": "text", "label": "Your name", "in": "name"}
     assert answers["work_email"]["in"] == "email"
     assert answers["budget"]["value"] == "2500" and answers["topics"]["value"] == ["design", "run"]
-    assert answers["privacy"] == {"key": "privacy", "type": "consent", "value": True,
-                                  "label": "I agree that my data is kept for 30 days.",
-                                  "wording": "I agree that my data is kept for 30 days."}
+    assert answers["privacy"] == {
+        "key": "privacy",
+        "type": "consent",
+        "value": True,
+        "label": "I agree that my data is kept for 30 days.",
+        "wording": "I agree that my data is kept for 30 days.",
+    }
     assert answers["campaign"]["value"] == "spring"
     assert "Budget (EUR): 2500" in row.message and "Team size: 11-50" in row.message  # what search reads
 
 
 def test_the_json_api_of_a_form_checks_each_type_and_names_every_bad_field(admin_client, client, query):
     create_quote(admin_client)
-    bad = quote_answers(budget="lots", size="xl", topics=["sleep"], start="15/01/2027", phone="call me",
-                        site="ftp://x", privacy=False, work_email="nope")
+    bad = quote_answers(
+        budget="lots",
+        size="xl",
+        topics=["sleep"],
+        start="15/01/2027",
+        phone="call me",
+        site="ftp://x",
+        privacy=False,
+        work_email="nope",
+    )
     response = client.post("/api/forms/quote/inquiries", json=bad)
     assert response.status_code == 422
-    assert set(response.get_json()["errors"]) == {"budget", "size", "topics", "start", "phone", "site",
-                                                  "privacy", "work_email"}
+    assert set(response.get_json()["errors"]) == {
+        "budget",
+        "size",
+        "topics",
+        "start",
+        "phone",
+        "site",
+        "privacy",
+        "work_email",
+    }
     good = client.post("/api/forms/quote/inquiries", json={**quote_answers(privacy=True), "altcha": solution(client)})
     assert good.status_code == 201
     [form_id] = query(select(Form.id).where(Form.slug == "quote"))
@@ -167,12 +224,14 @@ def test_an_unknown_or_disabled_form_is_404_and_the_typed_text_is_kept(admin_cli
     assert query.count(Inquiry) == 0
 
 
-def test_made_up_form_addresses_cost_no_memory_and_the_forms_remembered_are_bounded(app, client, db_session,
-                                                                                    monkeypatch):
+def test_made_up_form_addresses_cost_no_memory_and_the_forms_remembered_are_bounded(
+    app, client, db_session, monkeypatch
+):
     remembered = lambda: set(app.extensions.get(form_store.EXTENSION, {}))  # noqa: E731
     looked_up = []
-    event.listen(db.engine_of(app), "before_cursor_execute",
-                 lambda _conn, _cursor, statement, *_: looked_up.append(statement))
+    event.listen(
+        db.engine_of(app), "before_cursor_execute", lambda _conn, _cursor, statement, *_: looked_up.append(statement)
+    )
     for address in ("x" * 61, "Quote", "-quote", "quote-", "a_b", "%C3%BC", "a" * 5000):
         assert client.get(f"/f/{address}").status_code == 404
         assert client.get(f"/api/forms/{address}/embed").status_code == 404
@@ -183,8 +242,15 @@ def test_made_up_form_addresses_cost_no_memory_and_the_forms_remembered_are_boun
 
     monkeypatch.setattr(form_store, "MOST_REMEMBERED", 3)
     for number in range(5):
-        db_session.add(Form(slug=f"form-{number}", title={"en": f"Form {number}"}, enabled=True,
-                            fields=form_fields.dump(form_fields.CONTACT_FIELDS), email_field="email"))
+        db_session.add(
+            Form(
+                slug=f"form-{number}",
+                title={"en": f"Form {number}"},
+                enabled=True,
+                fields=form_fields.dump(form_fields.CONTACT_FIELDS),
+                email_field="email",
+            )
+        )
     db_session.commit()
     for number in (*range(5), *range(5)):
         assert client.get(f"/f/form-{number}").status_code == 200
@@ -197,8 +263,12 @@ def test_a_removed_field_still_shows_on_the_inquiries_that_answered_it(admin_cli
     [form_id] = query(select(Form.id).where(Form.slug == "quote"))
     fields = [{**field, "remove": "1"} if field["key"] == "budget" else field for field in QUOTE_FIELDS]
     fields[1] = {**fields[1], "label-en": "Company e-mail"}
-    assert admin_client.post(f"/admin/forms/{form_id}", data=editor_post(
-        admin_client, f"/admin/forms/{form_id}", fields)).status_code == 303
+    assert (
+        admin_client.post(
+            f"/admin/forms/{form_id}", data=editor_post(admin_client, f"/admin/forms/{form_id}", fields)
+        ).status_code
+        == 303
+    )
     assert "budget" not in [field["key"] for field in query(select(Form))[1].fields]
     [inquiry_id] = query(select(Inquiry.id))
     page = admin_client.get(f"/admin/inquiries/{inquiry_id}").get_data(as_text=True)
@@ -236,14 +306,19 @@ def test_the_forms_page_lists_every_form_with_its_address(admin_client):
 def test_the_contact_form_still_takes_the_three_fields_as_before(client, query):
     assert client.post("/api/inquiries", json={**VALID, "altcha": solution(client)}).status_code == 201
     [row] = query(select(Inquiry))
-    assert (row.name, row.email, row.message, row.form_id) == (VALID["name"], VALID["email"], VALID["message"],
-                                                               DEFAULT_FORM_ID)
+    assert (row.name, row.email, row.message, row.form_id) == (
+        VALID["name"],
+        VALID["email"],
+        VALID["message"],
+        DEFAULT_FORM_ID,
+    )
     assert all("in" in entry for entry in row.answers)  # nothing stored twice
 
 
 def submit_quote(client, **answers):
-    response = client.post("/api/forms/quote/inquiries", json={**quote_answers(privacy=True, **answers),
-                                                               "altcha": solution(client)})
+    response = client.post(
+        "/api/forms/quote/inquiries", json={**quote_answers(privacy=True, **answers), "altcha": solution(client)}
+    )
     assert response.status_code == 201
 
 
@@ -266,10 +341,12 @@ def test_the_csv_export_of_one_form_has_a_column_per_field(admin_client, client)
     response = admin_client.get("/admin/export.csv?form=quote")
     lines = response.get_data(as_text=True).lstrip("\ufeff").splitlines()
     assert "sundown-quote-" in response.headers["Content-Disposition"]
-    assert lines[0] == ("id,received_utc,name,work_email,budget,size,topics,start,phone,site,details,privacy,"
-                        "campaign,other_answers,legal_hold,hold_reason,hold_by,replies,last_reply_utc")
+    assert lines[0] == (
+        "id,received_utc,name,work_email,budget,size,topics,start,phone,site,details,privacy,"
+        "campaign,other_answers,legal_hold,hold_reason,hold_by,replies,last_reply_utc"
+    )
     assert len(lines) == 2
-    assert ",Grace Hopper,Grace@example.com,2500,11-50,\"design, run\",2027-01-15," in lines[1]
+    assert ',Grace Hopper,Grace@example.com,2500,11-50,"design, run",2027-01-15,' in lines[1]
     assert ",'=SUM(A1),yes,spring,,no,," in lines[1]  # formulas neutralised
     contact = admin_client.get("/admin/export.csv?form=contact").get_data(as_text=True).lstrip("\ufeff")
     assert contact.splitlines()[0].startswith("id,received_utc,name,email,message,other_answers")

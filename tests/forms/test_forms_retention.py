@@ -20,9 +20,18 @@ SPAM = InquiryStatus.SPAM.value
 
 
 def add_form(session, clock, slug: str, retention_days: int | None = None, spam_days: int | None = None) -> int:
-    form = Form(slug=slug, title={"en": slug.title()}, description={}, fields=dump(CONTACT_FIELDS),
-                email_field="email", enabled=True, retention_days=retention_days, spam_retention_days=spam_days,
-                created_at=clock(), updated_at=clock())
+    form = Form(
+        slug=slug,
+        title={"en": slug.title()},
+        description={},
+        fields=dump(CONTACT_FIELDS),
+        email_field="email",
+        enabled=True,
+        retention_days=retention_days,
+        spam_retention_days=spam_days,
+        created_at=clock(),
+        updated_at=clock(),
+    )
     session.add(form)
     session.commit()
     return form.id
@@ -31,13 +40,19 @@ def add_form(session, clock, slug: str, retention_days: int | None = None, spam_
 @pytest.fixture
 def forms(db_session, clock) -> dict[str, int]:
     """Contact (the site's 180 days), jobs (30 days, spam 2) and support (2 years)."""
-    return {"contact": DEFAULT_FORM_ID, "jobs": add_form(db_session, clock, "jobs", 30, 2),
-            "support": add_form(db_session, clock, "support", 730)}
+    return {
+        "contact": DEFAULT_FORM_ID,
+        "jobs": add_form(db_session, clock, "jobs", 30, 2),
+        "support": add_form(db_session, clock, "support", 730),
+    }
 
 
 def aged(clock, forms, plan: dict[str, list[float]], **values) -> list[dict]:
-    return [inquiry(clock, days_old=days, form_id=forms[slug], name=f"{slug} {days}", **values)
-            for slug, ages in plan.items() for days in ages]
+    return [
+        inquiry(clock, days_old=days, form_id=forms[slug], name=f"{slug} {days}", **values)
+        for slug, ages in plan.items()
+        for days in ages
+    ]
 
 
 PLAN = {"contact": [10, 179, 181, 400], "jobs": [10, 29, 31, 181], "support": [29, 181, 729, 731]}
@@ -51,8 +66,7 @@ def test_one_run_deletes_each_forms_expired_inquiries_at_its_own_cutoff(app, db_
         run = cleanup.run("test")
     assert set(query(select(Inquiry.name))) == KEPT
     assert dry["inquiries"][0] == run.remaining + 5 == 5
-    assert (run.retention_days, run.form_retention_days) == (180, {str(forms["jobs"]): 30,
-                                                                  str(forms["support"]): 730})
+    assert (run.retention_days, run.form_retention_days) == (180, {str(forms["jobs"]): 30, str(forms["support"]): 730})
     assert cleanup.as_dict(run)["form_retention_days"] == run.form_retention_days
 
 
@@ -63,11 +77,20 @@ def test_admin_pages_hide_what_each_form_has_outlived_at_once(app, db_session, c
     assert shown == KEPT | {"contact 500"}  # a legal hold keeps it, whatever the form
 
 
-def test_the_ledger_keeps_the_cutoffs_of_the_claim_when_a_form_changes_during_the_run(app, db_session, clock,
-                                                                                    forms, query):
+def test_the_ledger_keeps_the_cutoffs_of_the_claim_when_a_form_changes_during_the_run(
+    app, db_session, clock, forms, query
+):
     add_inquiries(db_session, aged(clock, forms, {"jobs": [31, 60]}))
-    row = CleanupRun(trigger="test", started_at=clock(), cutoff=clock() - timedelta(days=180), retention_days=180,
-                     form_retention_days={str(forms["jobs"]): 45}, deleted="{}", remaining=0, status="running")
+    row = CleanupRun(
+        trigger="test",
+        started_at=clock(),
+        cutoff=clock() - timedelta(days=180),
+        retention_days=180,
+        form_retention_days={str(forms["jobs"]): 45},
+        deleted="{}",
+        remaining=0,
+        status="running",
+    )
     db_session.execute(update(Form).where(Form.id == forms["jobs"]).values(retention_days=10))
     db_session.commit()
     cutoffs = cleanup.runs.recorded_cutoffs(row)
@@ -85,8 +108,7 @@ def test_spam_is_deleted_at_each_forms_spam_cutoff(app, db_session, clock, forms
     assert set(query(select(Inquiry.name))) == {"contact 3", "jobs 1"}
 
 
-def test_the_detail_page_and_the_privacy_page_tell_each_forms_retention(admin_client, client, db_session, clock,
-                                                                       forms):
+def test_the_detail_page_and_the_privacy_page_tell_each_forms_retention(admin_client, client, db_session, clock, forms):
     [row] = add_inquiries(db_session, aged(clock, forms, {"jobs": [10]}))
     page = admin_client.get(f"/admin/inquiries/{row}").get_data(as_text=True)
     due = clock() - timedelta(days=10) + timedelta(days=30)

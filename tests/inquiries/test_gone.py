@@ -25,7 +25,7 @@ MARKER = "zqmarker7f3a9c1eforgetme"
 # trigrams are stored verbatim in the index's pages (a term shares only a prefix with the one
 # before it) and found there as long as the index keeps any entry of this text.
 INDEX_MARKER = "\U00020001\U00020034\U0002007b\U000200a2\U000200d5\U0002010e"
-INDEX_NEEDLES = [INDEX_MARKER[i + 1:i + 3].encode() for i in range(len(INDEX_MARKER) - 2)]
+INDEX_NEEDLES = [INDEX_MARKER[i + 1 : i + 3].encode() for i in range(len(INDEX_MARKER) - 2)]
 # A file sent with the marked inquiry: 600 KB, three pieces, each on overflow pages of its own.
 FILE_MARKER = b"zqfilemarker41c7e0"
 MARKED_FILE = FILE_MARKER * (600_000 // len(FILE_MARKER))
@@ -64,10 +64,15 @@ def arrange(app, clock, days_old: float = 1) -> tuple[int, int]:
     """
     with app.app_context():
         session = db.get_session()
-        ids = add_inquiries(session, [
-            inquiry(clock, days_old, email="marked@example.com", message=f"Please forget {MARKER} soon {INDEX_MARKER}"),
-            inquiry(clock, 1, email="other@example.com", message="stays"),
-        ])
+        ids = add_inquiries(
+            session,
+            [
+                inquiry(
+                    clock, days_old, email="marked@example.com", message=f"Please forget {MARKER} soon {INDEX_MARKER}"
+                ),
+                inquiry(clock, 1, email="other@example.com", message="stays"),
+            ],
+        )
         add_file(session, ids[0], MARKED_FILE, "marked.txt")
         add_file(session, ids[1], b"a file that stays", "stays.txt")
     return ids[0], ids[1]
@@ -119,8 +124,9 @@ def test_a_command_line_erasure_leaves_no_trace(app, runner, clock):
 
 def test_deleting_all_spam_leaves_no_trace(app, admin_client, clock):
     with app.app_context():
-        (spam,) = add_inquiries(db.get_session(),
-                                [inquiry(clock, 1, status="spam", message=f"Buy {MARKER} now {INDEX_MARKER}")])
+        (spam,) = add_inquiries(
+            db.get_session(), [inquiry(clock, 1, status="spam", message=f"Buy {MARKER} now {INDEX_MARKER}")]
+        )
         add_file(db.get_session(), spam, MARKED_FILE, "offer.txt")
     assert holds_marker(app)
     assert post(admin_client, "/admin/spam/delete-all", {"confirm": "1", "through": str(spam)}) == 303

@@ -30,9 +30,16 @@ def post(client, path, data) -> int:
 @pytest.fixture
 def arranged(query, clock, admin_client):
     """An inbox inquiry, a spam one and another address's, each opened by the admin."""
-    ids = query.using(lambda session: add_inquiries(session, [
-        inquiry(clock, email="gone@example.com"), inquiry(clock, status="spam", email="spam@example.com"),
-        inquiry(clock, email="stays@example.com")]))
+    ids = query.using(
+        lambda session: add_inquiries(
+            session,
+            [
+                inquiry(clock, email="gone@example.com"),
+                inquiry(clock, status="spam", email="spam@example.com"),
+                inquiry(clock, email="stays@example.com"),
+            ],
+        )
+    )
     opened_by(query, admin_client, ids)
     return ids
 

@@ -10,9 +10,14 @@ from tests.factories import add_inquiries, inquiry
 
 
 def test_visible_hides_expired_unless_held(db_session, clock, app):
-    fresh, old, held = add_inquiries(db_session, [
-        inquiry(clock, days_old=10), inquiry(clock, days_old=200), inquiry(clock, days_old=200, legal_hold=True),
-    ])
+    fresh, old, held = add_inquiries(
+        db_session,
+        [
+            inquiry(clock, days_old=10),
+            inquiry(clock, days_old=200),
+            inquiry(clock, days_old=200, legal_hold=True),
+        ],
+    )
     with app.test_request_context():
         cutoff = retention.current_cutoff(db_session)
     ids = set(db_session.scalars(select(Inquiry.id).where(retention.visible(cutoff))))
@@ -31,8 +36,12 @@ def test_visible_is_exact_to_the_second(db_session, clock, app):
 
 
 def test_preview_counts_what_a_shorter_retention_would_delete(db_session, clock, app):
-    rows = [inquiry(clock, days_old=5), inquiry(clock, days_old=40), inquiry(clock, days_old=35),
-            inquiry(clock, days_old=50, legal_hold=True)]
+    rows = [
+        inquiry(clock, days_old=5),
+        inquiry(clock, days_old=40),
+        inquiry(clock, days_old=35),
+        inquiry(clock, days_old=50, legal_hold=True),
+    ]
     add_inquiries(db_session, rows)
     with app.test_request_context():
         result = retention.preview(db_session, 30)

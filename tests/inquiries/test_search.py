@@ -46,11 +46,14 @@ def fts_rows(query, row_id: int) -> int:
 
 
 def test_search_finds_text_in_the_message_case_insensitively(admin_client, db_session, clock):
-    ids = add_inquiries(db_session, [
-        inquiry(clock, message="Our invoice number 88-41 is wrong"),
-        inquiry(clock, message="Bitte um Rückruf, Größe XL"),
-        inquiry(clock, message="nothing to see"),
-    ])
+    ids = add_inquiries(
+        db_session,
+        [
+            inquiry(clock, message="Our invoice number 88-41 is wrong"),
+            inquiry(clock, message="Bitte um Rückruf, Größe XL"),
+            inquiry(clock, message="nothing to see"),
+        ],
+    )
     assert found(admin_client, "INVOICE NUMBER") == [ids[0]]
     assert found(admin_client, "88-41") == [ids[0]]
     assert found(admin_client, "Rückruf") == [ids[1]]
@@ -93,7 +96,8 @@ def test_rare_and_common_text_fold_every_letters_case_alike(admin_client, db_ses
 
 
 def test_inquiries_the_index_names_are_looked_up_by_id_not_by_walking_the_folder(
-        app, admin_client, db_session, clock, db_kind):
+    app, admin_client, db_session, clock, db_kind
+):
     """SQLite's planner, with no statistics, walked the folder's index for them: 263 ms at 1,100,000 rows."""
     ids = add_inquiries(db_session, [*[inquiry(clock, message=MARKER) for _ in range(16)], inquiry(clock)])
     statements = []
@@ -155,13 +159,19 @@ def test_inquiries_deleted_by_cleanup_batches_are_gone_from_the_index(app, db_se
 
 def merging(query) -> tuple[str | None, str | None]:
     """SQLite: FTS5's stored ``automerge`` and ``crisismerge`` for the search index (None: never set)."""
-    stored = dict(query.using(lambda session: session.execute(sa.text(
-        "SELECT k, v FROM submissions_fts_config WHERE k IN ('automerge', 'crisismerge')")).all()))
+    stored = dict(
+        query.using(
+            lambda session: session.execute(
+                sa.text("SELECT k, v FROM submissions_fts_config WHERE k IN ('automerge', 'crisismerge')")
+            ).all()
+        )
+    )
     return stored.get("automerge"), stored.get("crisismerge")
 
 
 def test_during_a_cleanup_run_and_its_purge_only_the_run_merges_the_index_then_fts5_merges_again(
-        app, db_session, clock, query, db_kind):
+    app, db_session, clock, query, db_kind
+):
     add_inquiries(db_session, [inquiry(clock, days_old=200, message=f"{MARKER} {i}") for i in range(12)])
     (fresh,) = add_inquiries(db_session, [inquiry(clock, days_old=1, message=f"{MARKER} fresh")])
     app.config["CLEANUP_BATCH_SIZE"] = 2  # six batches
@@ -179,13 +189,17 @@ def test_during_a_cleanup_run_and_its_purge_only_the_run_merges_the_index_then_f
         # through the purge after the run (asked between its steps too); FTS5's defaults once it has ended.
         assert len(asked) >= 7 and set(asked) == {(0, search.QUIET_CRISISMERGE)}
         assert merging(query) == (search.FTS5_AUTOMERGE, search.FTS5_CRISISMERGE) == (4, 16)
-        query.using(lambda session: session.execute(sa.text(
-            "INSERT INTO submissions_fts(submissions_fts) VALUES ('integrity-check')")))
+        query.using(
+            lambda session: session.execute(
+                sa.text("INSERT INTO submissions_fts(submissions_fts) VALUES ('integrity-check')")
+            )
+        )
         assert indexed(query, db_kind) == [fresh]
     else:
         assert len(asked) >= 6  # PostgreSQL's search index needs no merging
-    assert query.using(lambda session: list(session.scalars(
-        select(Inquiry.id).where(listed(session, query=MARKER))))) == [fresh]
+    assert query.using(
+        lambda session: list(session.scalars(select(Inquiry.id).where(listed(session, query=MARKER))))
+    ) == [fresh]
 
 
 def test_a_run_that_deletes_nothing_gives_fts5_its_merging_back_at_once(app, db_session, clock, query, db_kind):
@@ -201,20 +215,30 @@ def test_the_migration_indexes_inquiries_that_already_exist(database_url, db_kin
     engine = make_engine(database_url)
     _downgrade(engine, "0002")
     with engine.begin() as connection:
-        connection.execute(sa.text(
-            "INSERT INTO submissions (name, email, message, created_at, legal_hold, status) "
-            "VALUES ('Old', 'old@example.com', :message, '2026-05-01 00:00:00', false, 'inbox')"
-        ), {"message": f"from before {MARKER}"})
+        connection.execute(
+            sa.text(
+                "INSERT INTO submissions (name, email, message, created_at, legal_hold, status) "
+                "VALUES ('Old', 'old@example.com', :message, '2026-05-01 00:00:00', false, 'inbox')"
+            ),
+            {"message": f"from before {MARKER}"},
+        )
     upgrade(engine)
     with engine.connect() as connection:
         if db_kind == "sqlite":
-            assert connection.execute(sa.text(
-                "SELECT rowid FROM submissions_fts WHERE submissions_fts MATCH :phrase"),
-                {"phrase": search.fts_phrase(MARKER)}).scalars().all() == [1]
+            assert connection.execute(
+                sa.text("SELECT rowid FROM submissions_fts WHERE submissions_fts MATCH :phrase"),
+                {"phrase": search.fts_phrase(MARKER)},
+            ).scalars().all() == [1]
         else:
-            names = connection.execute(sa.text(
-                "SELECT indexname FROM pg_indexes WHERE tablename = 'submissions' AND indexname LIKE '%trgm'"
-            )).scalars().all()
+            names = (
+                connection.execute(
+                    sa.text(
+                        "SELECT indexname FROM pg_indexes WHERE tablename = 'submissions' AND indexname LIKE '%trgm'"
+                    )
+                )
+                .scalars()
+                .all()
+            )
             assert sorted(names) == sorted(search.TRIGRAM_INDEXES)
     engine.dispose()
 
@@ -230,8 +254,10 @@ def test_a_rare_search_is_answered_from_the_index(app, db_session, clock, db_kin
         assert f"IN ({ids[0]})" in str(compiled)
         plan = " ".join(str(row[-1]) for row in db_session.execute(sa.text(f"EXPLAIN QUERY PLAN {compiled}")))
         assert "PRIMARY KEY" in plan and "SCAN" not in plan
-        assert str(listed(db_session, query="absent text").compile(
-            compile_kwargs={"literal_binds": True})) in ("false", "0 = 1")
+        assert str(listed(db_session, query="absent text").compile(compile_kwargs={"literal_binds": True})) in (
+            "false",
+            "0 = 1",
+        )
     else:
         db_session.execute(sa.text("SET enable_seqscan = off"))  # a tiny table: ask whether the index can serve
         plan = "\n".join(db_session.execute(sa.text(f"EXPLAIN {compiled}")).scalars())
@@ -239,8 +265,9 @@ def test_a_rare_search_is_answered_from_the_index(app, db_session, clock, db_kin
 
 
 def test_the_index_purge_goes_in_steps_stops_when_told_and_finishes_later(app, db_session, clock, query, db_kind):
-    ids = add_inquiries(db_session, [inquiry(clock, message=f"{MARKER} {i} " + "lorem ipsum dolor " * 150)
-                                     for i in range(300)])
+    ids = add_inquiries(
+        db_session, [inquiry(clock, message=f"{MARKER} {i} " + "lorem ipsum dolor " * 150) for i in range(300)]
+    )
     db_session.execute(sa.delete(Inquiry).where(Inquiry.id.in_(ids[::2])))
     db_session.commit()
     engine = db.engine_of(app)

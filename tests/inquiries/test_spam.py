@@ -1,4 +1,5 @@
-"""The spam defence (app.inquiries.spam): proof-of-work, replays, the time trap; suspicious inquiries are filed."""
+"""The spam defence (app.inquiries.spam): proof-of-work, replays, the time trap, weighed with the content;
+suspicious inquiries are filed in spam with the checks that put them there."""
 
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ from app.models import Inquiry, InquiryStatus, UsedChallenge
 from tests.helpers import VALID, csrf_token, filled_form, rendered_ago, solution
 
 STATUSES = select(Inquiry.status).order_by(Inquiry.id)
+CHECKS = select(Inquiry.spam_checks).order_by(Inquiry.id)
+ONE_LINK = {"message": "Hello, see https://one.example for what I mean."}
 INBOX, SPAM = InquiryStatus.INBOX, InquiryStatus.SPAM
 
 
@@ -60,10 +63,10 @@ def test_the_default_difficulty_and_lifetime():
     assert config.DEFAULTS["MIN_FILL_SECONDS"] == 3
 
 
-def test_challenges_are_signed_with_a_key_derived_from_the_secret_key(app_config, make_app, client, query):
+def test_challenges_are_signed_with_a_key_derived_from_the_secret_key(app_config, make_app, app, client):
     other = make_app({**app_config, "SECRET_KEY": "another-secret-long-enough-for-production"}).test_client()
-    assert send_json(client, altcha=solution(other)).status_code == 201
-    assert query(STATUSES) == [SPAM]
+    with app.test_request_context("/"):
+        assert spam.check_solution(solution(other)).reason == spam.Reason.INVALID
 
 
 # --- proof-of-work verdicts -------------------------------------------------------
@@ -75,43 +78,58 @@ def test_a_solved_challenge_lands_in_the_inbox(client, query):
     assert query(STATUSES) == [INBOX, INBOX]
 
 
-def test_no_solution_lands_in_spam_with_the_same_answer(client, query):
+def test_no_solution_alone_reaches_the_inbox_and_with_links_lands_in_spam_saying_why(client, query):
+    """A person without JavaScript is one check against, never the only gate."""
     assert send_json(client).json == {"ok": True}
     form = filled_form(client, altcha="")
     response = client.post("/", data=form)
     assert (response.status_code, response.headers["Location"]) == (303, "/thanks")
-    assert query(STATUSES) == [SPAM, SPAM]
+    two_links = "See https://a.example and https://b.example now"
+    assert send_json(client, message=two_links).json == {"ok": True}  # the same answer
+    assert query(STATUSES) == [INBOX, INBOX, SPAM]
+    assert query(CHECKS) == [None, None, ["no_solution", "links:2"]]
 
 
-def test_a_wrong_solution_lands_in_spam(client, query):
+def test_a_wrong_solution_counts_twice_against(client, query):
     payload = decoded(solution(client))
     wrong_key = {**payload, "solution": {**payload["solution"], "derivedKey": "00" * 32}}
-    assert send_json(client, altcha=encoded(wrong_key)).status_code == 201
+    assert send_json(client, altcha=encoded(wrong_key), **ONE_LINK).status_code == 201
     payload = decoded(solution(client))
-    harder = {**payload, "challenge": {**payload["challenge"], "parameters": {
-        **payload["challenge"]["parameters"], "cost": 1}}}  # an easier challenge than the one signed
-    assert send_json(client, altcha=encoded(harder)).status_code == 201
+    harder = {
+        **payload,
+        "challenge": {**payload["challenge"], "parameters": {**payload["challenge"]["parameters"], "cost": 1}},
+    }  # an easier challenge than the one signed
+    assert send_json(client, altcha=encoded(harder), **ONE_LINK).status_code == 201
     assert query(STATUSES) == [SPAM, SPAM]
+    assert query(CHECKS) == [["invalid_solution", "links:1"]] * 2
     assert query.count(UsedChallenge) == 0
 
 
-@pytest.mark.parametrize("raw", [
-    "not base64 !", base64.b64encode(b"\xff\xfe").decode(), encoded({"challenge": [], "solution": 3}),
-    encoded({"challenge": {"parameters": {}}, "solution": {}}), base64.b64encode(b"[" * 5000).decode(),
-    12345, ["a"], {"challenge": 1},
-])
-def test_a_malformed_solution_lands_in_spam_never_an_error(client, query, raw):
-    assert send_json(client, altcha=raw).status_code == 201
-    assert query(STATUSES) == [SPAM]
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "not base64 !",
+        base64.b64encode(b"\xff\xfe").decode(),
+        encoded({"challenge": [], "solution": 3}),
+        encoded({"challenge": {"parameters": {}}, "solution": {}}),
+        base64.b64encode(b"[" * 5000).decode(),
+        12345,
+        ["a"],
+        {"challenge": 1},
+    ],
+)
+def test_a_malformed_solution_counts_against_never_an_error(client, query, raw):
+    assert send_json(client, altcha=raw, **ONE_LINK).status_code == 201
+    assert query(STATUSES) == [SPAM] and query(CHECKS) == [["malformed_solution", "links:1"]]
 
 
-def test_an_expired_challenge_lands_in_spam(client, clock, query):
+def test_an_expired_challenge_counts_against(client, clock, query):
     almost, late = solution(client), solution(client)
     clock.advance(seconds=599)
-    assert send_json(client, altcha=almost).status_code == 201
+    assert send_json(client, altcha=almost, **ONE_LINK).status_code == 201
     clock.advance(seconds=1)  # 600 s: the challenge's expiry
-    assert send_json(client, altcha=late).status_code == 201
-    assert query(STATUSES) == [INBOX, SPAM]
+    assert send_json(client, altcha=late, **ONE_LINK).status_code == 201
+    assert query(STATUSES) == [INBOX, SPAM] and query(CHECKS)[1] == ["expired_challenge", "links:1"]
 
 
 def test_a_replayed_solution_lands_in_spam(client, query):
@@ -120,6 +138,7 @@ def test_a_replayed_solution_lands_in_spam(client, query):
     assert send_json(client, altcha=payload).status_code == 201
     assert client.post("/", data=filled_form(client, altcha=payload)).status_code == 303
     assert query(STATUSES) == [INBOX, SPAM, SPAM]
+    assert query(CHECKS)[1] == ["replayed_solution"]
 
 
 def test_postgresql_stores_the_used_challenge_and_the_inquiry_in_one_statement(app, client, db_kind, query):
@@ -162,7 +181,6 @@ def test_ten_threads_sending_one_solution_at_once_put_at_most_one_in_the_inbox(a
     assert query.count(UsedChallenge) == 1
 
 
-
 def test_a_database_error_on_the_used_challenge_insert_is_a_503_and_stores_nothing(app, client, query):
     payload, form = solution(client), filled_form(client, message="Kept through the outage")
     with app.app_context(), db.get_engine().begin() as connection:  # the insert's table is gone
@@ -172,28 +190,46 @@ def test_a_database_error_on_the_used_challenge_insert_is_a_503_and_stores_nothi
     assert response.status_code == 503 and "Kept through the outage" in response.get_data(as_text=True)
     assert query.count(Inquiry) == 0
 
+
 # --- the time trap -------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("shown", "status"), [
-    (timedelta(seconds=2.9), SPAM), (timedelta(seconds=3), INBOX),
-    (timedelta(days=1), INBOX), (timedelta(days=1, seconds=1), SPAM),
-])
-def test_the_time_trap_files_a_form_sent_too_soon_or_too_late_as_spam(client, query, shown, status):
+@pytest.mark.parametrize(
+    ("shown", "status", "checks"),
+    [
+        (timedelta(seconds=2.9), SPAM, ["too_fast"]),
+        (timedelta(seconds=3), INBOX, None),
+        (timedelta(days=1), INBOX, None),
+        (timedelta(days=1, seconds=1), INBOX, None),
+    ],
+)
+def test_the_time_trap_files_a_form_sent_too_soon_as_spam_even_solved(client, query, shown, status, checks):
+    """Too soon outweighs a solved challenge; a day-old form counts only a little against."""
     form = filled_form(client, rendered=rendered_ago(client.application, shown))
     assert client.post("/", data=form).status_code == 303
-    assert query(STATUSES) == [status]
+    assert query(STATUSES) == [status] and query(CHECKS) == [checks]
 
 
-@pytest.mark.parametrize("rendered", [None, "", "1700000000000", "1700000000000.forged-signature"])
-def test_a_missing_or_forged_render_time_lands_in_spam(client, query, rendered):
-    form = filled_form(client)
+@pytest.mark.parametrize(
+    ("rendered", "checks"),
+    [
+        (None, ("own_page",)),
+        ("", ("own_page",)),
+        ("1700000000000", ("no_render_time", "own_page")),
+        ("1700000000000.forged-signature", ("no_render_time", "own_page")),
+    ],
+)
+def test_a_render_time_is_checked_only_where_the_form_carries_one(app, client, rendered, checks):
+    """A snippet pasted on another site has no render time: that is no sign of anything; a forged one is
+    noted (it weighs nothing alone)."""
+    form = filled_form(client, altcha="")
     if rendered is None:
         del form["rendered"]
     else:
         form["rendered"] = rendered
-    assert client.post("/", data=form).status_code == 303
-    assert query(STATUSES) == [SPAM]
+    with app.test_request_context("/"):
+        verdict = spam.judge_form(form, spam.Reason.OWN_PAGE)
+    assert verdict.reason == spam.Reason.NO_SOLUTION and verdict.checks == checks and not verdict.spam
 
 
 def test_the_form_shown_again_keeps_its_first_render_time(client, query):

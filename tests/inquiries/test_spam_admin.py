@@ -113,12 +113,14 @@ def test_delete_all_spam_asks_then_deletes_only_what_it_showed(admin_client, db_
     assert sorted(statuses(query)) == sorted(inbox + [held, late])
     assert audit_entries(query) == [("spam_deleted", 3, "1 on legal hold kept")]
     assert "Deleted 3 inquiries from the spam folder. 1 on legal hold kept." in (
-        admin_client.get("/admin/spam").get_data(as_text=True))
+        admin_client.get("/admin/spam").get_data(as_text=True)
+    )
 
 
 @pytest.mark.parametrize("through", ["²", "١٢", "", "-1", "9" * 5000])
-def test_delete_all_spam_through_what_is_not_a_whole_number_deletes_nothing(admin_client, db_session, clock, query,
-                                                                            through):
+def test_delete_all_spam_through_what_is_not_a_whole_number_deletes_nothing(
+    admin_client, db_session, clock, query, through
+):
     inbox, spam = arrange(db_session, clock)
     assert post(admin_client, "/admin/spam/delete-all", {"confirm": "1", "through": through}).status_code == 303
     assert sorted(statuses(query)) == sorted(inbox + spam) and audit_entries(query) == []
@@ -181,8 +183,15 @@ def test_invalid_spam_retention_is_refused_and_nothing_saved(admin_client, query
 
 
 def test_shorter_spam_retention_previews_spam_only_then_saves_and_audits(admin_client, db_session, clock, query):
-    add_inquiries(db_session, [inquiry(clock, days_old=20), inquiry(clock, days_old=25, status=SPAM),
-                               inquiry(clock, days_old=15, status=SPAM), inquiry(clock, days_old=5, status=SPAM)])
+    add_inquiries(
+        db_session,
+        [
+            inquiry(clock, days_old=20),
+            inquiry(clock, days_old=25, status=SPAM),
+            inquiry(clock, days_old=15, status=SPAM),
+            inquiry(clock, days_old=5, status=SPAM),
+        ],
+    )
     preview = settings_post(admin_client, {"spam_retention_days": "10"})
     page = preview.get_data(as_text=True)
     assert "Shorten spam retention to 10 days?" in page

@@ -35,12 +35,17 @@ def store_retentions(app, inbox_days: int, spam_days: int) -> None:
 def test_each_folder_is_cleaned_at_its_own_cutoff_and_reads_agree(app, clock, query, arranged, inbox_days, spam_days):
     query.using(lambda session: (session.execute(delete(Inquiry)), session.commit()))
     store_retentions(app, inbox_days, spam_days)
-    named = [inquiry(clock, days_old=age, status=status, legal_hold=held, name=f"row {i}")
-             for i, (age, status, held) in enumerate(arranged)]
+    named = [
+        inquiry(clock, days_old=age, status=status, legal_hold=held, name=f"row {i}")
+        for i, (age, status, held) in enumerate(arranged)
+    ]
     query.using(lambda session: add_inquiries(session, named))
     days = {InquiryStatus.INBOX: inbox_days, InquiryStatus.SPAM: spam_days}
-    expected = sorted(row["name"] for row in named
-                      if row["legal_hold"] or row["created_at"] >= clock() - timedelta(days=days[row["status"]]))
+    expected = sorted(
+        row["name"]
+        for row in named
+        if row["legal_hold"] or row["created_at"] >= clock() - timedelta(days=days[row["status"]])
+    )
 
     with app.test_request_context():
         session = db.get_session()
@@ -56,8 +61,9 @@ def test_each_folder_is_cleaned_at_its_own_cutoff_and_reads_agree(app, clock, qu
 
 
 def test_spam_retention_defaults_to_30_days_and_ignores_invalid_values(app, db_session, clock):
-    (kept, gone) = add_inquiries(db_session, [inquiry(clock, days_old=29.9, status="spam"),
-                                              inquiry(clock, days_old=30.1, status="spam")])
+    (kept, gone) = add_inquiries(
+        db_session, [inquiry(clock, days_old=29.9, status="spam"), inquiry(clock, days_old=30.1, status="spam")]
+    )
     db_session.add(Setting(key="spam_retention_days", value="9999"))  # out of bounds: the default applies
     db_session.commit()
     with app.app_context():

@@ -30,9 +30,17 @@ WRONG_TYPES = [None, True, 0, 1.5, "x", "", [], {}, ["a"], {"a": 1}]
 
 def app_without_database(path, secret: str = SECRET, clock=None):
     """An app for checks that need no database: its database file is never opened."""
-    return create_app({"ENV": "production", "SECRET_KEY": secret, "DATABASE_URL": f"sqlite:///{path}",
-                       "ORIGIN": "http://localhost", "RP_ID": "localhost", "CLOCK": clock or FakeClock(),
-                       "POW_MAX_NUMBER": 50})
+    return create_app(
+        {
+            "ENV": "production",
+            "SECRET_KEY": secret,
+            "DATABASE_URL": f"sqlite:///{path}",
+            "ORIGIN": "http://localhost",
+            "RP_ID": "localhost",
+            "CLOCK": clock or FakeClock(),
+            "POW_MAX_NUMBER": 50,
+        }
+    )
 
 
 @pytest.fixture(scope="module")
@@ -142,8 +150,9 @@ def test_solutions_of_the_packages_solver_verify_with_ours(verifier):
         raw = encoded(solved_payload())
         verdict = spam.check_solution(raw)
         assert package_verifies(raw)
-        assert (verdict.reason is None
-                and verdict.signature == json.loads(base64.b64decode(raw))["challenge"]["signature"])
+        assert (
+            verdict.reason is None and verdict.signature == json.loads(base64.b64decode(raw))["challenge"]["signature"]
+        )
 
 
 def test_a_payload_as_the_package_encodes_it_verifies(verifier):
@@ -181,32 +190,62 @@ def test_any_member_of_any_type_is_judged_as_the_package_judges_it_never_an_exce
             assert (verdict.reason is None) == package_verifies(raw), (path, value, verdict)
 
 
-@pytest.mark.parametrize("raw", [
-    "not base64 !", "YQ", base64.b64encode(b"\xff\xfe").decode(), encoded("a string"), encoded([1]),
-    encoded(None), base64.b64encode(b"{").decode(), base64.b64encode(b"[" * 5000).decode(),
-    base64.b64encode(b'{"challenge": ' + b"1" * 5000 + b"}").decode(), "é", "\ud800",
-    encoded({"challenge": {"parameters": {}}, "solution": {}}), encoded({"challenge": [], "solution": {}}),
-    encoded({"challenge": {"parameters": [], "signature": "a"}, "solution": {"counter": 0, "derivedKey": ""}}),
-    encoded({"solution": {}}), 12345, ["a"], {"challenge": 1}, 1.5, True,
-])
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "not base64 !",
+        "YQ",
+        base64.b64encode(b"\xff\xfe").decode(),
+        encoded("a string"),
+        encoded([1]),
+        encoded(None),
+        base64.b64encode(b"{").decode(),
+        base64.b64encode(b"[" * 5000).decode(),
+        base64.b64encode(b'{"challenge": ' + b"1" * 5000 + b"}").decode(),
+        "é",
+        "\ud800",
+        encoded({"challenge": {"parameters": {}}, "solution": {}}),
+        encoded({"challenge": [], "solution": {}}),
+        encoded({"challenge": {"parameters": [], "signature": "a"}, "solution": {"counter": 0, "derivedKey": ""}}),
+        encoded({"solution": {}}),
+        12345,
+        ["a"],
+        {"challenge": 1},
+        1.5,
+        True,
+    ],
+)
 def test_a_malformed_payload_is_malformed_never_an_exception(verifier, raw):
     assert spam.check_solution(raw).reason == spam.Reason.MALFORMED
 
 
-@pytest.mark.parametrize(("path", "value"), [
-    ((*PARAMETERS, "cost"), "100"), ((*PARAMETERS, "salt"), 5), ((*PARAMETERS, "keySignature"), None),
-    ((*PARAMETERS, "data"), []), ((*PARAMETERS, "data", "expires"), "soon"), ((*SOLUTION, "derivedKey"), 7),
-    ((*SOLUTION,), "key"), (("challenge",), None),
-])
+@pytest.mark.parametrize(
+    ("path", "value"),
+    [
+        ((*PARAMETERS, "cost"), "100"),
+        ((*PARAMETERS, "salt"), 5),
+        ((*PARAMETERS, "keySignature"), None),
+        ((*PARAMETERS, "data"), []),
+        ((*PARAMETERS, "data", "expires"), "soon"),
+        ((*SOLUTION, "derivedKey"), 7),
+        ((*SOLUTION,), "key"),
+        (("challenge",), None),
+    ],
+)
 def test_a_member_of_the_wrong_type_is_malformed(verifier, path, value):
     assert spam.check_solution(encoded(tampered(solved_payload(), path, value))).reason == spam.Reason.MALFORMED
 
 
-@pytest.mark.parametrize(("path", "change"), [
-    (("challenge", "signature"), flipped), ((*PARAMETERS, "salt"), flipped),
-    ((*PARAMETERS, "data", "expires"), lambda expires: expires + 600), ((*SOLUTION, "derivedKey"), flipped),
-    ((*PARAMETERS, "memoryCost"), lambda _: 1),
-])
+@pytest.mark.parametrize(
+    ("path", "change"),
+    [
+        (("challenge", "signature"), flipped),
+        ((*PARAMETERS, "salt"), flipped),
+        ((*PARAMETERS, "data", "expires"), lambda expires: expires + 600),
+        ((*SOLUTION, "derivedKey"), flipped),
+        ((*PARAMETERS, "memoryCost"), lambda _: 1),
+    ],
+)
 def test_a_wrong_signature_or_key_is_invalid(verifier, path, change):
     payload = solved_payload()
     original = payload
@@ -235,8 +274,9 @@ def test_the_expiry_signed_into_data_is_checked_with_the_apps_clock(verifier):
 
 
 def test_a_challenge_signed_with_another_secret_is_invalid(verifier, tmp_path):
-    other = app_without_database(tmp_path / "unused.db", "another-secret-long-enough-for-production",
-                                 verifier.config["CLOCK"])
+    other = app_without_database(
+        tmp_path / "unused.db", "another-secret-long-enough-for-production", verifier.config["CLOCK"]
+    )
     with other.test_request_context():
         raw = encoded(solved_payload())
     assert spam.check_solution(raw).reason == spam.Reason.INVALID

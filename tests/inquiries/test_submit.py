@@ -27,9 +27,11 @@ NO_FILES = MultiDict()
 @pytest.fixture
 def submitting(app):
     """``submitting(data, verdict, ...)``: ``submit`` to form ``slug`` (the site's own by default), in a request."""
+
     def call(data, verdict, files=NO_FILES, origin=None, slug=None, sender=SENDER):
         with app.test_request_context("/"):
             return submit.submit(form_store.page_form(slug), data, files, verdict, origin, sender)
+
     return call
 
 
@@ -47,13 +49,18 @@ def test_a_solved_submission_is_accepted_into_the_inbox_with_its_challenge_used(
     assert isinstance(result, Accepted) and result.status == InquiryStatus.INBOX
     row = query.scalar(select(Inquiry))
     assert (row.id, row.status, row.name, row.email, row.origin) == (
-        result.inquiry_id, InquiryStatus.INBOX, VALID["name"], VALID["email"], None)
+        result.inquiry_id,
+        InquiryStatus.INBOX,
+        VALID["name"],
+        VALID["email"],
+        None,
+    )
     assert row.user_agent == SENDER.user_agent and row.form_id == DEFAULT_FORM_ID
     assert query.count(UsedChallenge) == 1
 
 
 def test_a_suspicious_verdict_is_accepted_into_the_spam_folder_without_touching_challenges(submitting, query):
-    result = submitting(VALID, spam.Verdict(spam.Reason.NO_SOLUTION))
+    result = submitting(VALID, spam.Verdict(spam.Reason.TOO_FAST))
     assert isinstance(result, Accepted) and result.status == InquiryStatus.SPAM
     assert query(select(Inquiry.status)) == [InquiryStatus.SPAM]
     assert query.count(UsedChallenge) == 0
@@ -71,7 +78,7 @@ def test_both_forms_of_the_insert_store_the_same_columns(app, client, submitting
     origin = "https://www." + "long" * 60 + ".example"
     inbox = submitting(VALID, solved(app, client), origin=origin)
     filed_as_spam = submitting(VALID, spam.Verdict(spam.Reason.TOO_FAST), origin=origin)
-    columns = [column for column in Inquiry.__table__.columns if column.name not in ("id", "status")]
+    columns = [column for column in Inquiry.__table__.columns if column.name not in ("id", "status", "spam_checks")]
     rows = query.rows(select(*columns).order_by(Inquiry.id))
     assert [inbox.inquiry_id, filed_as_spam.inquiry_id] == query(select(Inquiry.id).order_by(Inquiry.id))
     assert rows[0] == rows[1]
@@ -80,19 +87,24 @@ def test_both_forms_of_the_insert_store_the_same_columns(app, client, submitting
     assert stored["answers"] and stored["legal_hold"] is False and stored["created_at"].tzinfo is not None
 
 
-def test_the_honeypot_is_discarded_unstored_but_counted(submitting, query):
-    result = submitting({**VALID, spam.HONEYPOT: "http://spam.example"}, spam.judge_api({spam.HONEYPOT: "x"}))
+@pytest.mark.parametrize("name", spam.HONEYPOTS)
+def test_the_honeypot_is_discarded_unstored_and_counted_for_its_client_alone(submitting, query, name):
+    result = submitting({**VALID, name: "http://spam.example"}, spam.judge_api({name: "x"}))
     assert result == Discarded()
     assert query.count(Inquiry) == 0
-    assert query.count(RateLimit) == 4  # the client's two windows and the site's two
+    assert query(select(RateLimit.key).where(RateLimit.key.like("submit-all%"))) == []  # no site budget spent
+    assert query.count(RateLimit) == 2  # the client's two windows
 
 
-@pytest.mark.parametrize(("data", "field"), [
-    ({**VALID, "email": "not-an-address"}, "email"),
-    ({**VALID, "message": ""}, "message"),
-    ([VALID], "_"),
-    ("text", "_"),
-])
+@pytest.mark.parametrize(
+    ("data", "field"),
+    [
+        ({**VALID, "email": "not-an-address"}, "email"),
+        ({**VALID, "message": ""}, "message"),
+        ([VALID], "_"),
+        ("text", "_"),
+    ],
+)
 def test_an_invalid_submission_is_refused_with_422_nothing_stored_nothing_counted(submitting, query, data, field):
     result = submitting(data, spam.Verdict(spam.Reason.NO_SOLUTION))
     assert isinstance(result, Invalid) and result.status == 422
@@ -120,11 +132,14 @@ def test_files_are_stored_with_the_inquiry_and_named_in_its_answer(app, client, 
     assert {"key": "files", "type": "file", "label": "Screenshots or documents", "value": ["screen.png"]} in answers
 
 
-@pytest.mark.parametrize(("items", "status"), [
-    ([(b"MZ\x90\x00" + b"\x00" * 60, "tool.exe")], 415),
-    ([(png(), "a.png"), (png(), "b.png"), (png(), "c.png")], 422),
-    ([(b"\x00" * 5000, "big.txt")], 413),
-])
+@pytest.mark.parametrize(
+    ("items", "status"),
+    [
+        ([(b"MZ\x90\x00" + b"\x00" * 60, "tool.exe")], 415),
+        ([(png(), "a.png"), (png(), "b.png"), (png(), "c.png")], 422),
+        ([(b"\x00" * 5000, "big.txt")], 413),
+    ],
+)
 def test_refused_files_make_an_invalid_result_with_their_status(app, submitting, support, query, items, status):
     app.config["ATTACHMENT_MAX_BYTES"] = 2048
     result = submitting(VALID, spam.Verdict(spam.Reason.NO_SOLUTION), files=files(*items), slug=support)

@@ -41,7 +41,16 @@ def receiver():
 
 @pytest.fixture
 def app_config(app_config, mail, receiver, certificate) -> dict:
-    return {**app_config, "SMTP_URL": mail.url, "SMTP_CA_FILE": str(certificate.cert),
-            "MAIL_FROM": "sundown@example.org", "NOTIFY_EMAILS": [ADMIN_ADDRESS], "WEBHOOK_URL": receiver.url,
-            "WEBHOOK_SECRET": SECRET, "WEBHOOK_ALLOW_PRIVATE": 1, "TIME_ZONE": "Europe/Berlin",
-            "DELIVERY_RETRY_BASE": 60, "CLEANUP_TOKEN": "t" * 24}
+    return {
+        **app_config,
+        "SMTP_URL": mail.url,
+        "SMTP_CA_FILE": str(certificate.cert),
+        "MAIL_FROM": "sundown@example.org",
+        "NOTIFY_EMAILS": [ADMIN_ADDRESS],
+        "WEBHOOK_URL": receiver.url,
+        "WEBHOOK_SECRET": SECRET,
+        "WEBHOOK_ALLOW_PRIVATE": 1,
+        "TIME_ZONE": "Europe/Berlin",
+        "DELIVERY_RETRY_BASE": 60,
+        "CLEANUP_TOKEN": "t" * 24,
+    }

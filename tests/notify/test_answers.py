@@ -22,8 +22,7 @@ def app_config(app_config) -> dict:
 def answer(app, client, inquiry_id: int, body: str) -> str:
     with app.app_context():
         reference = thread_id(inquiry_id)
-    return post(client, e_mail(sender="Ada <ada@example.com>", body=body, In_Reply_To=reference,
-                               References=reference))
+    return post(client, e_mail(sender="Ada <ada@example.com>", body=body, In_Reply_To=reference, References=reference))
 
 
 def post(client, raw: bytes) -> str:
@@ -41,7 +40,9 @@ def test_an_answer_notifies_every_channel_as_a_message(app, client, query, mail,
     [row] = query(select(Inquiry.id))
     assert answer(app, client, row, "Monday suits me.") == "thread"
     assert sorted((each.kind, each.status) for each in query(select(Delivery)) if each.kind == "message") == [
-        ("message", "done"), ("message", "done")]
+        ("message", "done"),
+        ("message", "done"),
+    ]
     notice = mail.messages[-1]
     assert notice["Subject"] == f"New message in inquiry #{row}"
     assert f"/admin/inquiries/{row}" in notice.get_payload() and "Monday suits me." not in notice.get_payload()

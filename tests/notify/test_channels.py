@@ -69,8 +69,7 @@ def app(app_config, make_app, toy):
     return make_app(app_config)
 
 
-def test_a_channel_added_to_the_registry_is_enqueued_sent_counted_and_shown(admin_client, query, mail, receiver,
-                                                                          toy):
+def test_a_channel_added_to_the_registry_is_enqueued_sent_counted_and_shown(admin_client, query, mail, receiver, toy):
     before = metrics.DELIVERIES.labels("toy", "ok")._value.get()
     assert submit_inquiry(admin_client) == 201
     [inquiry_id] = {row.inquiry_id for row in query(DELIVERIES)}
@@ -84,14 +83,18 @@ def test_a_channel_added_to_the_registry_is_enqueued_sent_counted_and_shown(admi
 
 
 def test_the_test_notification_goes_on_every_registered_channel(admin_client, query, mail, receiver, toy):
-    with admin_client.post("/admin/notifications/test",
-                           data={"csrf_token": csrf_token(admin_client, "/admin/notifications")}) as response:
+    with admin_client.post(
+        "/admin/notifications/test", data={"csrf_token": csrf_token(admin_client, "/admin/notifications")}
+    ) as response:
         assert response.status_code == 303
     page = admin_client.get("/admin/notifications").get_data(as_text=True)
     assert "Toy pager test delivered." in page and "E-mail test delivered." in page
     assert toy.sent == [None]
-    assert [(row.channel, row.kind) for row in query(DELIVERIES)] == [("email", "test"), ("webhook", "test"),
-                                                                      ("toy", "test")]
+    assert [(row.channel, row.kind) for row in query(DELIVERIES)] == [
+        ("email", "test"),
+        ("webhook", "test"),
+        ("toy", "test"),
+    ]
 
 
 def test_a_batch_opens_each_channels_connection_once(app, db_session, clock, query, mail, receiver, toy):
@@ -115,20 +118,22 @@ def test_a_permanent_outcome_fails_the_delivery_at_once(client, clock, query, ma
     assert toy.sent == [row.inquiry_id]  # never tried again
 
 
-def test_a_webhook_answered_410_gone_is_failed_at_once_and_one_answered_404_is_retried(client, clock, query,
-                                                                                       receiver):
+def test_a_webhook_answered_410_gone_is_failed_at_once_and_one_answered_404_is_retried(client, clock, query, receiver):
     receiver.status = 410
     submit_inquiry(client)
     receiver.status = 404
     submit_inquiry(client)
     hooks = query(select(Delivery).where(Delivery.channel == DeliveryChannel.WEBHOOK).order_by(Delivery.id))
     assert [(row.status, row.attempts, row.last_error) for row in hooks] == [
-        ("failed", 1, "webhook HTTP 410"), ("pending", 1, "webhook HTTP 404")]
+        ("failed", 1, "webhook HTTP 410"),
+        ("pending", 1, "webhook HTTP 404"),
+    ]
     receiver.status = 204
     clock.advance(hours=1)
     request_after(client)
     settle(client.application)
-    assert [row.status for row in query(select(Delivery).where(Delivery.channel == "webhook")
-                                        .order_by(Delivery.id))] == ["failed", "done"]
+    assert [
+        row.status for row in query(select(Delivery).where(Delivery.channel == "webhook").order_by(Delivery.id))
+    ] == ["failed", "done"]
     assert len(receiver.received) == 3  # the gone one once, the other twice
     assert clock() - hooks[0].finished_at == timedelta(hours=1)

@@ -38,15 +38,23 @@ def api():
 @pytest.fixture
 def app_config(app_config, api) -> dict:
     port = api.server.server_address[1]
-    urls = [SLACK, DISCORD, TEAMS, TELEGRAM, f"matrix://syt_MatrixSecret1234@127.0.0.1:{port}/!room:example.org",
-            f"ntfy://127.0.0.1:{port}/sundown-alerts?token=tk_NtfySecret1234"]
+    urls = [
+        SLACK,
+        DISCORD,
+        TEAMS,
+        TELEGRAM,
+        f"matrix://syt_MatrixSecret1234@127.0.0.1:{port}/!room:example.org",
+        f"ntfy://127.0.0.1:{port}/sundown-alerts?token=tk_NtfySecret1234",
+    ]
     bases = ",".join(f"{service}={api.base}" for service in ("slack", "discord", "msteams", "telegram"))
     return {**app_config, "NOTIFY_URLS": ",".join(urls), "NOTIFY_API_BASES": bases}
 
 
 def calls_by_path(api) -> dict[str, object]:
-    return {call.path.split("?")[0].split("/")[1] if not call.path.startswith("/_matrix") else "matrix": call
-            for call in api.calls}
+    return {
+        call.path.split("?")[0].split("/")[1] if not call.path.startswith("/_matrix") else "matrix": call
+        for call in api.calls
+    }
 
 
 def test_each_service_gets_the_request_its_api_documents(client, query, api):
@@ -57,8 +65,11 @@ def test_each_service_gets_the_request_its_api_documents(client, query, api):
     inquiry_url = f"http://localhost/admin/inquiries/{chat[0].inquiry_id}"
     by = {call.method + " " + call.path: call for call in api.calls}
     slack = by["POST /services/T0001/B0002/SlackSecret1234"]
-    assert slack.payload == {"text": f"*New inquiry #{chat[0].inquiry_id}*\nForm: contact\n<{inquiry_url}>",
-                             "username": "sundown", "channel": "#inquiries"}
+    assert slack.payload == {
+        "text": f"*New inquiry #{chat[0].inquiry_id}*\nForm: contact\n<{inquiry_url}>",
+        "username": "sundown",
+        "channel": "#inquiries",
+    }
     discord = by["POST /api/webhooks/112233/DiscordSecret1234"]
     assert discord.payload["allowed_mentions"] == {"parse": []}
     assert discord.payload["content"].endswith(f"<{inquiry_url}>")
@@ -71,14 +82,18 @@ def test_each_service_gets_the_request_its_api_documents(client, query, api):
     telegram = by["POST /bot123456:TelegramSecret1234/sendMessage"]
     assert telegram.payload["chat_id"] == "-100777" and telegram.payload["text"].endswith(inquiry_url)
     matrix = next(call for call in api.calls if call.method == "PUT")
-    assert matrix.path == ("/_matrix/client/v3/rooms/%21room%3Aexample.org/send/m.room.message/"
-                           + chat[4].idempotency_key)
+    assert matrix.path == (
+        "/_matrix/client/v3/rooms/%21room%3Aexample.org/send/m.room.message/" + chat[4].idempotency_key
+    )
     assert matrix.headers["authorization"] == "Bearer syt_MatrixSecret1234"
     assert matrix.payload["msgtype"] == "m.text" and matrix.payload["format"] == "org.matrix.custom.html"
     ntfy = by["POST /"]
     assert ntfy.headers["authorization"] == "Bearer tk_NtfySecret1234"
     assert {key: ntfy.payload[key] for key in ("topic", "title", "click")} == {
-        "topic": "sundown-alerts", "title": f"New inquiry #{chat[0].inquiry_id}", "click": inquiry_url}
+        "topic": "sundown-alerts",
+        "title": f"New inquiry #{chat[0].inquiry_id}",
+        "click": inquiry_url,
+    }
     for call in api.calls:
         assert call.headers["content-type"] == "application/json" and call.headers["user-agent"] == "Sundown"
         assert VALID["name"] not in call.body.decode() and "question" not in call.body.decode()
@@ -131,7 +146,9 @@ def test_urls_parse_to_the_services_addresses_and_show_no_secret_whole():
     assert teams.url.startswith("https://prod.example.logic.azure.com/workflows/wf42/triggers/manual/paths/invoke?")
     assert telegram.url == "https://api.telegram.org/bot123456:TelegramSecret1234/sendMessage"
     legacy = parse_notify_url("msteams://acme@AAAA1111/BBBB2222/CCCC3333/DDDD4444")
-    assert legacy.url == "https://acme.webhook.office.com/webhookb2/AAAA1111/IncomingWebhook/BBBB2222/CCCC3333/V2DDDD4444"
+    assert (
+        legacy.url == "https://acme.webhook.office.com/webhookb2/AAAA1111/IncomingWebhook/BBBB2222/CCCC3333/V2DDDD4444"
+    )
     assert parse_notify_url("ntfy://alerts").url == "https://ntfy.sh/"
     assert parse_notify_url("matrixs://tok_abcdef@m.example.org/!r:example.org").base == "https://m.example.org"
     for target in (slack, discord, teams, telegram, legacy):
@@ -165,8 +182,9 @@ def test_the_notifications_page_shows_the_urls_read_only_with_their_secrets_cut(
 
 
 def test_the_test_notification_goes_to_every_service(admin_client, api):
-    with admin_client.post("/admin/notifications/test",
-                           data={"csrf_token": csrf_token(admin_client, "/admin/notifications")}) as response:
+    with admin_client.post(
+        "/admin/notifications/test", data={"csrf_token": csrf_token(admin_client, "/admin/notifications")}
+    ) as response:
         assert response.status_code == 303
     settle(admin_client.application)
     assert len(api.calls) == 6

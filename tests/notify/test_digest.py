@@ -16,8 +16,7 @@ from tests.notify.steps import DELIVERIES, request_after
 # --- The digest -----------------------------------------------------------------
 
 
-def test_a_digest_sends_one_email_per_interval_listing_the_inquiries(client, db_session, clock, query, mail,
-                                                                     receiver):
+def test_a_digest_sends_one_email_per_interval_listing_the_inquiries(client, db_session, clock, query, mail, receiver):
     db_session.add(Setting(key="notify_digest_minutes", value="10"))
     db_session.commit()
     for _ in range(3):
@@ -37,8 +36,9 @@ def test_a_digest_sends_one_email_per_interval_listing_the_inquiries(client, db_
     assert len(mail.messages) == 1  # the next window's
 
 
-def test_past_the_hourly_cap_emails_wait_for_the_end_of_the_hour_and_go_as_one(app_config, make_app, clock, query,
-                                                                               mail, receiver):
+def test_past_the_hourly_cap_emails_wait_for_the_end_of_the_hour_and_go_as_one(
+    app_config, make_app, clock, query, mail, receiver
+):
     client = make_app({**app_config, "NOTIFY_HOURLY_CAP": 2}).test_client()
     for _ in range(5):
         submit_inquiry(client)

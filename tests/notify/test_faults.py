@@ -47,8 +47,7 @@ def test_smtp_down_at_first_retries_with_backoff_and_delivers_once(client, app, 
     assert subjects == sorted(f"New inquiry #{i}" for i in query(select(Inquiry.id)))  # each once, none lost
 
 
-def test_a_refused_recipient_fails_after_the_schedule_and_shows_on_the_pages(admin_client, login, clock, query,
-                                                                            mail):
+def test_a_refused_recipient_fails_after_the_schedule_and_shows_on_the_pages(admin_client, login, clock, query, mail):
     mail.mailbox.refused.add(ADMIN_ADDRESS)
     submit_inquiry(admin_client)
     waits = []
@@ -96,8 +95,11 @@ def test_the_cleanup_deletes_outbox_rows_with_their_inquiries_and_old_finished_o
     with app.app_context():
         with db.transaction() as session:
             for delivery_id, days in finished.items():
-                session.execute(update(Delivery).where(Delivery.id == delivery_id).values(
-                    status=DeliveryStatus.DONE, finished_at=clock() - timedelta(days=days)))
+                session.execute(
+                    update(Delivery)
+                    .where(Delivery.id == delivery_id)
+                    .values(status=DeliveryStatus.DONE, finished_at=clock() - timedelta(days=days))
+                )
         row = cleanup.run("test", force=True)
     assert '"deliveries": 2' in row.deleted  # the 40-day-old ones
     assert [r.id for r in query(DELIVERIES)] == [rows[2].id]  # the old inquiry's went with it

@@ -18,8 +18,8 @@ from tests.factories import add_file, add_inquiries, inquiry
 
 # --- Files: named and counted, never sent ---------------------------------------
 
-SHOT = (b"pixels-of-the-shot " * 700)[:12 * 1024]  # "12 KB"
-LOG = (b"lines-of-the-log\n" * 100_000)[:1536 * 1024]  # "1.5 MB"
+SHOT = (b"pixels-of-the-shot " * 700)[: 12 * 1024]  # "12 KB"
+LOG = (b"lines-of-the-log\n" * 100_000)[: 1536 * 1024]  # "1.5 MB"
 
 
 def with_files(db_session, clock, files: list[tuple[bytes, str, str]]) -> int:
@@ -34,8 +34,12 @@ TWO_FILES = [(SHOT, "shot.png", "image/png"), (LOG, "log.txt", "text/plain")]
 
 
 def include_content_setting(db_session, digest_minutes: int = 0) -> None:
-    db_session.add_all([Setting(key="notify_include_content", value="1"),
-                        Setting(key="notify_digest_minutes", value=str(digest_minutes))])
+    db_session.add_all(
+        [
+            Setting(key="notify_include_content", value="1"),
+            Setting(key="notify_digest_minutes", value=str(digest_minutes)),
+        ]
+    )
     db_session.commit()
 
 
@@ -65,15 +69,20 @@ def test_without_content_a_notification_counts_the_files_and_names_none(app, db_
     assert body.splitlines()[1:4] == ["Form: contact", "2 files attached", ""]
     assert "shot.png" not in body and "log.txt" not in body and "KB" not in body
     [hook] = receiver.received
-    assert hook.payload["data"] == {"id": inquiry_id, "received_at": hook.payload["data"]["received_at"],
-                                    "url": f"http://localhost/admin/inquiries/{inquiry_id}", "form": "contact",
-                                    "file_count": 2}
+    assert hook.payload["data"] == {
+        "id": inquiry_id,
+        "received_at": hook.payload["data"]["received_at"],
+        "url": f"http://localhost/admin/inquiries/{inquiry_id}",
+        "form": "contact",
+        "file_count": 2,
+    }
     assert b"shot.png" not in hook.body
     assert_no_file_bytes(mail, receiver)
 
 
-def test_with_content_a_notification_names_each_file_and_its_size_and_links_to_none(app, db_session, clock, mail,
-                                                                                    receiver):
+def test_with_content_a_notification_names_each_file_and_its_size_and_links_to_none(
+    app, db_session, clock, mail, receiver
+):
     include_content_setting(db_session)
     inquiry_id = with_files(db_session, clock, TWO_FILES)
     deliver_now(app, [inquiry_id], ["email", "webhook"])
@@ -82,16 +91,19 @@ def test_with_content_a_notification_names_each_file_and_its_size_and_links_to_n
     [hook] = receiver.received
     data = hook.payload["data"]
     assert data["file_count"] == 2
-    assert data["files"] == [{"name": "shot.png", "type": "image/png", "size": 12 * 1024},
-                             {"name": "log.txt", "type": "text/plain", "size": 1536 * 1024}]
+    assert data["files"] == [
+        {"name": "shot.png", "type": "image/png", "size": 12 * 1024},
+        {"name": "log.txt", "type": "text/plain", "size": 1536 * 1024},
+    ]
     links = set(re.findall(rb"https?://[^\"]+", hook.body))
     assert links == {f"http://localhost/admin/inquiries/{inquiry_id}".encode()}  # an admin's page, nothing public
     assert_no_file_bytes(mail, receiver)
 
 
 @pytest.mark.parametrize("content", [False, True], ids=["without-content", "with-content"])
-def test_a_digest_tells_each_inquirys_files_read_in_one_query_per_transaction(app, db_session, clock, mail,
-                                                                              receiver, content):
+def test_a_digest_tells_each_inquirys_files_read_in_one_query_per_transaction(
+    app, db_session, clock, mail, receiver, content
+):
     if content:
         include_content_setting(db_session, digest_minutes=10)
     else:
@@ -101,14 +113,19 @@ def test_a_digest_tells_each_inquirys_files_read_in_one_query_per_transaction(ap
     one = with_files(db_session, clock, [(SHOT, "shot.png", "image/png")])
     none = with_files(db_session, clock, [])
     reads: list[str] = []
-    event.listen(db.engine_of(app), "before_cursor_execute",
-                 lambda _c, _cur, statement, *_a: reads.append(statement) if "FROM attachments" in statement else None)
+    event.listen(
+        db.engine_of(app),
+        "before_cursor_execute",
+        lambda _c, _cur, statement, *_a: reads.append(statement) if "FROM attachments" in statement else None,
+    )
     deliver_now(app, [two, one, none], ["email"])
     assert len(reads) == 2  # the batch's read, then its digest's companions: however many inquiries
     [message] = mail.messages
     assert message["Subject"] == "3 new inquiries"
-    paragraphs = {int(re.match(r"New inquiry #(\d+)", each).group(1)): each.splitlines()
-                  for each in message.get_payload().replace("\r\n", "\n").strip().split("\n\n")}
+    paragraphs = {
+        int(re.match(r"New inquiry #(\d+)", each).group(1)): each.splitlines()
+        for each in message.get_payload().replace("\r\n", "\n").strip().split("\n\n")
+    }
     if content:
         assert paragraphs[two][1] == "Files: shot.png (12 KB), log.txt (1.5 MB)"
         assert paragraphs[one][1] == "Files: shot.png (12 KB)"

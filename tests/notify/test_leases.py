@@ -25,8 +25,9 @@ from tests.notify.steps import DELIVERIES, request_after, statuses
 # --- Leases, many senders ---------------------------------------------------------
 
 
-def test_two_processes_racing_send_each_delivery_exactly_once(app, app_config, make_app, db_session, clock,
-                                                               query, mail, receiver):
+def test_two_processes_racing_send_each_delivery_exactly_once(
+    app, app_config, make_app, db_session, clock, query, mail, receiver
+):
     other = make_app(app_config)
     ids = add_inquiries(db_session, aged_inquiries(clock, [0.01] * 15))
     with app.app_context(), db.transaction() as session:
@@ -82,8 +83,9 @@ def test_a_batch_goes_over_one_smtp_and_one_webhook_connection(app, db_session, 
     assert all(hook.verified for hook in receiver.received) and len(receiver.received) == 6
 
 
-def test_the_transactions_and_statements_of_a_pass_do_not_grow_with_its_batch(app, db_session, clock, query, mail,
-                                                                              receiver):
+def test_the_transactions_and_statements_of_a_pass_do_not_grow_with_its_batch(
+    app, db_session, clock, query, mail, receiver
+):
     """One claim, one read, one record per batch; the outcomes are one executemany (an update per delivery
     held SQLite's write lock about 0.5 ms each)."""
     commits: list[int] = []
@@ -102,8 +104,9 @@ def test_the_transactions_and_statements_of_a_pass_do_not_grow_with_its_batch(ap
     assert query(select(Delivery.status)) == [DeliveryStatus.DONE] * 20
 
 
-def test_each_delivery_of_a_batch_records_when_its_own_send_ended(app, db_session, clock, query, mail, receiver,
-                                                                   monkeypatch):
+def test_each_delivery_of_a_batch_records_when_its_own_send_ended(
+    app, db_session, clock, query, mail, receiver, monkeypatch
+):
     send = email.Relay.send
 
     def slow_send(relay, message):  # each e-mail takes a minute of the app's clock
@@ -122,7 +125,8 @@ def test_each_delivery_of_a_batch_records_when_its_own_send_ended(app, db_sessio
 
 
 def test_a_webhook_connection_the_receiver_closed_is_opened_again_for_the_same_delivery(
-        app, db_session, clock, query, mail, receiver):
+    app, db_session, clock, query, mail, receiver
+):
     receiver.close_quietly = True  # as a receiver's idle timeout does, between two deliveries
     _enqueue_aged(app, db_session, clock, 3)
     with app.app_context():
@@ -131,8 +135,7 @@ def test_a_webhook_connection_the_receiver_closed_is_opened_again_for_the_same_d
     assert len({hook.headers["webhook-id"] for hook in receiver.received}) == len(receiver.received) == 3
 
 
-def test_a_refused_recipient_does_not_cost_the_batch_its_smtp_connection(app, db_session, clock, query, mail,
-                                                                          receiver):
+def test_a_refused_recipient_does_not_cost_the_batch_its_smtp_connection(app, db_session, clock, query, mail, receiver):
     _enqueue_aged(app, db_session, clock, 3)
     mail.mailbox.refuse_next = 1
     with app.app_context():
@@ -174,7 +177,8 @@ def test_each_attempt_is_signed_afresh_with_the_same_webhook_id(client, clock, q
 
 
 def test_a_pass_claims_and_sends_in_a_quiet_moment_not_while_another_request_is_served(
-        app, client, query, mail, receiver):
+    app, client, query, mail, receiver
+):
     entered, release = threading.Event(), threading.Event()
 
     @app.get("/_held")
@@ -208,8 +212,11 @@ def test_a_pass_with_nothing_due_neither_waits_for_quiet_nor_claims(client, app,
     clock.advance(minutes=1)
     waits: list[int] = []
     writes: list[str] = []
-    event.listen(db.engine_of(app), "before_cursor_execute",
-                 lambda _c, _cur, statement, *_a: writes.append(statement) if "UPDATE outbox" in statement else None)
+    event.listen(
+        db.engine_of(app),
+        "before_cursor_execute",
+        lambda _c, _cur, statement, *_a: writes.append(statement) if "UPDATE outbox" in statement else None,
+    )
     with app.app_context():
         summary = deliver.deliver_due(before_send=lambda: waits.append(1))
     assert (summary.attempts, waits, writes) == (0, [], [])
@@ -219,8 +226,11 @@ def test_a_pass_with_nothing_due_neither_waits_for_quiet_nor_claims(client, app,
 def test_a_request_with_nothing_due_does_no_outbox_work(client, app, clock):
     submit_inquiry(client)
     statements: list[str] = []
-    event.listen(db.engine_of(app), "before_cursor_execute",
-                 lambda _c, _cur, statement, *_a: statements.append(statement) if "deliveries" in statement else None)
+    event.listen(
+        db.engine_of(app),
+        "before_cursor_execute",
+        lambda _c, _cur, statement, *_a: statements.append(statement) if "deliveries" in statement else None,
+    )
     for _ in range(3):
         clock.advance(seconds=30)
         request_after(client)
@@ -235,9 +245,13 @@ def test_submissions_read_the_notification_settings_once_a_second_in_a_process(a
     cost about a tenth of its time on PostgreSQL, so a process reads them once a second."""
     here = threading.current_thread()
     reads: list[str] = []
-    event.listen(db.engine_of(app), "before_cursor_execute",
-                 lambda _c, _cur, statement, *_a: reads.append(statement)
-                 if threading.current_thread() is here and "FROM settings" in statement else None)
+    event.listen(
+        db.engine_of(app),
+        "before_cursor_execute",
+        lambda _c, _cur, statement, *_a: (
+            reads.append(statement) if threading.current_thread() is here and "FROM settings" in statement else None
+        ),
+    )
     for _ in range(3):
         assert submit_inquiry(client) == 201
     assert len(reads) == 1
@@ -247,14 +261,16 @@ def test_submissions_read_the_notification_settings_once_a_second_in_a_process(a
     assert [row.channel for row in query(DELIVERIES)] == ["email", "webhook"] * 4
 
 
-def test_a_change_saved_in_another_process_applies_to_new_inquiries_a_second_later(app_config, make_app, clock,
-                                                                                   query, receiver):
+def test_a_change_saved_in_another_process_applies_to_new_inquiries_a_second_later(
+    app_config, make_app, clock, query, receiver
+):
     """A change saved in this process applies to the next inquiry; one saved by another process or replica
     within ``FRESH_FOR``."""
     from app.notify import settings as notify_settings
 
-    page_config = {key: value for key, value in app_config.items()
-                   if key not in ("NOTIFY_EMAILS", "WEBHOOK_URL", "WEBHOOK_SECRET")}
+    page_config = {
+        key: value for key, value in app_config.items() if key not in ("NOTIFY_EMAILS", "WEBHOOK_URL", "WEBHOOK_SECRET")
+    }
     here, other = make_app(page_config), make_app(page_config)
     client = here.test_client()
     assert submit_inquiry(client) == 201

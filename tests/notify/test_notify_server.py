@@ -35,15 +35,24 @@ WAIT = 120
 def server_env(database_url: str, mail: MailServer | None, receiver: WebhookReceiver, ca: Path | None) -> dict:
     env = {
         "SUNDOWN_SECRET_KEY": "test-secret-key-long-enough-for-production",
-        "SUNDOWN_ORIGIN": "http://localhost", "SUNDOWN_RP_ID": "localhost",
-        "SUNDOWN_DATABASE_URL": database_url, "SUNDOWN_SUBMIT_RATE_LIMITS": "100000/1000000",
-        "SUNDOWN_SUBMIT_GLOBAL_RATE_LIMITS": "100000/1000000", "SUNDOWN_NOTIFY_HOURLY_CAP": "100000",
-        "SUNDOWN_POW_MAX_NUMBER": "20", "SUNDOWN_WEBHOOK_URL": receiver.url, "SUNDOWN_WEBHOOK_SECRET": SECRET,
+        "SUNDOWN_ORIGIN": "http://localhost",
+        "SUNDOWN_RP_ID": "localhost",
+        "SUNDOWN_DATABASE_URL": database_url,
+        "SUNDOWN_SUBMIT_RATE_LIMITS": "100000/1000000",
+        "SUNDOWN_SUBMIT_GLOBAL_RATE_LIMITS": "100000/1000000",
+        "SUNDOWN_NOTIFY_HOURLY_CAP": "100000",
+        "SUNDOWN_POW_MAX_NUMBER": "20",
+        "SUNDOWN_WEBHOOK_URL": receiver.url,
+        "SUNDOWN_WEBHOOK_SECRET": SECRET,
         "SUNDOWN_WEBHOOK_ALLOW_PRIVATE": "1",
     }
     if mail is not None:
-        env.update(SUNDOWN_SMTP_URL=mail.url, SUNDOWN_SMTP_CA_FILE=str(ca),
-                   SUNDOWN_NOTIFY_EMAILS='["admin@example.org"]', SUNDOWN_MAIL_FROM="sundown@example.org")
+        env.update(
+            SUNDOWN_SMTP_URL=mail.url,
+            SUNDOWN_SMTP_CA_FILE=str(ca),
+            SUNDOWN_NOTIFY_EMAILS='["admin@example.org"]',
+            SUNDOWN_MAIL_FROM="sundown@example.org",
+        )
     return env
 
 
@@ -98,7 +107,8 @@ def test_a_receiver_that_hangs_30_s_delays_no_request(database_url, tmp_path):
             connection.close()
         with engine.connect() as connection:
             [(status, attempts, error)] = connection.execute(
-                select(Delivery.status, Delivery.attempts, Delivery.last_error)).all()
+                select(Delivery.status, Delivery.attempts, Delivery.last_error)
+            ).all()
         assert (status, attempts, error) == ("pending", 1, "webhook timed out")
     finally:
         engine.dispose()
@@ -126,8 +136,10 @@ def test_two_servers_of_four_workers_send_each_notification_exactly_once(postgre
     env = server_env(postgres_url, mail, receiver, certificate.cert)
     try:
         with ExitStack() as servers:
-            urls = [servers.enter_context(running_server(env, tmp_path / f"server{n}.log", workers=4, threads=4))[0]
-                    for n in range(2)]
+            urls = [
+                servers.enter_context(running_server(env, tmp_path / f"server{n}.log", workers=4, threads=4))[0]
+                for n in range(2)
+            ]
             statuses = _submit_everywhere(urls, SUBMISSIONS)
             assert statuses == {201: SUBMISSIONS}
             wait_for(lambda: outbox_statuses(engine) == {"done": 2 * SUBMISSIONS}, "every delivery to be done")

@@ -43,16 +43,25 @@ def test_an_inquiry_is_delivered_by_email_and_signed_webhook_without_personal_da
     assert hook.headers["webhook-id"] == webhook_row.idempotency_key
     payload = hook.payload
     assert (payload["version"], payload["type"]) == (3, "inquiry.received")
-    assert payload["data"] == {"id": inquiry_id, "received_at": payload["data"]["received_at"],
-                               "url": f"http://localhost/admin/inquiries/{inquiry_id}", "form": "contact",
-                               "file_count": 0}
+    assert payload["data"] == {
+        "id": inquiry_id,
+        "received_at": payload["data"]["received_at"],
+        "url": f"http://localhost/admin/inquiries/{inquiry_id}",
+        "form": "contact",
+        "file_count": 0,
+    }
     datetime.fromisoformat(payload["timestamp"]), datetime.fromisoformat(payload["data"]["received_at"])
 
 
 def test_with_content_included_the_email_has_it_and_replies_go_to_the_inquirer(admin_client, query, mail, receiver):
-    admin_client.post("/admin/notifications", data={
-        "csrf_token": csrf_token(admin_client, "/admin/notifications"), "include_content": "1",
-        "digest_minutes": "0"})
+    admin_client.post(
+        "/admin/notifications",
+        data={
+            "csrf_token": csrf_token(admin_client, "/admin/notifications"),
+            "include_content": "1",
+            "digest_minutes": "0",
+        },
+    )
     submit_inquiry(admin_client)
     [message] = mail.messages
     assert message["Reply-To"] == VALID["email"]
@@ -82,8 +91,9 @@ def test_spam_is_not_notified_until_an_admin_marks_it_not_spam(admin_client, db_
     [spam] = add_inquiries(db_session, [inquiry(clock, status=InquiryStatus.SPAM)])
     request_after(admin_client)
     assert query.count(Delivery) == 0
-    with admin_client.post("/admin/spam/not-spam", data={
-            "ids": [spam], "csrf_token": csrf_token(admin_client, "/admin/spam")}) as response:
+    with admin_client.post(
+        "/admin/spam/not-spam", data={"ids": [spam], "csrf_token": csrf_token(admin_client, "/admin/spam")}
+    ) as response:
         assert response.status_code == 303
     settle(admin_client.application)
     assert [row.inquiry_id for row in query(DELIVERIES)] == [spam, spam]
@@ -100,7 +110,8 @@ def test_enqueueing_many_inquiries_at_once_writes_every_row(app, db_session, clo
         assert notify.enqueue_inquiries(session, ids) == 260
     rows = query(DELIVERIES)
     assert [(row.inquiry_id, row.channel, row.status) for row in rows] == [
-        (each, channel, "pending") for each in ids for channel in ("email", "webhook")]
+        (each, channel, "pending") for each in ids for channel in ("email", "webhook")
+    ]
     assert len({row.idempotency_key for row in rows}) == 260
     assert {row.next_attempt_at for row in rows} == {row.created_at for row in rows} == {clock()}
 

@@ -16,10 +16,12 @@ from tests.notify.conftest import ADMIN_ADDRESS, SECRET
 # --- Per form: its own recipients and webhook --------------------------------------
 
 
-JOB_FIELDS = [{"type": "text", "key": "name", "label-en": "Name", "required": "1"},
-              {"type": "email", "key": "email", "label-en": "E-mail", "required": "1"},
-              {"type": "radio", "key": "role", "label-en": "Role", "choices-en": "dev | Developer\nops | Operator"},
-              {"type": "textarea", "key": "letter", "label-en": "Cover letter"}]
+JOB_FIELDS = [
+    {"type": "text", "key": "name", "label-en": "Name", "required": "1"},
+    {"type": "email", "key": "email", "label-en": "E-mail", "required": "1"},
+    {"type": "radio", "key": "role", "label-en": "Role", "choices-en": "dev | Developer\nops | Operator"},
+    {"type": "textarea", "key": "letter", "label-en": "Cover letter"},
+]
 
 
 @pytest.fixture
@@ -30,19 +32,30 @@ def jobs_receiver():
 
 
 def make_jobs_form(admin_client, jobs_receiver, **settings) -> None:
-    data = editor_post(admin_client, "/admin/forms/new", JOB_FIELDS, slug="jobs", **{
-        "title-en": "Jobs", "notify_emails": "jobs@example.org", "webhook_url": jobs_receiver.url, **settings})
+    data = editor_post(
+        admin_client,
+        "/admin/forms/new",
+        JOB_FIELDS,
+        slug="jobs",
+        **{"title-en": "Jobs", "notify_emails": "jobs@example.org", "webhook_url": jobs_receiver.url, **settings},
+    )
     assert admin_client.post("/admin/forms/new", data=data).status_code == 303
 
 
 def include_content(admin_client, digest_minutes: str = "0") -> None:
-    admin_client.post("/admin/notifications", data={
-        "csrf_token": csrf_token(admin_client, "/admin/notifications"), "include_content": "1",
-        "digest_minutes": digest_minutes})
+    admin_client.post(
+        "/admin/notifications",
+        data={
+            "csrf_token": csrf_token(admin_client, "/admin/notifications"),
+            "include_content": "1",
+            "digest_minutes": digest_minutes,
+        },
+    )
 
 
-def test_a_form_with_its_own_recipients_and_webhook_notifies_them_and_names_itself(admin_client, mail, receiver,
-                                                                                  jobs_receiver):
+def test_a_form_with_its_own_recipients_and_webhook_notifies_them_and_names_itself(
+    admin_client, mail, receiver, jobs_receiver
+):
     include_content(admin_client)
     make_jobs_form(admin_client, jobs_receiver)
     answers = {"name": "Ines", "email": "ines@example.com", "role": "ops", "letter": "Hello"}
@@ -60,8 +73,9 @@ def test_a_form_with_its_own_recipients_and_webhook_notifies_them_and_names_itse
     assert mail.messages[-1]["To"] == ADMIN_ADDRESS and receiver.received[-1].payload["data"]["form"] == "contact"
 
 
-def test_a_forms_own_recipients_get_each_inquiry_at_once_while_the_sites_wait_for_the_digest(admin_client, mail,
-                                                                                           jobs_receiver, query):
+def test_a_forms_own_recipients_get_each_inquiry_at_once_while_the_sites_wait_for_the_digest(
+    admin_client, mail, jobs_receiver, query
+):
     include_content(admin_client, digest_minutes="10")
     make_jobs_form(admin_client, jobs_receiver)
     submit_inquiry(admin_client)

@@ -57,11 +57,22 @@ def test_a_trickling_receiver_is_cut_off_at_the_deadline(app, trickler, monkeypa
     assert took < 3, took  # without the deadline: the whole trickle, over three minutes
 
 
-@pytest.mark.parametrize("address, public", [
-    ("8.8.8.8", True), ("2606:4700::1", True), ("64:ff9b::808:808", True), ("2002:808:808::1", True),
-    ("10.0.0.1", False), ("fd00::1", False), ("::ffff:127.0.0.1", False),
-    ("::127.0.0.1", False), ("64:ff9b::a00:1", False), ("64:ff9b:1::a00:1", False), ("2002:7f00:1::1", False),
-    ("2002:c0a8:101::1", False),
-])
+@pytest.mark.parametrize(
+    "address, public",
+    [
+        ("8.8.8.8", True),
+        ("2606:4700::1", True),
+        ("64:ff9b::808:808", True),
+        ("2002:808:808::1", True),
+        ("10.0.0.1", False),
+        ("fd00::1", False),
+        ("::ffff:127.0.0.1", False),
+        ("::127.0.0.1", False),
+        ("64:ff9b::a00:1", False),
+        ("64:ff9b:1::a00:1", False),
+        ("2002:7f00:1::1", False),
+        ("2002:c0a8:101::1", False),
+    ],
+)
 def test_an_ipv6_address_that_carries_a_private_ipv4_one_is_private(address, public):
     assert webhook.is_public(ipaddress.ip_address(address)) is public

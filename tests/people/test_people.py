@@ -13,6 +13,7 @@ from sqlalchemy import delete, event, func, select
 
 from app import audit
 from app.core import db
+from app.inquiries import learned
 from app.inquiries.validation import normalize_email
 from app.models import AuditEntry, Erasure, Inquiry
 from app.people import erasure, lookup, records
@@ -24,19 +25,29 @@ ADA = "ada@example.com"
 
 def arrange_person(db_session, clock) -> dict[str, int]:
     """Ada's inquiries in the inbox, in spam, on hold and past retention; Bob's one inquiry."""
-    inbox, spam, held, old, other = add_inquiries(db_session, [
-        inquiry(clock, 2, email="Ada@Example.com", message="=SUM(A1)"),
-        inquiry(clock, 3, email="ADA@example.com", status="spam", message="cheap pills"),
-        inquiry(clock, 4, email=ADA, legal_hold=True, hold_reason="Claim 42", hold_by="Grace", held_at=clock()),
-        inquiry(clock, 400, email=ADA, message="past retention, not cleaned up yet"),
-        inquiry(clock, 1, email="bob@example.com", name="Bob"),
-    ])
-    db_session.add(AuditEntry(admin_name="Grace", action="hold_placed", count=1,
-                              detail=f"inquiry #{held}: Claim 42", created_at=clock()))
-    db_session.add(AuditEntry(admin_name="Grace", action="marked_not_spam", count=1,
-                              detail=f"inquiry #{inbox}", created_at=clock()))
-    db_session.add(AuditEntry(admin_name="Grace", action="hold_released", count=1,
-                              detail=f"inquiry #{inbox}0", created_at=clock()))  # another inquiry's
+    inbox, spam, held, old, other = add_inquiries(
+        db_session,
+        [
+            inquiry(clock, 2, email="Ada@Example.com", message="=SUM(A1)"),
+            inquiry(clock, 3, email="ADA@example.com", status="spam", message="cheap pills"),
+            inquiry(clock, 4, email=ADA, legal_hold=True, hold_reason="Claim 42", hold_by="Grace", held_at=clock()),
+            inquiry(clock, 400, email=ADA, message="past retention, not cleaned up yet"),
+            inquiry(clock, 1, email="bob@example.com", name="Bob"),
+        ],
+    )
+    db_session.add(
+        AuditEntry(
+            admin_name="Grace", action="hold_placed", count=1, detail=f"inquiry #{held}: Claim 42", created_at=clock()
+        )
+    )
+    db_session.add(
+        AuditEntry(
+            admin_name="Grace", action="marked_not_spam", count=1, detail=f"inquiry #{inbox}", created_at=clock()
+        )
+    )
+    db_session.add(
+        AuditEntry(admin_name="Grace", action="hold_released", count=1, detail=f"inquiry #{inbox}0", created_at=clock())
+    )  # another inquiry's
     db_session.commit()
     return {"inbox": inbox, "spam": spam, "held": held, "old": old, "other": other}
 
@@ -68,8 +79,9 @@ def test_the_people_page_refuses_an_invalid_address_with_422(admin_client):
 
 
 def test_nothing_held_says_so(admin_client):
-    assert "Nothing is held about this address." in admin_client.get(
-        "/admin/people?email=nobody@example.com").get_data(as_text=True)
+    assert "Nothing is held about this address." in admin_client.get("/admin/people?email=nobody@example.com").get_data(
+        as_text=True
+    )
 
 
 def test_the_json_export_has_the_documented_shape(admin_client, db_session, clock):
@@ -84,11 +96,25 @@ def test_the_json_export_has_the_documented_shape(admin_client, db_session, cloc
     assert [item["id"] for item in document["inquiries"]] == [ids["old"], ids["held"], ids["spam"], ids["inbox"]]
     held = document["inquiries"][1]
     assert held == {
-        "id": ids["held"], "status": "inbox", "received_at": "2026-05-28T12:00:00Z", "name": "Ada",
-        "email": ADA, "message": "Hello", "user_agent": None, "legal_hold": True, "hold_reason": "Claim 42",
-        "hold_by": "Grace", "held_at": "2026-06-01T12:00:00Z",
-        "audit": [{"at": "2026-06-01T12:00:00Z", "admin": "Grace", "action": "hold_placed",
-                   "detail": f"inquiry #{ids['held']}: Claim 42"}],
+        "id": ids["held"],
+        "status": "inbox",
+        "received_at": "2026-05-28T12:00:00Z",
+        "name": "Ada",
+        "email": ADA,
+        "message": "Hello",
+        "user_agent": None,
+        "legal_hold": True,
+        "hold_reason": "Claim 42",
+        "hold_by": "Grace",
+        "held_at": "2026-06-01T12:00:00Z",
+        "audit": [
+            {
+                "at": "2026-06-01T12:00:00Z",
+                "admin": "Grace",
+                "action": "hold_placed",
+                "detail": f"inquiry #{ids['held']}: Claim 42",
+            }
+        ],
         "replies": [],
         "attachments": [],
         "messages": [],
@@ -147,8 +173,9 @@ def test_erase_confirms_with_the_count_and_the_holds_then_keeps_only_a_hash(app,
 
 
 def test_erase_with_only_held_inquiries_erases_nothing_and_records_nothing(admin_client, db_session, clock):
-    add_inquiries(db_session, [inquiry(clock, email=ADA, legal_hold=True, hold_reason="Claim", hold_by="G",
-                                       held_at=clock())])
+    add_inquiries(
+        db_session, [inquiry(clock, email=ADA, legal_hold=True, hold_reason="Claim", hold_by="G", held_at=clock())]
+    )
     response = post(admin_client, "/admin/people/erase", {"email": ADA})
     assert response.status_code == 303
     db_session.rollback()  # a fresh snapshot
@@ -168,15 +195,24 @@ def test_erase_needs_post_csrf_and_a_valid_address(admin_client, db_session, clo
 def test_hold_reasons_of_erased_inquiries_leave_the_audit_entries(app, admin_client, db_session, clock):
     row, other = add_inquiries(db_session, [inquiry(clock, email=ADA), inquiry(clock, email="grace@example.com")])
     for number, reason in ((row, "Ada Lovelace's complaint"), (other, "Grace's complaint")):
-        db_session.add(AuditEntry(admin_name="Grace", action="hold_placed", count=1,
-                                  detail=f"inquiry #{number}: {reason}", created_at=clock()))
-    db_session.add(AuditEntry(admin_name="Grace", action="hold_released", count=1, detail=f"inquiry #{row}",
-                              created_at=clock()))
+        db_session.add(
+            AuditEntry(
+                admin_name="Grace",
+                action="hold_placed",
+                count=1,
+                detail=f"inquiry #{number}: {reason}",
+                created_at=clock(),
+            )
+        )
+    db_session.add(
+        AuditEntry(admin_name="Grace", action="hold_released", count=1, detail=f"inquiry #{row}", created_at=clock())
+    )
     db_session.commit()
     post(admin_client, "/admin/people/erase", {"email": ADA, "confirm": "1"})
     db_session.rollback()  # a fresh snapshot
-    details = list(db_session.scalars(select(AuditEntry.detail).where(AuditEntry.action.like("hold_%"))
-                                      .order_by(AuditEntry.id)))
+    details = list(
+        db_session.scalars(select(AuditEntry.detail).where(AuditEntry.action.like("hold_%")).order_by(AuditEntry.id))
+    )
     assert details == [f"inquiry #{row}: (erased)", f"inquiry #{other}: Grace's complaint", f"inquiry #{row}"]
 
 
@@ -184,8 +220,18 @@ def test_hold_reasons_of_erased_inquiries_leave_the_audit_entries(app, admin_cli
 def test_an_erasure_runs_the_same_statements_however_many_inquiries_it_erases(app, db_session, clock, count):
     """Not one audit-log scan per erased inquiry: the statements do not grow with the count."""
     ids = add_inquiries(db_session, [inquiry(clock, days, email=ADA) for days in range(1, count + 1)])
-    db_session.add_all([AuditEntry(admin_name="Grace", action="hold_placed", count=1, created_at=clock(),
-                                   detail=f"inquiry #{inquiry_id}: a reason") for inquiry_id in ids])
+    db_session.add_all(
+        [
+            AuditEntry(
+                admin_name="Grace",
+                action="hold_placed",
+                count=1,
+                created_at=clock(),
+                detail=f"inquiry #{inquiry_id}: a reason",
+            )
+            for inquiry_id in ids
+        ]
+    )
     db_session.commit()
     statements: list[str] = []
     engine = db.engine_of(app)
@@ -199,11 +245,13 @@ def test_an_erasure_runs_the_same_statements_however_many_inquiries_it_erases(ap
     audit_statements = [each for each in statements if "audit_entries" in each]
     assert len(audit_statements) == 3  # read the entries with text, scrub them, record the erasure
     assert db_session.scalars(select(AuditEntry.detail).where(AuditEntry.action == "hold_placed")).all() == [
-        f"inquiry #{inquiry_id}: (erased)" for inquiry_id in ids]
+        f"inquiry #{inquiry_id}: (erased)" for inquiry_id in ids
+    ]
 
 
 def test_an_erasure_while_the_export_streams_stops_the_export_and_leaves_no_half_state(
-        admin_client, db_session, clock, monkeypatch):
+    admin_client, db_session, clock, monkeypatch
+):
     """The export reads page by page; an erasure between two pages commits whole, the export fails loudly."""
     monkeypatch.setattr(records, "PAGE_SIZE", 2)
     add_inquiries(db_session, [inquiry(clock, days, email=ADA, message=f"m{days}") for days in range(1, 6)])
@@ -241,13 +289,13 @@ def test_the_privacy_page_says_how_to_ask_for_access_or_erasure(client):
     assert '<a href="/">send us an inquiry</a>' in html
 
 
-
 LOCAL_PARTS = st.text(alphabet="aAäÄöÖüÜßéÉçÇøØłŁžŽσΣдДя", min_size=1, max_size=8)
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(local=LOCAL_PARTS, cases=st.lists(st.sampled_from(["lower", "upper", "title", "swapcase"]),
-                                         min_size=2, max_size=4))
+@given(
+    local=LOCAL_PARTS, cases=st.lists(st.sampled_from(["lower", "upper", "title", "swapcase"]), min_size=2, max_size=4)
+)
 def test_an_address_is_one_person_in_any_case_of_any_letter(app, db_session, clock, local, cases):
     """People and erasure find every inquiry of a mixed-case Unicode address, on both databases."""
     db_session.execute(delete(Inquiry))
@@ -262,3 +310,14 @@ def test_an_address_is_one_person_in_any_case_of_any_letter(app, db_session, clo
         assert erasure.erase(person, "test").erased == len(stored)
     db_session.rollback()
     assert db_session.scalar(select(func.count()).select_from(Inquiry)) == 0
+
+
+def test_an_erasure_of_every_form_forgets_the_sender_the_spam_score_learned(app, db_session, clock):
+    with app.app_context():
+        with db.transaction(write=True) as session:
+            learned.train(session, [("buy cheap pills", "Eve@Example.org")] * 3, as_spam=True)
+        with db.transaction() as session:
+            assert learned.marked_sender(session, "eve@example.org")
+        erasure.erase("eve@example.org", "operator")
+        with db.transaction() as session:
+            assert not learned.marked_sender(session, "eve@example.org")

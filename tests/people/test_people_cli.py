@@ -27,12 +27,15 @@ ADA = "ada@example.com"
 
 
 def arrange(db_session, clock) -> dict[str, int]:
-    inbox, spam, held, other = add_inquiries(db_session, [
-        inquiry(clock, 2, email="Ada@example.com"),
-        inquiry(clock, 3, email=ADA, status="spam"),
-        inquiry(clock, 4, email=ADA, legal_hold=True, hold_reason="Claim 42", hold_by="Grace", held_at=clock()),
-        inquiry(clock, 1, email="bob@example.com", name="Bob"),
-    ])
+    inbox, spam, held, other = add_inquiries(
+        db_session,
+        [
+            inquiry(clock, 2, email="Ada@example.com"),
+            inquiry(clock, 3, email=ADA, status="spam"),
+            inquiry(clock, 4, email=ADA, legal_hold=True, hold_reason="Claim 42", hold_by="Grace", held_at=clock()),
+            inquiry(clock, 1, email="bob@example.com", name="Bob"),
+        ],
+    )
     db_session.close()
     return {"inbox": inbox, "spam": spam, "held": held, "other": other}
 
@@ -72,8 +75,7 @@ def test_people_erase_asks_unless_yes_and_keeps_held_inquiries(runner, db_sessio
     assert f"kept: #{ids['held']} is on legal hold (Claim 42)" in result.output
     assert "erased 2 inquiries, 1 kept on legal hold" in result.output
     assert sorted(query(select(Inquiry.id))) == sorted([ids["held"], ids["other"]])
-    assert query.rows(select(Erasure.count, Erasure.kept_on_hold, Erasure.actor)) == [
-        (2, 1, "operator (command line)")]
+    assert query.rows(select(Erasure.count, Erasure.kept_on_hold, Erasure.actor)) == [(2, 1, "operator (command line)")]
     (entry,) = query(select(AuditEntry))
     assert entry.action == "erased" and ADA not in entry.detail
 
@@ -108,7 +110,8 @@ def restore(app, db_kind, snapshot) -> None:
 
 
 def test_erase_then_restore_then_apply_erases_again_only_what_the_erasure_covered(
-        app, runner, db_session, clock, query, db_kind, tmp_path):
+    app, runner, db_session, clock, query, db_kind, tmp_path
+):
     ids = arrange(db_session, clock)
     snapshot = take_snapshot(app, runner, db_kind, tmp_path)
     clock.advance(hours=1)
@@ -136,16 +139,27 @@ def test_erase_then_restore_then_apply_erases_again_only_what_the_erasure_covere
     assert query.count(Erasure) == 1 and query.count(Inquiry) == 3
 
 
-@pytest.mark.parametrize("content, message", [
-    ("not json", "not JSON"),
-    ('{"format": "other"}', "not an erasures file"),
-    ('{"format": "sundown.erasures.v1", "erasures": [{"email_hash": "xyz", "erased_at": "2026-01-01T00:00:00Z"}]}',
-     "erasure 1: email_hash must be 64 hex digits"),
-    ('{"format": "sundown.erasures.v1", "erasures": [{"email_hash": "' + "a" * 64 + '", "erased_at": "2026-01-01"}]}',
-     "erasure 1: erased_at must carry its time zone"),
-])
-def test_erasures_apply_refuses_a_bad_file_and_changes_nothing(runner, db_session, clock, query, tmp_path,
-                                                                content, message):
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ("not json", "not JSON"),
+        ('{"format": "other"}', "not an erasures file"),
+        (
+            '{"format": "sundown.erasures.v1", '
+            '"erasures": [{"email_hash": "xyz", "erased_at": "2026-01-01T00:00:00Z"}]}',
+            "erasure 1: email_hash must be 64 hex digits",
+        ),
+        (
+            '{"format": "sundown.erasures.v1", "erasures": [{"email_hash": "'
+            + "a" * 64
+            + '", "erased_at": "2026-01-01"}]}',
+            "erasure 1: erased_at must carry its time zone",
+        ),
+    ],
+)
+def test_erasures_apply_refuses_a_bad_file_and_changes_nothing(
+    runner, db_session, clock, query, tmp_path, content, message
+):
     arrange(db_session, clock)
     path = tmp_path / "bad.json"
     path.write_text(content)
@@ -235,8 +249,9 @@ def test_a_backup_holds_each_inquirys_files_whole_beside_its_row(app, runner, db
     try:
         restored = {}
         for inquiry_id, data in copy.execute(
-                "SELECT a.inquiry_id, c.data FROM attachments a JOIN attachment_chunks c ON c.attachment_id = a.id "
-                "JOIN submissions s ON s.id = a.inquiry_id ORDER BY a.id, c.seq"):
+            "SELECT a.inquiry_id, c.data FROM attachments a JOIN attachment_chunks c ON c.attachment_id = a.id "
+            "JOIN submissions s ON s.id = a.inquiry_id ORDER BY a.id, c.seq"
+        ):
             restored[inquiry_id] = restored.get(inquiry_id, b"") + data
     finally:
         copy.close()

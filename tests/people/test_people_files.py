@@ -23,12 +23,20 @@ ZIP_OVERHEAD = 4096  # an entry's headers and descriptor, beside at most one pie
 
 def arrange(db_session, clock) -> dict[str, int]:
     """Ada's two inquiries (a large photo and a note; no files), Bob's with a photo of the same name."""
-    first, second, bare, bob = add_inquiries(db_session, [
-        inquiry(clock, 3, email="Ada@example.com"), inquiry(clock, 2, email=ADA), inquiry(clock, 1, email=ADA),
-        inquiry(clock, 1, email="bob@example.com", name="Bob"),
-    ])
+    first, second, bare, bob = add_inquiries(
+        db_session,
+        [
+            inquiry(clock, 3, email="Ada@example.com"),
+            inquiry(clock, 2, email=ADA),
+            inquiry(clock, 1, email=ADA),
+            inquiry(clock, 1, email="bob@example.com", name="Bob"),
+        ],
+    )
     return {
-        "first": first, "second": second, "bare": bare, "bob": bob,
+        "first": first,
+        "second": second,
+        "bare": bare,
+        "bob": bob,
         "photo": add_file(db_session, first, LARGE, "photo.png", "image/png"),
         "note": add_file(db_session, second, b"a short note\n", "note.txt", "text/plain"),
         "bobs": add_file(db_session, bob, b"Bob's photo", "photo.png", "image/png"),
@@ -63,8 +71,9 @@ def test_the_zip_holds_person_json_and_each_file_byte_for_byte(admin_client, db_
     assert zipped == exported
 
 
-def test_a_stored_name_whose_extension_the_type_contradicts_is_given_the_types_in_the_zip(admin_client, db_session,
-                                                                                          clock):
+def test_a_stored_name_whose_extension_the_type_contradicts_is_given_the_types_in_the_zip(
+    admin_client, db_session, clock
+):
     [first] = add_inquiries(db_session, [inquiry(clock, 1, email=ADA)])
     page = add_file(db_session, first, b"<script>alert(1)</script>", "update.hta", "text/plain")
     archive = opened(admin_client.get("/admin/people/export.zip?email=ada@example.com"))
@@ -85,10 +94,22 @@ def test_the_json_export_lists_each_inquirys_files_with_their_path_in_the_zip(ad
     document = admin_client.get("/admin/people/export.json?email=ada@example.com").get_json()
     by_id = {each["id"]: each["attachments"] for each in document["inquiries"]}
     assert by_id == {
-        ids["first"]: [{"name": "photo.png", "type": "image/png", "size": len(LARGE),
-                        "path": f"files/{ids['first']}/{ids['photo']}-photo.png"}],
-        ids["second"]: [{"name": "note.txt", "type": "text/plain", "size": 13,
-                         "path": f"files/{ids['second']}/{ids['note']}-note.txt"}],
+        ids["first"]: [
+            {
+                "name": "photo.png",
+                "type": "image/png",
+                "size": len(LARGE),
+                "path": f"files/{ids['first']}/{ids['photo']}-photo.png",
+            }
+        ],
+        ids["second"]: [
+            {
+                "name": "note.txt",
+                "type": "text/plain",
+                "size": 13,
+                "path": f"files/{ids['second']}/{ids['note']}-note.txt",
+            }
+        ],
         ids["bare"]: [],
     }
 
@@ -109,8 +130,11 @@ def test_a_name_that_would_leave_its_folder_stays_inside_it(admin_client, db_ses
     dots = add_file(db_session, inquiry_id, b"dots", "..")
     climb = add_file(db_session, inquiry_id, b"climb", "../../etc/passwd")
     archive = opened(admin_client.get("/admin/people/export.zip?email=ada@example.com"))
-    assert archive.namelist() == ["person.json", f"files/{inquiry_id}/{dots}-file.txt",
-                                  f"files/{inquiry_id}/{climb}-passwd.txt"]
+    assert archive.namelist() == [
+        "person.json",
+        f"files/{inquiry_id}/{dots}-file.txt",
+        f"files/{inquiry_id}/{climb}-passwd.txt",
+    ]
     assert not [name for name in archive.namelist() if ".." in name.split("/") or name.startswith("/")]
 
 

@@ -35,8 +35,12 @@ def open_export(port: int, cookie: str) -> socket.socket:
     sock = socket.socket()
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
     sock.connect(("127.0.0.1", port))
-    sock.sendall((f"GET /admin/people/export.json?email={ADA} HTTP/1.1\r\nHost: localhost:{port}\r\n"
-                  f"Cookie: {cookie}\r\nConnection: close\r\n\r\n").encode())
+    sock.sendall(
+        (
+            f"GET /admin/people/export.json?email={ADA} HTTP/1.1\r\nHost: localhost:{port}\r\n"
+            f"Cookie: {cookie}\r\nConnection: close\r\n\r\n"
+        ).encode()
+    )
     return sock
 
 
@@ -56,8 +60,10 @@ def test_an_erasure_during_a_stalled_export_commits_whole_and_the_download_fails
     engine = make_engine(database_url)
     port = free_port()
     env = {
-        "SUNDOWN_DATABASE_URL": database_url, "SUNDOWN_SECRET_KEY": "test-secret-key-long-enough-for-production",
-        "SUNDOWN_ORIGIN": f"http://localhost:{port}", "SUNDOWN_RP_ID": "localhost",
+        "SUNDOWN_DATABASE_URL": database_url,
+        "SUNDOWN_SECRET_KEY": "test-secret-key-long-enough-for-production",
+        "SUNDOWN_ORIGIN": f"http://localhost:{port}",
+        "SUNDOWN_RP_ID": "localhost",
     }
     with Session(engine) as session:
         add_inquiries(session, [inquiry(wall_clock, 1 + i / 10_000, email=ADA, message=MESSAGE) for i in range(ROWS)])

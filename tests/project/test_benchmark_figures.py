@@ -50,8 +50,11 @@ def test_every_place_the_table_names_exists():
 
 def test_every_comment_pointing_at_the_table_is_in_a_module_it_names():
     named = {module for cells in table_rows() for module in re.findall(r"`((?:app|bench|devtools)\.[\w.]+)`", cells[0])}
-    pointing = {".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
-                for folder in ("app", "bench", "devtools") for path in (ROOT / folder).rglob("*.py")
-                if POINTER in path.read_text()}
+    pointing = {
+        ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+        for folder in ("app", "bench", "devtools")
+        for path in (ROOT / folder).rglob("*.py")
+        if POINTER in path.read_text()
+    }
     assert pointing, "no comment points at the table: the check would prove nothing"
     assert sorted(pointing - named) == []

@@ -22,12 +22,25 @@ def _instructions() -> list[tuple[str, str]]:
 def test_dockerfile_runs_unprivileged_with_a_volume_and_a_health_check():
     instructions = _instructions()
     keywords = [keyword for keyword, _ in instructions]
-    assert set(keywords) <= {"FROM", "ENV", "RUN", "COPY", "USER", "WORKDIR", "VOLUME", "EXPOSE", "HEALTHCHECK",
-                             "ENTRYPOINT", "CMD", "ARG", "LABEL"}
+    assert set(keywords) <= {
+        "FROM",
+        "ENV",
+        "RUN",
+        "COPY",
+        "USER",
+        "WORKDIR",
+        "VOLUME",
+        "EXPOSE",
+        "HEALTHCHECK",
+        "ENTRYPOINT",
+        "CMD",
+        "ARG",
+        "LABEL",
+    }
     # The base is a build argument (CI passes one made from Debian's packages); by default the public slim image.
     assert instructions[0] == ("ARG", "BASE=python:3.11-slim")
     assert [args.split()[0] for k, args in instructions if k == "FROM"] == ["${BASE}", "${BASE}"]
-    final = instructions[max(i for i, (k, _) in enumerate(instructions) if k == "FROM"):]
+    final = instructions[max(i for i, (k, _) in enumerate(instructions) if k == "FROM") :]
     users = [args for k, args in final if k == "USER"]
     assert users and users[-1] not in ("root", "0")
     assert [args for k, args in final if k == "VOLUME"] == ["/data"]
@@ -47,8 +60,12 @@ def _entrypoint(tmp_path: Path, **env: str) -> subprocess.CompletedProcess:
     fake = tmp_path / "sundown"
     fake.write_text(f'#!/bin/sh\necho "$@" >> {log}\n[ "$1" = admin ] && echo "No admin yet. LINK"\nexit 0\n')
     fake.chmod(0o755)
-    run = subprocess.run([str(ROOT / "docker-entrypoint.sh"), "echo", "served"], capture_output=True, text=True,
-                         env={"PATH": os.environ["PATH"], "SUNDOWN_COMMAND": str(fake), **env})
+    run = subprocess.run(
+        [str(ROOT / "docker-entrypoint.sh"), "echo", "served"],
+        capture_output=True,
+        text=True,
+        env={"PATH": os.environ["PATH"], "SUNDOWN_COMMAND": str(fake), **env},
+    )
     run.calls = log.read_text().splitlines() if log.exists() else []
     return run
 
@@ -67,6 +84,7 @@ def test_entrypoint_stops_when_the_migration_fails(tmp_path):
     fake.write_text('#!/bin/sh\n[ "$1" = migrate ] && exit 3\nexit 0\n')
     fake.chmod(0o755)
     env = {"PATH": os.environ["PATH"], "SUNDOWN_COMMAND": str(fake), "SUNDOWN_MIGRATE_ON_START": "1"}
-    run = subprocess.run([str(ROOT / "docker-entrypoint.sh"), "echo", "served"],
-                         capture_output=True, text=True, env=env)
+    run = subprocess.run(
+        [str(ROOT / "docker-entrypoint.sh"), "echo", "served"], capture_output=True, text=True, env=env
+    )
     assert run.returncode == 3 and run.stdout == ""

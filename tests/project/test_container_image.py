@@ -106,15 +106,39 @@ def container(podman, image):
     port = free_port()
     podman("volume", "create", name)
     running = Container(podman, name, port)
-    settings = {"SUNDOWN_SECRET_KEY": "s" * 64, "SUNDOWN_ORIGIN": running.origin, "SUNDOWN_RP_ID": "localhost",
-                "SUNDOWN_MIGRATE_ON_START": "1"}
+    settings = {
+        "SUNDOWN_SECRET_KEY": "s" * 64,
+        "SUNDOWN_ORIGIN": running.origin,
+        "SUNDOWN_RP_ID": "localhost",
+        "SUNDOWN_MIGRATE_ON_START": "1",
+    }
     environment = [option for key, value in settings.items() for option in ("--env", f"{key}={value}")]
     try:
         # The image's own command, on a free loopback port: the host's network is shared with other servers.
         # Writable: the volume and a /tmp in memory, as compose.yaml has it (podman's other tmpfs mounts off).
-        podman("run", "--detach", "--name", name, "--network", "host", "--no-healthcheck", "--read-only",
-               "--read-only-tmpfs=false", "--tmpfs", "/tmp", "--volume", f"{name}:/data", *environment, IMAGE,
-               "sundown", "serve", "--bind", f"127.0.0.1:{port}", "--workers", "2")
+        podman(
+            "run",
+            "--detach",
+            "--name",
+            name,
+            "--network",
+            "host",
+            "--no-healthcheck",
+            "--read-only",
+            "--read-only-tmpfs=false",
+            "--tmpfs",
+            "/tmp",
+            "--volume",
+            f"{name}:/data",
+            *environment,
+            IMAGE,
+            "sundown",
+            "serve",
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--workers",
+            "2",
+        )
         running.wait_healthy()
         yield running
     finally:
@@ -141,8 +165,9 @@ def test_without_its_settings_the_container_stops_with_one_line_and_its_help_sti
 def test_the_entrypoint_migrates_and_prints_the_first_admin_link(container):
     logs = container.logs()
     assert "Migrating the database (SUNDOWN_MIGRATE_ON_START=1)" in logs and "Database at revision" in logs
-    assert f"No admin yet. Open this one-time link to create the first passkey:\n{container.origin}/auth/enroll/" \
-           in logs
+    assert (
+        f"No admin yet. Open this one-time link to create the first passkey:\n{container.origin}/auth/enroll/" in logs
+    )
     assert "Traceback" not in logs
 
 
@@ -180,16 +205,49 @@ def test_an_inquiry_is_kept_across_a_stop_by_sigterm_and_a_start(container):
 
 
 DECOYS = (
-    ".env", ".env.production", "app/.env", "instance/secret_key", "instance/sundown.db", "sundown.db",
-    "sundown.db-wal", "sundown.db-shm", "app/local.sqlite3", ".venv/bin/python", "venv/bin/python",
-    ".git/config", "app/__pycache__/models.cpython-311.pyc", ".pytest_cache/v/cache/lastfailed",
-    ".hypothesis/examples/x", ".ruff_cache/CACHEDIR.TAG", "bench/.data/run.db", "artifacts/screenshot.png",
-    "server.pem", "app/tls.key", "node_modules/x/index.js", "build/lib/app/__init__.py", "dist/sundown.whl",
-    "sundown.egg-info/PKG-INFO", "app/translations/ja/LC_MESSAGES/messages.mo", "tests/test_x.py",
+    ".env",
+    ".env.production",
+    "app/.env",
+    "instance/secret_key",
+    "instance/sundown.db",
+    "sundown.db",
+    "sundown.db-wal",
+    "sundown.db-shm",
+    "app/local.sqlite3",
+    ".venv/bin/python",
+    "venv/bin/python",
+    ".git/config",
+    "app/__pycache__/models.cpython-311.pyc",
+    ".pytest_cache/v/cache/lastfailed",
+    ".hypothesis/examples/x",
+    ".ruff_cache/CACHEDIR.TAG",
+    "bench/.data/run.db",
+    "artifacts/screenshot.png",
+    "server.pem",
+    "app/tls.key",
+    "node_modules/x/index.js",
+    "build/lib/app/__init__.py",
+    "dist/sundown.whl",
+    "sundown.egg-info/PKG-INFO",
+    "app/translations/ja/LC_MESSAGES/messages.mo",
+    "tests/test_x.py",
 )
-NEEDED = ("app/__init__.py", "app/translations/ja/LC_MESSAGES/messages.po", "templates/base.html",
-          "static/site.css", "migrations/env.py", "pyproject.toml", "setup.py", "alembic.ini", "gunicorn.conf.py",
-          "requirements.lock", "docker-entrypoint.sh", "wsgi.py", "MANIFEST.in", "babel.cfg")
+NEEDED = (
+    "app/__init__.py",
+    "app/translations/ja/LC_MESSAGES/messages.po",
+    "templates/base.html",
+    "static/site.css",
+    "migrations/env.py",
+    "pyproject.toml",
+    "setup.py",
+    "alembic.ini",
+    "gunicorn.conf.py",
+    "requirements.lock",
+    "docker-entrypoint.sh",
+    "wsgi.py",
+    "MANIFEST.in",
+    "babel.cfg",
+)
 
 
 def test_dockerignore_keeps_secrets_databases_virtualenvs_and_caches_out_of_the_build(podman, base, tmp_path):
@@ -199,12 +257,24 @@ def test_dockerignore_keeps_secrets_databases_virtualenvs_and_caches_out_of_the_
         (tree / name).write_text("decoy\n")
     shutil.copy(ROOT / ".dockerignore", tree / ".dockerignore")
     (tmp_path / "Containerfile").write_text(
-        f"FROM {base}\nCOPY . /ctx\nRUN find /ctx -type f -printf 'IN-CONTEXT %P\\n'\n")
-    built = podman("build", "--no-cache", "--network", "host", "--file", str(tmp_path / "Containerfile"),
-                   "--tag", f"localhost/sundown-context:{os.getpid()}", str(tree), timeout=300)
+        f"FROM {base}\nCOPY . /ctx\nRUN find /ctx -type f -printf 'IN-CONTEXT %P\\n'\n"
+    )
+    built = podman(
+        "build",
+        "--no-cache",
+        "--network",
+        "host",
+        "--file",
+        str(tmp_path / "Containerfile"),
+        "--tag",
+        f"localhost/sundown-context:{os.getpid()}",
+        str(tree),
+        timeout=300,
+    )
     podman("rmi", "--force", f"localhost/sundown-context:{os.getpid()}", check=False)
-    copied = {line.split(" ", 1)[1] for line in (built.stdout + built.stderr).splitlines()
-              if line.startswith("IN-CONTEXT ")}
+    copied = {
+        line.split(" ", 1)[1] for line in (built.stdout + built.stderr).splitlines() if line.startswith("IN-CONTEXT ")
+    }
     assert copied == set(NEEDED), (sorted(copied - set(NEEDED)), sorted(set(NEEDED) - copied))
 
 

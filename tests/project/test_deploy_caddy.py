@@ -37,8 +37,11 @@ from tests.softauthn import PasskeyBrowser, invite
 pytestmark = pytest.mark.slow
 
 TOKEN = "scrape-token-for-the-deploy-test"
-PERSON = {"name": "Bartholomew Nettlefold", "email": "b.nettlefold@example.org",
-          "message": "Please call me back at Larkspur Cottage, 4 Ivy Row."}
+PERSON = {
+    "name": "Bartholomew Nettlefold",
+    "email": "b.nettlefold@example.org",
+    "message": "Please call me back at Larkspur Cottage, 4 Ivy Row.",
+}
 PERSONAL = ("Bartholomew", "Nettlefold", "Larkspur", "Ivy Row", "Philippa Greenhalgh")
 
 
@@ -113,8 +116,11 @@ class Stack:
 
 
 def samples(text: str) -> dict[tuple[str, tuple], float]:
-    return {(s.name, tuple(sorted(s.labels.items()))): s.value
-            for family in text_string_to_metric_families(text) for s in family.samples}
+    return {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+    }
 
 
 def submitted(scraped: dict) -> float:
@@ -128,11 +134,16 @@ def stack(request, tmp_path_factory):
     directory = tmp_path_factory.mktemp(f"deploy-{request.param}")
     proxy_port, metrics_dir = free_port(), directory / "metrics"
     env = {
-        "SUNDOWN_ENV": "production", "SUNDOWN_SECRET_KEY": "deploy-test-secret-key-long-enough-for-it",
+        "SUNDOWN_ENV": "production",
+        "SUNDOWN_SECRET_KEY": "deploy-test-secret-key-long-enough-for-it",
         "SUNDOWN_DATABASE_URL": new_database_url(request.param, request, directory),
-        "SUNDOWN_ORIGIN": f"http://localhost:{proxy_port}", "SUNDOWN_RP_ID": "localhost",
-        "SUNDOWN_PROXY_FIX": "1", "SUNDOWN_LOG_FORMAT": "json", "SUNDOWN_METRICS_TOKEN": TOKEN,
-        "SUNDOWN_SUBMIT_RATE_LIMITS": "30/1000000000", "PROMETHEUS_MULTIPROC_DIR": str(metrics_dir),
+        "SUNDOWN_ORIGIN": f"http://localhost:{proxy_port}",
+        "SUNDOWN_RP_ID": "localhost",
+        "SUNDOWN_PROXY_FIX": "1",
+        "SUNDOWN_LOG_FORMAT": "json",
+        "SUNDOWN_METRICS_TOKEN": TOKEN,
+        "SUNDOWN_SUBMIT_RATE_LIMITS": "30/1000000000",
+        "PROMETHEUS_MULTIPROC_DIR": str(metrics_dir),
     }
     log = directory / "gunicorn.log"
     config = ("--config", str(ROOT / "gunicorn.conf.py"))
@@ -183,8 +194,11 @@ def test_submissions_across_two_workers_are_each_counted_once(stack):
     for first in range(1, 101, 20):
         sources = [f"127.0.1.{n}" for n in range(first, first + 20)]  # each a fresh connection, its own address
         with ThreadPoolExecutor(10) as pool:
-            statuses = list(pool.map(lambda source: Browser(stack.proxy, source).post("/api/inquiries", json=PERSON)
-                                     .status_code, sources))
+            statuses = list(
+                pool.map(
+                    lambda source: Browser(stack.proxy, source).post("/api/inquiries", json=PERSON).status_code, sources
+                )
+            )
         assert statuses == [201] * 20
         sent += 20
         histogram_pids = {path.stem.split("_")[-1] for path in stack.metrics_dir.glob("histogram_*.db")}
@@ -202,6 +216,7 @@ def test_the_rate_limiter_sees_the_forwarded_address_and_not_a_spoofed_one(stack
     direct = Browser(stack.direct, "127.0.0.3")
     assert direct.post("/api/inquiries", json=PERSON, headers={"X-Forwarded-For": "198.51.100.9"}).status_code == 201
     with app_for(stack.env) as app:
+
         def subject(address: str) -> str:
             with app.test_request_context(environ_base={"REMOTE_ADDR": address}):
                 return ratelimit.client_id()
@@ -240,10 +255,17 @@ def test_the_health_command_asks_the_running_server(stack):
 def multipart(fields: dict[str, str], files: list[tuple[str, str, bytes]]) -> tuple[bytes, str]:
     """A multipart/form-data body of ``fields`` and ``(field, name, bytes)`` files, and its content type."""
     boundary = "sundown-test-boundary-7d1f"
-    parts = [f'--{boundary}\r\nContent-Disposition: form-data; name="{key}"\r\n\r\n{value}\r\n'.encode()
-             for key, value in fields.items()]
-    parts += [f'--{boundary}\r\nContent-Disposition: form-data; name="{key}"; filename="{name}"\r\n'
-              f"Content-Type: application/octet-stream\r\n\r\n".encode() + data + b"\r\n" for key, name, data in files]
+    parts = [
+        f'--{boundary}\r\nContent-Disposition: form-data; name="{key}"\r\n\r\n{value}\r\n'.encode()
+        for key, value in fields.items()
+    ]
+    parts += [
+        f'--{boundary}\r\nContent-Disposition: form-data; name="{key}"; filename="{name}"\r\n'
+        f"Content-Type: application/octet-stream\r\n\r\n".encode()
+        + data
+        + b"\r\n"
+        for key, name, data in files
+    ]
     return b"".join(parts) + f"--{boundary}--\r\n".encode(), f"multipart/form-data; boundary={boundary}"
 
 
@@ -251,10 +273,18 @@ def test_files_pass_through_caddy_and_an_upload_over_the_limit_gets_the_apps_ans
     engine = make_engine(stack.env["SUNDOWN_DATABASE_URL"])
     try:
         with engine.begin() as connection:
-            connection.execute(sa.insert(Form).values(
-                slug="files", title={"en": "Files"}, description={}, email_field="email", enabled=True,
-                fields=dump((*CONTACT_FIELDS, Field("files", "file", {"en": "Files"}))),
-                created_at=datetime.now(UTC), updated_at=datetime.now(UTC)))
+            connection.execute(
+                sa.insert(Form).values(
+                    slug="files",
+                    title={"en": "Files"},
+                    description={},
+                    email_field="email",
+                    enabled=True,
+                    fields=dump((*CONTACT_FIELDS, Field("files", "file", {"en": "Files"}))),
+                    created_at=datetime.now(UTC),
+                    updated_at=datetime.now(UTC),
+                )
+            )
         visitor = Browser(stack.proxy, "127.0.0.5")
         five_mb = b"log line\n" * (5 * 1024 * 1024 // 9)
         body, kind = multipart(PERSON, [("files", "server.log", five_mb)])
@@ -264,7 +294,8 @@ def test_files_pass_through_caddy_and_an_upload_over_the_limit_gets_the_apps_ans
         reply = visitor.request("POST", "/api/forms/files/inquiries", body, {"Content-Type": kind})
         assert reply.status_code == 413 and "The files are larger than 10 MB" in reply.get_json()["errors"]["files"]
         with engine.connect() as connection:
-            assert list(connection.execute(sa.select(Attachment.name, Attachment.size))) == [("server.log",
-                                                                                              len(five_mb))]
+            assert list(connection.execute(sa.select(Attachment.name, Attachment.size))) == [
+                ("server.log", len(five_mb))
+            ]
     finally:
         engine.dispose()

@@ -61,20 +61,25 @@ def test_make_run_prints_the_box_last_then_serves_on_the_chosen_port(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("SUNDOWN_")}
     env["SUNDOWN_DATABASE_URL"] = f"sqlite:///{tmp_path / 'first.db'}"  # not the developer's database
     process = subprocess.Popen(
-        [*MAKE, f"PORT={port}"], cwd=ROOT, env=env, text=True,
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+        [*MAKE, f"PORT={port}"],
+        cwd=ROOT,
+        env=env,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
     )
     output = Output(process)
     try:
         bottom = output.wait_for(lambda line: line.startswith("└"), "the box")
         top = max(i for i, line in enumerate(output.lines[:bottom]) if line.startswith("┌"))
-        inside = [line.strip("│ ") for line in output.lines[top + 1:bottom]]
+        inside = [line.strip("│ ") for line in output.lines[top + 1 : bottom]]
         assert f"Open http://localhost:{port} (not 127.0.0.1: passkeys are bound to the name localhost)." in inside
         [link] = [line for line in inside if line.startswith(f"http://localhost:{port}/auth/enroll/")]
         with urllib.request.urlopen(link, timeout=20) as page:
             assert "Create your passkey" in page.read().decode()
         served = output.wait_for(lambda line: "GET auth.enroll 200" in line, "the request's log line")
-        assert output.lines[bottom + 1:served] == []  # nothing between the box and serving
+        assert output.lines[bottom + 1 : served] == []  # nothing between the box and serving
         assert not any("Running on" in line for line in output.lines)
     finally:
         stop(process)

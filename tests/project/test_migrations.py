@@ -49,21 +49,28 @@ def test_the_spam_migration_downgrades_and_upgrades_keeping_every_inquiry(databa
     engine = make_engine(database_url)
     rows = sa.select(Inquiry.__table__.c.name).order_by(Inquiry.__table__.c.id)
     with engine.begin() as connection:
-        connection.execute(sa.insert(Inquiry.__table__), [
-            {"name": "Ina", "email": "i@example.com", "message": "m", "created_at": NOW, "status": "inbox"},
-            {"name": "Sam", "email": "s@example.com", "message": "m", "created_at": NOW, "status": "spam"},
-        ])
+        connection.execute(
+            sa.insert(Inquiry.__table__),
+            [
+                {"name": "Ina", "email": "i@example.com", "message": "m", "created_at": NOW, "status": "inbox"},
+                {"name": "Sam", "email": "s@example.com", "message": "m", "created_at": NOW, "status": "spam"},
+            ],
+        )
     _downgrade(engine, "0001")
     assert current_revision(engine) == "0001"
     columns = {column["name"] for column in sa.inspect(engine).get_columns("submissions")}
     assert "status" not in columns and "used_challenges" not in sa.inspect(engine).get_table_names()
     with engine.connect() as connection:
         assert [name for (name,) in connection.execute(sa.text("SELECT name FROM submissions ORDER BY id"))] == [
-            "Ina", "Sam"]  # spam is kept, and shows in the inbox again (documented in 0002)
+            "Ina",
+            "Sam",
+        ]  # spam is kept, and shows in the inbox again (documented in 0002)
     upgrade(engine)
     with engine.connect() as connection:
         assert list(connection.execute(sa.select(Inquiry.__table__.c.status).order_by(Inquiry.__table__.c.id))) == [
-            ("inbox",), ("inbox",)]
+            ("inbox",),
+            ("inbox",),
+        ]
         assert [name for (name,) in connection.execute(rows)] == ["Ina", "Sam"]
         context = MigrationContext.configure(connection, opts=COMPARE)
         assert compare_metadata(context, Base.metadata) == []
@@ -85,13 +92,27 @@ def test_the_lean_writes_migration_keeps_every_delivery_and_used_challenge_both_
     used_rows = sa.select(UsedChallenge.__table__.c.signature).order_by(UsedChallenge.__table__.c.signature)
     with engine.begin() as connection:
         connection.execute(sa.insert(UsedChallenge.__table__), used)
-        [inquiry_id] = connection.execute(sa.insert(Inquiry.__table__).returning(Inquiry.__table__.c.id), [
-            {"name": "Ina", "email": "i@example.com", "message": "m", "created_at": NOW, "status": "inbox"}]).scalars()
-        connection.execute(sa.insert(Delivery.__table__), [
-            {"inquiry_id": inquiry_id, "channel": channel, "kind": "inquiry", "status": status, "attempts": 1,
-             "next_attempt_at": NOW, "idempotency_key": f"msg_{channel}", "created_at": NOW,
-             "finished_at": NOW if status == "done" else None}
-            for channel, status in (("email", "done"), ("webhook", "pending"))])
+        [inquiry_id] = connection.execute(
+            sa.insert(Inquiry.__table__).returning(Inquiry.__table__.c.id),
+            [{"name": "Ina", "email": "i@example.com", "message": "m", "created_at": NOW, "status": "inbox"}],
+        ).scalars()
+        connection.execute(
+            sa.insert(Delivery.__table__),
+            [
+                {
+                    "inquiry_id": inquiry_id,
+                    "channel": channel,
+                    "kind": "inquiry",
+                    "status": status,
+                    "attempts": 1,
+                    "next_attempt_at": NOW,
+                    "idempotency_key": f"msg_{channel}",
+                    "created_at": NOW,
+                    "finished_at": NOW if status == "done" else None,
+                }
+                for channel, status in (("email", "done"), ("webhook", "pending"))
+            ],
+        )
     outbox = Delivery.__table__.to_metadata(sa.MetaData(), name="outbox")  # its name before 0008
     _downgrade(engine, "0006")
     assert "uq_outbox_idempotency_key" in {each["name"] for each in sa.inspect(engine).get_unique_constraints("outbox")}
@@ -104,11 +125,14 @@ def test_the_lean_writes_migration_keeps_every_delivery_and_used_challenge_both_
     assert sa.inspect(engine).get_pk_constraint("used_challenges")["constrained_columns"] == ["expires_at", "signature"]
     with engine.connect() as connection:
         assert list(connection.execute(_keys(Delivery.__table__))) == [
-            ("msg_email", "done"), ("msg_webhook", "pending")]
+            ("msg_email", "done"),
+            ("msg_webhook", "pending"),
+        ]
         assert [row.signature for row in connection.execute(used_rows)] == [row["signature"] for row in used]
         if engine.dialect.name == "sqlite":
-            assert "WITHOUT ROWID" in connection.scalar(sa.text(
-                "SELECT sql FROM sqlite_master WHERE name = 'used_challenges'"))
+            assert "WITHOUT ROWID" in connection.scalar(
+                sa.text("SELECT sql FROM sqlite_master WHERE name = 'used_challenges'")
+            )
         context = MigrationContext.configure(connection, opts=COMPARE)
         assert compare_metadata(context, Base.metadata) == []
     with engine.begin() as connection:
@@ -121,18 +145,36 @@ def _keys(deliveries: sa.Table) -> sa.Select:
     return sa.select(deliveries.c.idempotency_key, deliveries.c.status).order_by(deliveries.c.id)
 
 
-RENAMED = {"prune_runs": "cleanup_runs", "verification": "one_time_secrets", "session": "admin_logins",
-           "audit_log": "audit_entries", "outbox": "deliveries"}
+RENAMED = {
+    "prune_runs": "cleanup_runs",
+    "verification": "one_time_secrets",
+    "session": "admin_logins",
+    "audit_log": "audit_entries",
+    "outbox": "deliveries",
+}
 
 
 def test_the_table_names_migration_renames_both_ways_keeping_rows_and_ids(database_url):
     engine = make_engine(database_url)
     with engine.begin() as connection:
-        connection.execute(sa.insert(AuditEntry.__table__), [
-            {"admin_name": "ada", "action": "deleted", "count": 1, "detail": "", "created_at": NOW}])
-        connection.execute(sa.insert(CleanupRun.__table__), [
-            {"trigger": "cli", "started_at": NOW, "cutoff": NOW, "retention_days": 180, "status": "done",
-             "deleted": "{}", "remaining": 0}])
+        connection.execute(
+            sa.insert(AuditEntry.__table__),
+            [{"admin_name": "ada", "action": "deleted", "count": 1, "detail": "", "created_at": NOW}],
+        )
+        connection.execute(
+            sa.insert(CleanupRun.__table__),
+            [
+                {
+                    "trigger": "cli",
+                    "started_at": NOW,
+                    "cutoff": NOW,
+                    "retention_days": 180,
+                    "status": "done",
+                    "deleted": "{}",
+                    "remaining": 0,
+                }
+            ],
+        )
     _downgrade(engine, "0007")
     tables = set(sa.inspect(engine).get_table_names())
     assert set(RENAMED) <= tables and not set(RENAMED.values()) & tables
@@ -145,8 +187,10 @@ def test_the_table_names_migration_renames_both_ways_keeping_rows_and_ids(databa
     with engine.begin() as connection:
         context = MigrationContext.configure(connection, opts=COMPARE)
         assert compare_metadata(context, Base.metadata) == []
-        [new_id] = connection.execute(sa.insert(AuditEntry.__table__).returning(AuditEntry.__table__.c.id), [
-            {"admin_name": "bo", "action": "deleted", "count": 1, "detail": "", "created_at": NOW}]).scalars()
+        [new_id] = connection.execute(
+            sa.insert(AuditEntry.__table__).returning(AuditEntry.__table__.c.id),
+            [{"admin_name": "bo", "action": "deleted", "count": 1, "detail": "", "created_at": NOW}],
+        ).scalars()
         assert connection.scalar(sa.select(sa.func.count()).select_from(AuditEntry.__table__)) == 2
         # PostgreSQL's renamed sequence goes on where it was.
         assert new_id == 1 + connection.scalar(sa.select(sa.func.min(AuditEntry.__table__.c.id)))
@@ -160,13 +204,18 @@ def test_the_forms_migration_attaches_every_inquiry_to_contact_and_downgrades_ke
     _downgrade(engine, "0008")
     assert "forms" not in sa.inspect(engine).get_table_names()
     with engine.begin() as connection:
-        connection.execute(sa.text(
-            "INSERT INTO submissions (name, email, message, created_at, status, legal_hold) "
-            "VALUES ('Olga', 'o@example.com', 'Before forms', :now, 'inbox', false)"), {"now": NOW})
+        connection.execute(
+            sa.text(
+                "INSERT INTO submissions (name, email, message, created_at, status, legal_hold) "
+                "VALUES ('Olga', 'o@example.com', 'Before forms', :now, 'inbox', false)"
+            ),
+            {"now": NOW},
+        )
     upgrade(engine)
     with engine.connect() as connection:
         assert connection.execute(sa.select(Inquiry.__table__.c.form_id, Inquiry.__table__.c.answers)).all() == [
-            (1, None)]
+            (1, None)
+        ]
         assert connection.scalar(sa.text("SELECT slug FROM forms WHERE id = 1")) == "contact"
     _downgrade(engine, "0008")
     with engine.connect() as connection:
@@ -181,10 +230,14 @@ def test_the_email_key_migration_fills_every_stored_address_folded_in_python(dat
     engine = make_engine(database_url)
     _downgrade(engine, "0010")
     with engine.begin() as connection:
-        connection.execute(sa.text(
-            "INSERT INTO submissions (name, email, message, created_at, status, legal_hold, form_id) "
-            "VALUES ('Ärger', 'ÄRGER@example.com', 'm', :now, 'inbox', false, 1), "
-            "('Nobody', '', 'm', :now, 'inbox', false, 1)"), {"now": NOW})
+        connection.execute(
+            sa.text(
+                "INSERT INTO submissions (name, email, message, created_at, status, legal_hold, form_id) "
+                "VALUES ('Ärger', 'ÄRGER@example.com', 'm', :now, 'inbox', false, 1), "
+                "('Nobody', '', 'm', :now, 'inbox', false, 1)"
+            ),
+            {"now": NOW},
+        )
     upgrade(engine)
     with engine.connect() as connection:
         keys = connection.execute(sa.text("SELECT email_key FROM submissions ORDER BY id")).scalars().all()
@@ -199,19 +252,28 @@ def test_the_inquiry_views_migration_keeps_every_read_mark_for_every_admin_and_g
     _downgrade(engine, "0013")
     later = datetime(2026, 6, 2, tzinfo=UTC)
     with engine.begin() as connection:
-        connection.execute(sa.text(
-            "INSERT INTO admins (id, name, user_handle, created_at) VALUES (1, 'Ada', :a, :now), (2, 'Bo', :b, :now)"),
-            {"a": b"a" * 64, "b": b"b" * 64, "now": NOW})
-        connection.execute(sa.text(
-            "INSERT INTO submissions (id, name, email, message, created_at, status, legal_hold, form_id, read_at) "
-            "VALUES (1, 'Read', 'r@example.com', 'zebracorn read', :now, 'inbox', false, 1, :later), "
-            "(2, 'Unread', 'u@example.com', 'zebracorn unread', :now, 'inbox', false, 1, NULL)"),
-            {"now": NOW, "later": later})
+        connection.execute(
+            sa.text(
+                "INSERT INTO admins (id, name, user_handle, created_at) "
+                "VALUES (1, 'Ada', :a, :now), (2, 'Bo', :b, :now)"
+            ),
+            {"a": b"a" * 64, "b": b"b" * 64, "now": NOW},
+        )
+        connection.execute(
+            sa.text(
+                "INSERT INTO submissions (id, name, email, message, created_at, status, legal_hold, form_id, read_at) "
+                "VALUES (1, 'Read', 'r@example.com', 'zebracorn read', :now, 'inbox', false, 1, :later), "
+                "(2, 'Unread', 'u@example.com', 'zebracorn unread', :now, 'inbox', false, 1, NULL)"
+            ),
+            {"now": NOW, "later": later},
+        )
     upgrade(engine)
     views = sa.select(InquiryView.__table__).order_by(InquiryView.inquiry_id, InquiryView.admin_id)
     with engine.begin() as connection:
         assert [tuple(row) for row in connection.execute(views)] == [
-            (1, 1, None, None, later), (1, 2, None, None, later)]  # read for everyone; opened by no one known
+            (1, 1, None, None, later),
+            (1, 2, None, None, later),
+        ]  # read for everyone; opened by no one known
         assert "read_at" not in {column["name"] for column in sa.inspect(connection).get_columns("submissions")}
         if connection.dialect.name == "sqlite":  # no copy of the table: the search index's triggers are still there
             assert sorted(search.found_ids(Session(connection), "zebracorn")) == [1, 2]
@@ -239,9 +301,21 @@ def test_the_forgotten_at_migration_adds_the_column_both_ways_keeping_every_run(
     engine = make_engine(database_url)
     ledger = CleanupRun.__table__
     with engine.begin() as connection:
-        connection.execute(sa.insert(ledger), [{
-            "trigger": "test", "started_at": NOW, "finished_at": NOW, "cutoff": NOW, "retention_days": 180,
-            "deleted": '{"inquiries": 3}', "remaining": 0, "status": "ok"}])
+        connection.execute(
+            sa.insert(ledger),
+            [
+                {
+                    "trigger": "test",
+                    "started_at": NOW,
+                    "finished_at": NOW,
+                    "cutoff": NOW,
+                    "retention_days": 180,
+                    "deleted": '{"inquiries": 3}',
+                    "remaining": 0,
+                    "status": "ok",
+                }
+            ],
+        )
     _downgrade(engine, "0014")
     assert "forgotten_at" not in {column["name"] for column in sa.inspect(engine).get_columns("cleanup_runs")}
     with engine.connect() as connection:
@@ -249,7 +323,8 @@ def test_the_forgotten_at_migration_adds_the_column_both_ways_keeping_every_run(
     upgrade(engine)
     with engine.connect() as connection:
         assert connection.execute(sa.select(ledger.c.deleted, ledger.c.forgotten_at)).all() == [
-            ('{"inquiries": 3}', None)]  # a run from before the column: when it forgot is not known
+            ('{"inquiries": 3}', None)
+        ]  # a run from before the column: when it forgot is not known
         context = MigrationContext.configure(connection, opts=COMPARE)
         assert compare_metadata(context, Base.metadata) == []
     with engine.begin() as connection:
@@ -261,22 +336,37 @@ def test_the_conversations_migration_keeps_every_inquiry_reply_and_file_both_way
     engine = make_engine(database_url)
     _downgrade(engine, "0015")
     with engine.begin() as connection:
-        connection.execute(sa.text(
-            "INSERT INTO submissions (id, name, email, message, created_at, status, legal_hold, form_id) "
-            "VALUES (7, 'Ada', 'ada@example.com', 'm', :now, 'inbox', false, 1)"), {"now": NOW})
-        connection.execute(sa.text(
-            "INSERT INTO replies (inquiry_id, kind, subject, body, locale, message_id, status, created_at) "
-            "VALUES (7, 'reply', 's', 'b', 'en', '<r@x>', 'sent', :now)"), {"now": NOW})
-        connection.execute(sa.text(
-            "INSERT INTO attachments (inquiry_id, field_key, name, content_type, size, created_at) "
-            "VALUES (7, 'file', 'a.txt', 'text/plain', 1, :now)"), {"now": NOW})
+        connection.execute(
+            sa.text(
+                "INSERT INTO submissions (id, name, email, message, created_at, status, legal_hold, form_id) "
+                "VALUES (7, 'Ada', 'ada@example.com', 'm', :now, 'inbox', false, 1)"
+            ),
+            {"now": NOW},
+        )
+        connection.execute(
+            sa.text(
+                "INSERT INTO replies (inquiry_id, kind, subject, body, locale, message_id, status, created_at) "
+                "VALUES (7, 'reply', 's', 'b', 'en', '<r@x>', 'sent', :now)"
+            ),
+            {"now": NOW},
+        )
+        connection.execute(
+            sa.text(
+                "INSERT INTO attachments (inquiry_id, field_key, name, content_type, size, created_at) "
+                "VALUES (7, 'file', 'a.txt', 'text/plain', 1, :now)"
+            ),
+            {"now": NOW},
+        )
     upgrade(engine)
     with engine.begin() as connection:
         assert connection.execute(sa.text("SELECT retention_clock FROM forms")).scalars().all() == ["received"]
-        connection.execute(sa.text(
-            "INSERT INTO inbound_messages (inquiry_id, state, kind, sender, sender_name, subject, body, "
-            "files_refused, received_at) VALUES (7, 'thread', 'message', 'ada@example.com', '', '', 'hi', 0, :now)"),
-            {"now": NOW})
+        connection.execute(
+            sa.text(
+                "INSERT INTO inbound_messages (inquiry_id, state, kind, sender, sender_name, subject, body, "
+                "files_refused, received_at) VALUES (7, 'thread', 'message', 'ada@example.com', '', '', 'hi', 0, :now)"
+            ),
+            {"now": NOW},
+        )
     _downgrade(engine, "0015")
     with engine.connect() as connection:
         for table in ("submissions", "replies", "attachments"):
@@ -291,24 +381,43 @@ def test_the_team_inbox_migration_makes_every_admin_an_owner_and_its_rows_go_wit
     engine = make_engine(database_url)
     _downgrade(engine, "0016")
     with engine.begin() as connection:
-        connection.execute(sa.text(
-            "INSERT INTO admins (id, name, user_handle, created_at) VALUES (1, 'Ada', :a, :now)"),
-            {"a": b"a" * 64, "now": NOW})
-        connection.execute(sa.text(
-            "INSERT INTO submissions (id, name, email, message, created_at, status, legal_hold, form_id) "
-            "VALUES (1, 'Ina', 'i@example.com', 'zebracorn', :now, 'inbox', false, 1)"), {"now": NOW})
+        connection.execute(
+            sa.text("INSERT INTO admins (id, name, user_handle, created_at) VALUES (1, 'Ada', :a, :now)"),
+            {"a": b"a" * 64, "now": NOW},
+        )
+        connection.execute(
+            sa.text(
+                "INSERT INTO submissions (id, name, email, message, created_at, status, legal_hold, form_id) "
+                "VALUES (1, 'Ina', 'i@example.com', 'zebracorn', :now, 'inbox', false, 1)"
+            ),
+            {"now": NOW},
+        )
     upgrade(engine)
     with engine.begin() as connection:
         assert connection.execute(sa.text("SELECT role FROM admins")).scalars().all() == ["owner"]
-        connection.execute(sa.text("INSERT INTO inquiry_triage (inquiry_id, state, assigned_to, changed_at) "
-                                   "VALUES (1, 'closed', 1, :now)"), {"now": NOW})
+        connection.execute(
+            sa.text(
+                "INSERT INTO inquiry_triage (inquiry_id, state, assigned_to, changed_at) VALUES (1, 'closed', 1, :now)"
+            ),
+            {"now": NOW},
+        )
         connection.execute(sa.text("INSERT INTO tags (id, name, created_at) VALUES (1, 'urgent', :now)"), {"now": NOW})
         connection.execute(sa.text("INSERT INTO inquiry_tags (inquiry_id, tag_id) VALUES (1, 1)"))
-        connection.execute(sa.text("INSERT INTO inquiry_notes (inquiry_id, admin_id, admin_name, body, created_at) "
-                                   "VALUES (1, 1, 'Ada', 'call back', :now)"), {"now": NOW})
+        connection.execute(
+            sa.text(
+                "INSERT INTO inquiry_notes (inquiry_id, admin_id, admin_name, body, created_at) "
+                "VALUES (1, 1, 'Ada', 'call back', :now)"
+            ),
+            {"now": NOW},
+        )
         connection.execute(sa.text("INSERT INTO admin_forms (admin_id, form_id) VALUES (1, 1)"))
-        connection.execute(sa.text("INSERT INTO accesses (admin_id, admin_name, kind, inquiry_id, count, created_at) "
-                                   "VALUES (1, 'Ada', 'opened', 1, 1, :now)"), {"now": NOW})
+        connection.execute(
+            sa.text(
+                "INSERT INTO accesses (admin_id, admin_name, kind, inquiry_id, count, created_at) "
+                "VALUES (1, 'Ada', 'opened', 1, 1, :now)"
+            ),
+            {"now": NOW},
+        )
         if connection.dialect.name == "sqlite":  # no copy of submissions: the search triggers are still there
             assert search.found_ids(Session(connection), "zebracorn") == [1]
     _downgrade(engine, "0016")
@@ -319,10 +428,20 @@ def test_the_team_inbox_migration_makes_every_admin_an_owner_and_its_rows_go_wit
     with engine.begin() as connection:
         context = MigrationContext.configure(connection, opts=COMPARE)
         assert compare_metadata(context, Base.metadata) == []
-        connection.execute(sa.text("INSERT INTO inquiry_notes (inquiry_id, admin_id, admin_name, body, created_at) "
-                                   "VALUES (1, 1, 'Ada', 'call back', :now)"), {"now": NOW})
-        connection.execute(sa.text("INSERT INTO accesses (admin_id, admin_name, kind, inquiry_id, count, created_at) "
-                                   "VALUES (1, 'Ada', 'opened', 1, 1, :now)"), {"now": NOW})
+        connection.execute(
+            sa.text(
+                "INSERT INTO inquiry_notes (inquiry_id, admin_id, admin_name, body, created_at) "
+                "VALUES (1, 1, 'Ada', 'call back', :now)"
+            ),
+            {"now": NOW},
+        )
+        connection.execute(
+            sa.text(
+                "INSERT INTO accesses (admin_id, admin_name, kind, inquiry_id, count, created_at) "
+                "VALUES (1, 'Ada', 'opened', 1, 1, :now)"
+            ),
+            {"now": NOW},
+        )
         connection.execute(sa.delete(Inquiry.__table__))
         assert connection.scalar(sa.text("SELECT count(*) FROM inquiry_notes")) == 0  # notes go with the inquiry
         assert connection.scalar(sa.text("SELECT count(*) FROM accesses")) == 1  # the record of access stays

@@ -24,8 +24,9 @@ pytestmark = pytest.mark.slow
 def wheel(tmp_path_factory) -> Path:
     """A wheel built from this tree by its build hook (setup.py)."""
     out = tmp_path_factory.mktemp("wheel")
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
-                    "-w", str(out), str(ROOT)], check=True, cwd=out)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(out), str(ROOT)], check=True, cwd=out
+    )
     return next(out.glob("sundown-*.whl"))
 
 
@@ -45,22 +46,37 @@ def test_installed_wheel_migrates_serves_japanese_and_is_healthy(wheel, tmp_path
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     subprocess.run([str(venv / "bin/pip"), "install", "--quiet", str(wheel)], check=True, cwd=tmp_path)
     port = free_port()
-    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "SUNDOWN_SECRET_KEY": "k" * 40,
-           "SUNDOWN_ORIGIN": f"http://localhost:{port}", "SUNDOWN_RP_ID": "localhost",
-           "SUNDOWN_DATABASE_URL": f"sqlite:///{tmp_path}/s.db",
-           "SUNDOWN_LOG_FORMAT": "json"}
+    env = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(tmp_path),
+        "SUNDOWN_SECRET_KEY": "k" * 40,
+        "SUNDOWN_ORIGIN": f"http://localhost:{port}",
+        "SUNDOWN_RP_ID": "localhost",
+        "SUNDOWN_DATABASE_URL": f"sqlite:///{tmp_path}/s.db",
+        "SUNDOWN_LOG_FORMAT": "json",
+    }
     sundown = str(venv / "bin/sundown")
     run = subprocess.run([sundown, "migrate"], env=env, cwd=tmp_path, capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     with open(tmp_path / "server.log", "wb") as log:
-        server = subprocess.Popen([sundown, "serve", "--bind", f"127.0.0.1:{port}", "--workers", "1"],
-                                  env=env, cwd=tmp_path, stdout=log, stderr=log)
+        server = subprocess.Popen(
+            [sundown, "serve", "--bind", f"127.0.0.1:{port}", "--workers", "1"],
+            env=env,
+            cwd=tmp_path,
+            stdout=log,
+            stderr=log,
+        )
     try:
         page = _get_when_up(f"http://127.0.0.1:{port}/", {"Accept-Language": "ja", "Host": f"localhost:{port}"})
         assert 'lang="ja"' in page
         assert any("\u3040" <= ch <= "\u30ff" for ch in page)  # kana: the catalog was compiled and found
-        health = subprocess.run([sundown, "health", "--url", f"http://127.0.0.1:{port}"], env=env, cwd=tmp_path,
-                                capture_output=True, text=True)
+        health = subprocess.run(
+            [sundown, "health", "--url", f"http://127.0.0.1:{port}"],
+            env=env,
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+        )
         assert health.returncode == 0, health.stdout + health.stderr
     finally:
         server.terminate()

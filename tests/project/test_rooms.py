@@ -23,9 +23,11 @@ def named_paths(readme: str) -> set[str]:
 
 def rooms() -> set[str]:
     """Each package, module and folder directly under app/ (folders with a slash), and each static file."""
-    under_app = {f"app/{each.name}/" if each.is_dir() else f"app/{each.name}"
-                 for each in (ROOT / "app").iterdir()
-                 if each.name not in IGNORED and (each.is_dir() or each.suffix == ".py")}
+    under_app = {
+        f"app/{each.name}/" if each.is_dir() else f"app/{each.name}"
+        for each in (ROOT / "app").iterdir()
+        if each.name not in IGNORED and (each.is_dir() or each.suffix == ".py")
+    }
     return under_app | {f"static/{each.name}" for each in (ROOT / "static").iterdir() if each.is_file()}
 
 

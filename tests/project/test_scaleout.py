@@ -91,9 +91,7 @@ def scaled_out(request, tmp_path_factory):
         results["without_cookie"] = [_get(port, "/admin/retention") for port in ports]
     with Session(engine) as session:
         results["runs"] = session.scalars(sa.select(CleanupRun)).all()
-        results["expired_left"] = session.scalar(
-            sa.select(sa.func.count()).where(Inquiry.name == "Old")
-        )
+        results["expired_left"] = session.scalar(sa.select(sa.func.count()).where(Inquiry.name == "Old"))
     engine.dispose()
     return results
 
@@ -103,9 +101,7 @@ def _servers(url: str, tmp, count: int):
     """``count`` gunicorn servers with 3 gthread workers each, on one database; yields their ports."""
     with ExitStack() as stack:
         yield [
-            port_of(stack.enter_context(
-                running_server(_env(url), tmp / f"server-{i}.log", workers=3, threads=4)
-            )[0])
+            port_of(stack.enter_context(running_server(_env(url), tmp / f"server-{i}.log", workers=3, threads=4))[0])
             for i in range(count)
         ]
 

@@ -45,7 +45,7 @@ def imported(name: str, path: Path, node: ast.Import | ast.ImportFrom, known: se
         base = node.module or ""
         if node.level:
             package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
-            base = ".".join(package[:len(package) - node.level + 1] + ([base] if base else []))
+            base = ".".join(package[: len(package) - node.level + 1] + ([base] if base else []))
         targets = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base for alias in node.names]
     runs = set()
     for target in targets:
@@ -62,8 +62,12 @@ def graph() -> tuple[dict[str, set[str]], list[str]]:
     for name, path in known.items():
         tree = ast.parse(path.read_text())
         functions = [node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)]
-        nested = {id(node) for function in functions
-                  for node in ast.walk(function) if isinstance(node, ast.Import | ast.ImportFrom)}
+        nested = {
+            id(node)
+            for function in functions
+            for node in ast.walk(function)
+            if isinstance(node, ast.Import | ast.ImportFrom)
+        }
         for node in ast.walk(tree):
             if isinstance(node, ast.Import | ast.ImportFrom):
                 if id(node) in nested:
@@ -83,7 +87,7 @@ def cycle(edges: dict[str, set[str]]) -> list[str] | None:
         stack.append(name)
         for target in sorted(edges[name]):
             if state.get(target) == "open":
-                return stack[stack.index(target):] + [target]
+                return stack[stack.index(target) :] + [target]
             if target not in state and (found := visit(target)):
                 return found
         state[name] = "done"
@@ -100,6 +104,16 @@ def test_ruff_is_clean():
     ruff = shutil.which("ruff", path=str(Path(sys.executable).parent)) or shutil.which("ruff")
     assert ruff, "ruff is a test dependency (pyproject.toml)"
     result = subprocess.run([ruff, "check", "--no-cache", *LINTED], cwd=ROOT, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_code_is_formatted_by_ruff():
+    """``ruff format`` leaves every file as it is (the formatting commit is in .git-blame-ignore-revs)."""
+    ruff = shutil.which("ruff", path=str(Path(sys.executable).parent)) or shutil.which("ruff")
+    assert ruff, "ruff is a test dependency (pyproject.toml)"
+    result = subprocess.run(
+        [ruff, "format", "--check", "--no-cache", *LINTED], cwd=ROOT, capture_output=True, text=True
+    )
     assert result.returncode == 0, result.stdout + result.stderr
 
 
@@ -164,21 +178,35 @@ def test_the_core_and_the_features_import_nothing_above_them():
 
 def test_every_feature_package_is_covered_and_a_new_one_would_be():
     edges, _inside = graph()
-    expected = {"app.inquiries", "app.forms", "app.attachments", "app.notify", "app.replies", "app.people",
-                "app.cleanup"}
+    expected = {
+        "app.inquiries",
+        "app.forms",
+        "app.attachments",
+        "app.notify",
+        "app.replies",
+        "app.people",
+        "app.cleanup",
+    }
     assert expected <= features(edges)
     assert "app.newthing" in features({**edges, "app.newthing.module": set()})
 
 
 def test_the_direction_check_finds_an_import_upwards():
-    edges = {"app.core.db": {"app.notify"}, "app.notify.outbox": {"app.web.public", "app.core.db"},
-             "app.notify": set(), "app.web.public": {"app.notify"}, "app.models": set()}
+    edges = {
+        "app.core.db": {"app.notify"},
+        "app.notify.outbox": {"app.web.public", "app.core.db"},
+        "app.notify": set(),
+        "app.web.public": {"app.notify"},
+        "app.models": set(),
+    }
     assert wrong_way(edges) == ["app.core.db -> app.notify", "app.notify.outbox -> app.web.public"]
 
 
 def test_every_listed_exception_is_still_needed():
     edges, _inside = graph()
     assert all(target in edges.get(name, set()) for name, target in EXCEPTIONS)
+
+
 def test_the_outbox_reaches_none_of_its_clients():
     """``app.outbox`` sends with the handlers notify and replies register at init: no import leads to them."""
     edges, _inside = graph()

@@ -41,35 +41,41 @@ def mail(certificate):
 
 @pytest.fixture
 def app_config(app_config, mail, certificate) -> dict:
-    return {**app_config, "SMTP_URL": mail.url, "SMTP_CA_FILE": str(certificate.cert),
-            "MAIL_FROM": "sundown@mail.example.org", "NOTIFY_EMAILS": ["admin@example.org"],
-            "REPLY_TO": TEAM, "DELIVERY_RETRY_BASE": 60}
+    return {
+        **app_config,
+        "SMTP_URL": mail.url,
+        "SMTP_CA_FILE": str(certificate.cert),
+        "MAIL_FROM": "sundown@mail.example.org",
+        "NOTIFY_EMAILS": ["admin@example.org"],
+        "REPLY_TO": TEAM,
+        "DELIVERY_RETRY_BASE": 60,
+    }
 
 
 @pytest.fixture
 def added(app):
     """``added(rows)``: insert inquiries in an app context of their own (requests then get fresh sessions)."""
+
     def add(rows):
         with app.app_context():
             return add_inquiries(get_session(), rows)
+
     return add
 
 
-def reply(client, inquiry_id: int, body: str = "Thank you, we will call you.", subject: str = "Re: Contact",
-          **extra):
+def reply(client, inquiry_id: int, body: str = "Thank you, we will call you.", subject: str = "Re: Contact", **extra):
     """Post the composer of ``inquiry_id`` and wait for the work after the response."""
     token = csrf_token(client, f"/admin/inquiries/{inquiry_id}")
-    with client.post(f"/admin/inquiries/{inquiry_id}/reply",
-                     data={"csrf_token": token, "subject": subject, "body": body, **extra}) as response:
+    with client.post(
+        f"/admin/inquiries/{inquiry_id}/reply", data={"csrf_token": token, "subject": subject, "body": body, **extra}
+    ) as response:
         status, page = response.status_code, response.get_data(as_text=True)
     settle(client.application)
     return status, page
 
 
-def test_a_reply_reaches_the_person_threaded_and_marks_the_inquiry_answered(added, admin_client, clock,
-                                                                           query, mail):
-    [row] = added([inquiry(clock, name="Grace Hopper", email="grace@example.com",
-                                               message="Can I visit on Monday?")])
+def test_a_reply_reaches_the_person_threaded_and_marks_the_inquiry_answered(added, admin_client, clock, query, mail):
+    [row] = added([inquiry(clock, name="Grace Hopper", email="grace@example.com", message="Can I visit on Monday?")])
     page = admin_client.get(f"/admin/inquiries/{row}").get_data(as_text=True)
     assert 'id="reply-body"' in page and "&gt; Can I visit on Monday?" in page  # the message quoted
     assert 'value="Re: Contact"' in page
@@ -98,12 +104,17 @@ def test_a_reply_reaches_the_person_threaded_and_marks_the_inquiry_answered(adde
     assert 'data-state="sent"' in page and "Reply by Ada" in page and "Thank you, we will call you." in page
 
 
-def test_a_second_reply_is_its_own_message_in_the_same_thread_and_uses_the_admins_address(added,
-        admin_client, clock, query, mail):
+def test_a_second_reply_is_its_own_message_in_the_same_thread_and_uses_the_admins_address(
+    added, admin_client, clock, query, mail
+):
     [row] = added([inquiry(clock)])
     token = csrf_token(admin_client, "/admin/account")
-    assert admin_client.post("/admin/account/email", data={"csrf_token": token, "email": "ada@team.example.org"}
-                             ).status_code == 303
+    assert (
+        admin_client.post(
+            "/admin/account/email", data={"csrf_token": token, "email": "ada@team.example.org"}
+        ).status_code
+        == 303
+    )
     reply(admin_client, row, body="First")
     reply(admin_client, row, body="Second")
     first, second = (email.message_from_bytes(raw, policy=default_policy) for _to, raw in mail.envelopes)
@@ -139,8 +150,11 @@ def test_no_name_or_subject_a_visitor_gave_forges_a_header(added, admin_client, 
     for policy in (default_policy, email.policy.compat32):
         message = email.message_from_bytes(raw, policy=policy)
         assert message["Bcc"] is None and message["Cc"] is None
-        assert [address.addr_spec for address in message["To"].addresses] == ["eve@example.com"] \
-            if policy is default_policy else True
+        assert (
+            [address.addr_spec for address in message["To"].addresses] == ["eve@example.com"]
+            if policy is default_policy
+            else True
+        )
     header_block = raw.split(b"\r\n\r\n", 1)[0]
     assert not re.search(rb"^(Bcc|Cc):", header_block, re.MULTILINE | re.IGNORECASE)
     assert all(len(line) <= 998 for line in header_block.split(b"\r\n"))
@@ -156,7 +170,8 @@ def test_an_address_with_a_line_break_is_never_used_and_fails_at_once(added, adm
     reply(admin_client, row)
     assert mail.envelopes == []
     assert query.rows(select(Delivery.status, Delivery.attempts, Delivery.last_error)) == [
-        ("failed", 1, "the address cannot be used in an e-mail")]
+        ("failed", 1, "the address cannot be used in an e-mail")
+    ]
     assert query(select(Reply.status)) == ["failed"]
     clock.advance(hours=1)
     assert "0 attempted" in app.test_cli_runner().invoke(args=["deliver"]).output
@@ -183,8 +198,9 @@ def test_every_address_intake_takes_gets_its_reply(client, admin_client, query, 
             assert response.status_code == 201
     for row in query(select(Inquiry.id).order_by(Inquiry.id)):
         token = csrf_token(admin_client, f"/admin/inquiries/{row}")
-        with admin_client.post(f"/admin/inquiries/{row}/reply",
-                               data={"csrf_token": token, "subject": "Re: Contact", "body": "Thanks."}) as response:
+        with admin_client.post(
+            f"/admin/inquiries/{row}/reply", data={"csrf_token": token, "subject": "Re: Contact", "body": "Thanks."}
+        ) as response:
             assert response.status_code == 303
     settle(admin_client.application)  # the notifications and the replies, sent together
     answered = sorted(recipients for recipients, _raw in mail.envelopes if recipients != ["admin@example.org"])
@@ -212,8 +228,9 @@ def test_a_reply_without_a_csrf_token_is_refused(added, admin_client, clock, que
 
 def test_spam_is_not_answered_from_the_inbox(added, admin_client, clock, query):
     [row] = added([inquiry(clock, status="spam")])
-    assert "Move this inquiry to the inbox to reply to it." in admin_client.get(
-        f"/admin/inquiries/{row}").get_data(as_text=True)
+    assert "Move this inquiry to the inbox to reply to it." in admin_client.get(f"/admin/inquiries/{row}").get_data(
+        as_text=True
+    )
     status, page = reply(admin_client, row)
     assert status == 400 and "spam folder" in page
     assert query.count(Reply) == 0
@@ -224,8 +241,7 @@ def no_smtp(app_config):
     app_config.update(SMTP_URL=None, SMTP_CA_FILE=None)
 
 
-def test_without_smtp_the_composer_says_so_and_the_mailto_button_stays(no_smtp, added, admin_client, clock,
-                                                                       query):
+def test_without_smtp_the_composer_says_so_and_the_mailto_button_stays(no_smtp, added, admin_client, clock, query):
     [row] = added([inquiry(clock)])
     page = admin_client.get(f"/admin/inquiries/{row}").get_data(as_text=True)
     assert "need an e-mail server (SUNDOWN_SMTP_URL)" in page and 'id="reply-body"' not in page
@@ -234,8 +250,7 @@ def test_without_smtp_the_composer_says_so_and_the_mailto_button_stays(no_smtp, 
     assert status == 400 and query.count(Reply) == 0
 
 
-def test_a_failing_relay_shows_retrying_with_the_error_then_sent(added, admin_client, clock, query, mail,
-                                                                 app):
+def test_a_failing_relay_shows_retrying_with_the_error_then_sent(added, admin_client, clock, query, mail, app):
     [row] = added([inquiry(clock)])
     mail.stop()
     reply(admin_client, row)
@@ -248,8 +263,9 @@ def test_a_failing_relay_shows_retrying_with_the_error_then_sent(added, admin_cl
     assert len(mail.envelopes) == 1
 
 
-def test_a_reply_that_fails_every_attempt_says_failed_even_after_its_outbox_row_is_gone(added, login,
-        admin_client, clock, query, mail, app):
+def test_a_reply_that_fails_every_attempt_says_failed_even_after_its_outbox_row_is_gone(
+    added, login, admin_client, clock, query, mail, app
+):
     [row] = added([inquiry(clock)])
     mail.mailbox.refused.add("ada@example.com")
     reply(admin_client, row)
@@ -264,8 +280,7 @@ def test_a_reply_that_fails_every_attempt_says_failed_even_after_its_outbox_row_
     assert 'data-state="failed"' in page
 
 
-def test_replies_never_go_in_the_digest_and_the_site_recipients_get_none(added, admin_client, clock, query,
-                                                                          mail):
+def test_replies_never_go_in_the_digest_and_the_site_recipients_get_none(added, admin_client, clock, query, mail):
     query.using(lambda session: (session.add(Setting(key="notify_digest_minutes", value="60")), session.commit()))
     [row] = added([inquiry(clock)])
     reply(admin_client, row)
@@ -288,15 +303,20 @@ def test_a_deleted_inquiry_takes_its_replies_and_their_outbox_rows(added, admin_
 def acknowledging(app, include_message: bool = False, texts: dict | None = None, quote_new: bool = False) -> None:
     """Turn the site's form's acknowledgement on."""
     from app.models import Form
+
     with app.app_context():
         session = get_session()
-        session.execute(update(Form).values(ack_enabled=True, ack_include_message=include_message, ack_texts=texts,
-                                            ack_quote_new=quote_new))
+        session.execute(
+            update(Form).values(
+                ack_enabled=True, ack_include_message=include_message, ack_texts=texts, ack_quote_new=quote_new
+            )
+        )
         session.commit()
 
 
 def send_inquiry(client, address: str = "grace@example.com", solved: bool = True, locale: str = "en", **extra):
     from tests.helpers import VALID, solution
+
     body = {**VALID, "email": address, "altcha": solution(client) if solved else "x", **extra}
     with client.post("/api/inquiries", json=body, headers={"Accept-Language": locale}) as response:
         status = response.status_code
@@ -310,13 +330,16 @@ def test_acknowledgements_are_off_by_default(client, query, mail):
     assert [to for to, _raw in mail.envelopes] == [["admin@example.org"]]  # the notification only
 
 
-def test_an_acknowledgement_reaches_the_person_in_their_language_with_the_placeholders_filled(
-        app, client, query, mail):
-    acknowledging(app, include_message=True, texts={"en": "Dear {name}, got it ({form}, {date}). {other}"},
-                  quote_new=True)
+def test_an_acknowledgement_reaches_the_person_in_their_language_with_the_placeholders_filled(app, client, query, mail):
+    acknowledging(
+        app, include_message=True, texts={"en": "Dear {name}, got it ({form}, {date}). {other}"}, quote_new=True
+    )
     assert send_inquiry(client, locale="ja") == 201
-    [ack] = [email.message_from_bytes(raw, policy=default_policy) for to, raw in mail.envelopes
-             if to == ["grace@example.com"]]
+    [ack] = [
+        email.message_from_bytes(raw, policy=default_policy)
+        for to, raw in mail.envelopes
+        if to == ["grace@example.com"]
+    ]
     assert ack["Auto-Submitted"] == "auto-replied" and ack["Content-Language"] == "ja"
     body = ack.get_content()
     assert "Ada Lovelace" in body and "{name}" not in body  # the shipped text (ja: translated)
@@ -324,10 +347,12 @@ def test_an_acknowledgement_reaches_the_person_in_their_language_with_the_placeh
     assert ack["In-Reply-To"].startswith("<inquiry-")
     assert query(select(Reply.kind)) == ["ack"] and query(select(Reply.status)) == ["sent"]
     assert send_inquiry(client, address="bea@example.com") == 201  # in English: the admin's own text
-    [english] = [email.message_from_bytes(raw, policy=default_policy) for to, raw in mail.envelopes
-                 if to == ["bea@example.com"]]
-    assert english.get_content().startswith("Dear Ada Lovelace, got it (Contact, ") and "{other}" in \
-        english.get_content()
+    [english] = [
+        email.message_from_bytes(raw, policy=default_policy) for to, raw in mail.envelopes if to == ["bea@example.com"]
+    ]
+    assert (
+        english.get_content().startswith("Dear Ada Lovelace, got it (Contact, ") and "{other}" in english.get_content()
+    )
 
 
 def test_spam_and_the_honeypot_get_no_acknowledgement(app, client, query, mail):
@@ -343,12 +368,17 @@ def test_one_acknowledgement_per_address_an_hour_and_a_global_hourly_cap(app_con
     client = app.test_client()
     acknowledging(app)
     from app.core import metrics
+
     before = {outcome: metrics.ACKNOWLEDGEMENTS.labels(outcome)._value.get() for outcome in metrics.ACK_OUTCOMES}
     for address in ("grace@example.com", "GRACE@example.com", "bea@example.com", "cy@example.com"):
         assert send_inquiry(client, address=address) == 201
     after = {outcome: metrics.ACKNOWLEDGEMENTS.labels(outcome)._value.get() for outcome in metrics.ACK_OUTCOMES}
     assert {outcome: after[outcome] - before[outcome] for outcome in after} == {
-        "queued": 2, "address_capped": 1, "client_capped": 0, "hourly_capped": 1}
+        "queued": 2,
+        "address_capped": 1,
+        "client_capped": 0,
+        "hourly_capped": 1,
+    }
     with app.app_context():
         assert len(list(get_session().scalars(select(Reply.id)))) == 2
     clock.advance(hours=1, seconds=1)
@@ -371,19 +401,34 @@ def test_the_address_cap_keys_the_mailbox_and_a_per_client_cap_joins_it(app_conf
 
 def test_the_message_is_quoted_only_to_an_address_that_has_written_before(app, client, query, mail):
     from app.models import InboundMessage
+
     acknowledging(app, include_message=True)
     assert send_inquiry(client, address="stranger@example.com") == 201
     [first] = [raw for to, raw in mail.envelopes if to == ["stranger@example.com"]]
     assert b"I have a question" not in first  # a stranger's address never gets the visitor's text
     with app.app_context():
         session = get_session()
-        session.add(InboundMessage(inquiry_id=1, state="thread", kind="message", sender="Grace@Example.com",
-                                   sender_key="grace@example.com", sender_name="", subject="", body="Hi",
-                                   files_refused=0, received_at=datetime.now(UTC)))
+        session.add(
+            InboundMessage(
+                inquiry_id=1,
+                state="thread",
+                kind="message",
+                sender="Grace@Example.com",
+                sender_key="grace@example.com",
+                sender_name="",
+                subject="",
+                body="Hi",
+                files_refused=0,
+                received_at=datetime.now(UTC),
+            )
+        )
         session.commit()
     assert send_inquiry(client, address="grace+forms@example.com") == 201
-    [second] = [email.message_from_bytes(raw, policy=default_policy) for to, raw in mail.envelopes
-                if to == ["grace+forms@example.com"]]
+    [second] = [
+        email.message_from_bytes(raw, policy=default_policy)
+        for to, raw in mail.envelopes
+        if to == ["grace+forms@example.com"]
+    ]
     assert "> I have a question." in second.get_content()
 
 
@@ -395,12 +440,13 @@ def test_the_inbox_search_finds_an_inquiry_by_its_reply_text(added, admin_client
     reply(admin_client, answered, body="We can come on Thursday with the Ladder Übertruck.")
     for text in ("thursday with", "Übertruck"):
         page = admin_client.get("/admin/", query_string={"q": text}).get_data(as_text=True)
-        assert f"/admin/inquiries/{answered}" in page and f"/admin/inquiries/{other}\"" not in page, text
+        assert f"/admin/inquiries/{answered}" in page and f'/admin/inquiries/{other}"' not in page, text
 
 
 def test_the_csv_export_counts_the_replies_and_gives_the_last_ones_time(added, admin_client, clock, mail):
     import csv
     import io
+
     [row] = added([inquiry(clock)])
     reply(admin_client, row, body="One")
     clock.advance(minutes=1)
@@ -423,8 +469,9 @@ def test_an_erasure_takes_the_replies_and_a_legal_hold_keeps_them(added, admin_c
     reply(admin_client, held, body="Held answer")
     reply(admin_client, free, body="Free answer")
     token = csrf_token(admin_client, "/admin/people?email=ada@example.com")
-    response = admin_client.post("/admin/people/erase", data={"csrf_token": token, "email": "ada@example.com",
-                                                              "confirm": "1"})
+    response = admin_client.post(
+        "/admin/people/erase", data={"csrf_token": token, "email": "ada@example.com", "confirm": "1"}
+    )
     assert response.status_code in (200, 303), response.get_data(as_text=True)[:500]
     assert query(select(Reply.body)) == ["Held answer"]
 

@@ -41,11 +41,16 @@ def db_kind(request) -> str:
 def app(db_kind, request, tmp_path_factory):
     """One app per database kind for the module's requests."""
     url = new_database_url(db_kind, request, tmp_path_factory.mktemp("intake"))
-    application = create_app({
-        "SECRET_KEY": "test-secret-key-long-enough-for-production", "DATABASE_URL": url, "ORIGIN": "http://localhost",
-        "RP_ID": "localhost", "SUBMIT_RATE_LIMITS": "100000/60,1000000/86400",
-        "SUBMIT_GLOBAL_RATE_LIMITS": "100000/60,1000000/86400",
-    })
+    application = create_app(
+        {
+            "SECRET_KEY": "test-secret-key-long-enough-for-production",
+            "DATABASE_URL": url,
+            "ORIGIN": "http://localhost",
+            "RP_ID": "localhost",
+            "SUBMIT_RATE_LIMITS": "100000/60,1000000/86400",
+            "SUBMIT_GLOBAL_RATE_LIMITS": "100000/60,1000000/86400",
+        }
+    )
     yield application
     background.runner_of(application).stop()
     db.engine_of(application).dispose()
@@ -311,9 +316,7 @@ def test_rate_limited_form_keeps_the_text(client, app):
     token = csrf_token(client)
     with adds_rows(app, 1), limits(app, "1/60,100/86400"):
         assert client.post("/", data={**VALID, "csrf_token": token}, environ_base=address).status_code == 303
-        response = client.post(
-            "/", data={**VALID, "message": "Second one", "csrf_token": token}, environ_base=address
-        )
+        response = client.post("/", data={**VALID, "message": "Second one", "csrf_token": token}, environ_base=address)
     page = notice_of(response)
     assert response.status_code == 429
     assert 0 < int(response.headers["Retry-After"]) <= 60
@@ -321,10 +324,14 @@ def test_rate_limited_form_keeps_the_text(client, app):
 
 
 def test_form_keeps_the_text_when_the_database_is_unreachable():
-    unreachable = create_app({
-        "SECRET_KEY": "test-secret-key-long-enough-for-production", "ORIGIN": "http://localhost", "RP_ID": "localhost",
-        "DATABASE_URL": "postgresql://postgres@127.0.0.1:1/nowhere",
-    })
+    unreachable = create_app(
+        {
+            "SECRET_KEY": "test-secret-key-long-enough-for-production",
+            "ORIGIN": "http://localhost",
+            "RP_ID": "localhost",
+            "DATABASE_URL": "postgresql://postgres@127.0.0.1:1/nowhere",
+        }
+    )
     client = unreachable.test_client()
     try:
         response = client.post("/", data={**VALID, "csrf_token": csrf_token(client)})
@@ -348,7 +355,8 @@ def test_broken_framing_on_another_form_is_400_not_500(client):
 @pytest.mark.parametrize("path", ["/auth/logout", "/admin/retention", "/auth/login/verify"])
 def test_every_other_body_is_received_whole_before_anything_reads_it(client, path):
     cut_short = client.post(path, content_type=FORM, environ_overrides=framed(b"csrf_token=abc", declared=500))
-    assert (cut_short.status_code == 400
-            and "ended after 14 of its declared 500 bytes" in cut_short.get_data(as_text=True))
+    assert cut_short.status_code == 400 and "ended after 14 of its declared 500 bytes" in cut_short.get_data(
+        as_text=True
+    )
     too_large = client.post(path, content_type=FORM, environ_overrides=framed(b"x" * (64 * 1024 + 1)))
     assert too_large.status_code == 413  # chunked and over the limit: refused, never cut silently

@@ -101,10 +101,22 @@ class Server:
         headers = {name.lower(): value for name, _, value in (line.partition(": ") for line in lines)}
         return Reply(int(status_line.split()[1]), headers, body.decode("utf-8", "replace"))
 
-    def head(self, method: str, path: str, content_type: str | None, framing: str,
-             address: str | None = None, extra: tuple[str, ...] = ()) -> bytes:
-        lines = [f"{method} {path} HTTP/1.1", f"Host: localhost:{self.port}", "Connection: close",
-                 f"X-Forwarded-For: {address or self.address()}", *extra]
+    def head(
+        self,
+        method: str,
+        path: str,
+        content_type: str | None,
+        framing: str,
+        address: str | None = None,
+        extra: tuple[str, ...] = (),
+    ) -> bytes:
+        lines = [
+            f"{method} {path} HTTP/1.1",
+            f"Host: localhost:{self.port}",
+            "Connection: close",
+            f"X-Forwarded-For: {address or self.address()}",
+            *extra,
+        ]
         if self.cookie:
             lines.append(f"Cookie: {self.cookie}")
         if content_type:
@@ -113,14 +125,23 @@ class Server:
             lines.append(framing)
         return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
 
-    def post(self, path: str, body: bytes, content_type: str | None = FORM, *, declared: int | None = None,
-             address: str | None = None, extra: tuple[str, ...] = ()) -> Reply:
+    def post(
+        self,
+        path: str,
+        body: bytes,
+        content_type: str | None = FORM,
+        *,
+        declared: int | None = None,
+        address: str | None = None,
+        extra: tuple[str, ...] = (),
+    ) -> Reply:
         """POST ``body`` with a Content-Length (``declared``, if given, instead of the true one)."""
         length = f"Content-Length: {len(body) if declared is None else declared}"
         return self.send(self.head("POST", path, content_type, length, address, extra) + body)
 
-    def post_chunked(self, path: str, framed: bytes, content_type: str | None = FORM,
-                     extra: tuple[str, ...] = ()) -> Reply:
+    def post_chunked(
+        self, path: str, framed: bytes, content_type: str | None = FORM, extra: tuple[str, ...] = ()
+    ) -> Reply:
         """POST an already chunk-framed body (well-formed or not)."""
         head = self.head("POST", path, content_type, "Transfer-Encoding: chunked", extra=extra)
         return self.send(head + framed)
@@ -130,7 +151,7 @@ class Server:
 
 
 def chunked(body: bytes, size: int = 1000) -> bytes:
-    pieces = [body[i:i + size] for i in range(0, len(body), size)]
+    pieces = [body[i : i + size] for i in range(0, len(body), size)]
     return b"".join(b"%x\r\n%s\r\n" % (len(piece), piece) for piece in pieces) + b"0\r\n\r\n"
 
 
@@ -147,9 +168,12 @@ def server(db_kind, request, tmp_path_factory):
     url = new_database_url(db_kind, request, directory)
     port = free_port()
     env = {
-        "SUNDOWN_DATABASE_URL": url, "SUNDOWN_SECRET_KEY": "test-secret-key-long-enough-for-production",
-        "SUNDOWN_ORIGIN": f"http://localhost:{port}", "SUNDOWN_RP_ID": "localhost",
-        "SUNDOWN_PROXY_FIX": "1", "SUNDOWN_SUBMIT_RATE_LIMITS": "2/60,100000/86400",
+        "SUNDOWN_DATABASE_URL": url,
+        "SUNDOWN_SECRET_KEY": "test-secret-key-long-enough-for-production",
+        "SUNDOWN_ORIGIN": f"http://localhost:{port}",
+        "SUNDOWN_RP_ID": "localhost",
+        "SUNDOWN_PROXY_FIX": "1",
+        "SUNDOWN_SUBMIT_RATE_LIMITS": "2/60,100000/86400",
         "SUNDOWN_DB_STATEMENT_TIMEOUT": str(STATEMENT_TIMEOUT),
     }
     log = directory / "server.log"
@@ -370,8 +394,12 @@ def test_request_level_errors_are_4xx_never_500(server, case):
 def test_deeply_nested_json_to_the_passkey_login_is_4xx(server):
     page = server.send(server.head("GET", "/auth/login", None, ""))
     token = re.search(r'name="csrf-token" content="([^"]+)"', page.text).group(1)
-    reply = server.send(server.head("POST", "/auth/login/verify", JSON, f"Content-Length: {len(DEEP)}",
-                                    extra=(f"X-CSRFToken: {token}",)) + DEEP)
+    reply = server.send(
+        server.head(
+            "POST", "/auth/login/verify", JSON, f"Content-Length: {len(DEEP)}", extra=(f"X-CSRFToken: {token}",)
+        )
+        + DEEP
+    )
     assert reply.status < 500
 
 
@@ -395,8 +423,7 @@ def requests(draw):
     path = draw(st.sampled_from(["/", API]))
     # About half of each choice leads towards a stored row, so both outcomes are common.
     kind = draw(st.one_of(st.just("valid"), st.sampled_from(["garbage", "deep", "oversized"])))
-    fields = {"name": draw(texts).strip() or "Ada", "email": "ada@example.com",
-              "message": draw(texts).strip() or "Hi"}
+    fields = {"name": draw(texts).strip() or "Ada", "email": "ada@example.com", "message": draw(texts).strip() or "Hi"}
     if kind == "garbage":
         body = draw(st.binary(max_size=3000))
     elif kind == "deep":
@@ -408,8 +435,11 @@ def requests(draw):
         body = urlencode({**fields, "csrf_token": "{token}"}).encode() if path == "/" else json.dumps(fields).encode()
     content_type = draw(st.one_of(st.sampled_from(RIGHT_TYPE[path]), st.sampled_from(OTHER_TYPES)))
     framing = draw(st.one_of(st.sampled_from(COMPLETE), st.sampled_from(INCOMPLETE)))
-    shape = {"chunk": draw(st.integers(1, 9000)), "cut": draw(st.floats(0, 1, exclude_max=True)),
-             "malformed": draw(st.sampled_from(["size", "terminator"]))}
+    shape = {
+        "chunk": draw(st.integers(1, 9000)),
+        "cut": draw(st.floats(0, 1, exclude_max=True)),
+        "malformed": draw(st.sampled_from(["size", "terminator"])),
+    }
     must_store = kind == "valid" and framing in COMPLETE and content_type in RIGHT_TYPE[path]
     return path, content_type, framing, body, shape, must_store
 
@@ -425,7 +455,7 @@ def frame(framing: str, body: bytes, shape: dict) -> tuple[str, bytes]:
         return "", body
     framed = chunked(body, shape["chunk"])
     if framing == "chunked-cut":
-        framed = framed[:int(shape["cut"] * len(framed))]
+        framed = framed[: int(shape["cut"] * len(framed))]
     elif framing == "chunked-malformed" and shape["malformed"] == "size":
         framed = b"q" + framed  # not a hexadecimal size
     elif framing == "chunked-malformed":

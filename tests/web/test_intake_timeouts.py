@@ -28,8 +28,13 @@ from tests.conftest import new_database_url
 from tests.helpers import VALID
 
 MARGIN = 5.0  # seconds on top of a configured timeout: a bound, not a benchmark
-BASE = {"ENV": "production", "SECRET_KEY": "k" * 32, "ORIGIN": "https://inbox.example.org",
-        "RP_ID": "inbox.example.org", "DATABASE_URL": "sqlite://"}
+BASE = {
+    "ENV": "production",
+    "SECRET_KEY": "k" * 32,
+    "ORIGIN": "https://inbox.example.org",
+    "RP_ID": "inbox.example.org",
+    "DATABASE_URL": "sqlite://",
+}
 
 
 # --- where the limits apply ---------------------------------------------------
@@ -230,9 +235,11 @@ def test_a_database_that_stops_answering_is_503_in_time_then_recovers(request, t
     timeout = 2  # PostgreSQL's smallest connect timeout
     env = {
         "SUNDOWN_DATABASE_URL": url.set(port=switch.port).render_as_string(hide_password=False),
-        "SUNDOWN_SECRET_KEY": "test-secret-key-long-enough-for-production", "SUNDOWN_ORIGIN": "http://localhost",
+        "SUNDOWN_SECRET_KEY": "test-secret-key-long-enough-for-production",
+        "SUNDOWN_ORIGIN": "http://localhost",
         "SUNDOWN_RP_ID": "localhost",
-        "SUNDOWN_DB_CONNECT_TIMEOUT": str(timeout), "SUNDOWN_SUBMIT_RATE_LIMITS": "1000/60,10000/86400",
+        "SUNDOWN_DB_CONNECT_TIMEOUT": str(timeout),
+        "SUNDOWN_SUBMIT_RATE_LIMITS": "1000/60,10000/86400",
         "SUNDOWN_SUBMIT_GLOBAL_RATE_LIMITS": "100000/60",
     }
     try:

@@ -23,8 +23,21 @@ PROPERTY_SETTINGS = settings(
 texts = st.one_of(
     st.text(max_size=40),
     st.text(alphabet=st.characters(codec="utf-8"), min_size=1, max_size=120),
-    st.sampled_from(["", "  ", "Ada", "ada@example.com", "a@b", "x" * 101, "hi\nthere", "\x00", "\ud800",
-                     "é@example.org", "eve=?utf-8?q?x?=1@example.org"]),
+    st.sampled_from(
+        [
+            "",
+            "  ",
+            "Ada",
+            "ada@example.com",
+            "a@b",
+            "x" * 101,
+            "hi\nthere",
+            "\x00",
+            "\ud800",
+            "é@example.org",
+            "eve=?utf-8?q?x?=1@example.org",
+        ]
+    ),
 )
 json_values = st.one_of(texts, st.integers(), st.none(), st.booleans(), st.lists(st.integers(), max_size=2))
 field_names = st.sampled_from(["name", "email", "message", "website", "other"])
@@ -38,10 +51,7 @@ def is_valid_text(value, field: str) -> bool:
     allowed = {"\n", "\t"} if field == "message" else set()
     if not value or len(value) > LIMITS[field]:
         return False
-    return all(
-        unicodedata.category(c) != "Cs" and (unicodedata.category(c) != "Cc" or c in allowed)
-        for c in value
-    )
+    return all(unicodedata.category(c) != "Cs" and (unicodedata.category(c) != "Cc" or c in allowed) for c in value)
 
 
 def in_inbox(query) -> int:
@@ -68,8 +78,9 @@ def test_any_json_body_is_answered_and_stored_only_when_valid(client, body, quer
         payload = json.dumps({**body, "altcha": solution(client)})
     except (UnicodeEncodeError, ValueError):
         return
-    response = client.post("/api/inquiries", data=payload.encode("utf-8", "surrogatepass"),
-                           content_type="application/json")
+    response = client.post(
+        "/api/inquiries", data=payload.encode("utf-8", "surrogatepass"), content_type="application/json"
+    )
     assert response.status_code in (201, 400, 422)
     assert response.is_json
     expected = 1 if is_valid(body) else 0

@@ -37,8 +37,16 @@ class Channel(Protocol):
         opened at its first send; an outcome that is ``permanent`` stops the retries."""
 
 
-CHANNELS: tuple[Channel, ...] = (email.CHANNEL, webhook.CHANNEL, slack.CHANNEL, discord.CHANNEL, teams.CHANNEL,
-                                  telegram.CHANNEL, matrix.CHANNEL, ntfy.CHANNEL)
+CHANNELS: tuple[Channel, ...] = (
+    email.CHANNEL,
+    webhook.CHANNEL,
+    slack.CHANNEL,
+    discord.CHANNEL,
+    teams.CHANNEL,
+    telegram.CHANNEL,
+    matrix.CHANNEL,
+    ntfy.CHANNEL,
+)
 
 
 def in_force(settings: Notifications) -> list[str]:

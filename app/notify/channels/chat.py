@@ -57,8 +57,13 @@ class Request:
 class ChatChannel:
     """A chat service as a channel: configured when ``SUNDOWN_NOTIFY_URLS`` has a URL for it."""
 
-    def __init__(self, name: DeliveryChannel, label: str, build: Callable[[Notice, Target], Request],
-                 permanent: frozenset[int] = REVOKED) -> None:
+    def __init__(
+        self,
+        name: DeliveryChannel,
+        label: str,
+        build: Callable[[Notice, Target], Request],
+        permanent: frozenset[int] = REVOKED,
+    ) -> None:
         self.name = name
         self.label = label
         self.build = build
@@ -77,12 +82,18 @@ class ChatChannel:
         targets = self.targets()
         if not targets:
             return Outcome(f"{self.name} not configured")
-        failed = [outcome for outcome in (send(self.name, target, self.build(notice, target), self.permanent)
-                                          for target in targets) if not outcome.ok]
+        failed = [
+            outcome
+            for outcome in (send(self.name, target, self.build(notice, target), self.permanent) for target in targets)
+            if not outcome.ok
+        ]
         if not failed:
             return Outcome()
-        return Outcome(failed[0].error, permanent=all(each.permanent for each in failed),
-                       retry_after=max((each.retry_after or 0 for each in failed), default=None) or None)
+        return Outcome(
+            failed[0].error,
+            permanent=all(each.permanent for each in failed),
+            retry_after=max((each.retry_after or 0 for each in failed), default=None) or None,
+        )
 
 
 def send(service: str, target: Target, request: Request, permanent: frozenset[int]) -> Outcome:
@@ -102,8 +113,9 @@ def send(service: str, target: Target, request: Request, permanent: frozenset[in
     watchdog = threading.Timer(webhook.DEADLINE, _expire, (connection, expired))
     watchdog.start()
     try:
-        connection.request(request.method, target.path + request.path,
-                           json.dumps(request.body, ensure_ascii=False).encode(), headers)
+        connection.request(
+            request.method, target.path + request.path, json.dumps(request.body, ensure_ascii=False).encode(), headers
+        )
         response = connection.getresponse()
         response.read(webhook.MAX_ANSWER)
     except (OSError, http.client.HTTPException) as error:

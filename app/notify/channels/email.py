@@ -136,8 +136,7 @@ def _connect(server: SmtpServer) -> smtplib.SMTP:
     # (figures: docs/benchmarks.md, "Figures behind the code").
     name = urlsplit(current_app.config["ORIGIN"]).hostname or "localhost"
     if server.security == "tls":
-        return smtplib.SMTP_SSL(server.host, server.port, timeout=TIMEOUT, context=_tls_context(),
-                                local_hostname=name)
+        return smtplib.SMTP_SSL(server.host, server.port, timeout=TIMEOUT, context=_tls_context(), local_hostname=name)
     smtp = smtplib.SMTP(server.host, server.port, timeout=TIMEOUT, local_hostname=name)
     try:
         if server.security == "starttls":

@@ -23,10 +23,19 @@ from app.notify.message import Notice, chat_lines
 def build(notice: Notice, target: Target) -> Request:
     """The room message, under the delivery's transaction ID."""
     lines = chat_lines(notice)
-    html = "<br>".join([f"<strong>{escape(lines[0])}</strong>", *(escape(line) for line in lines[1:]),
-                        f'<a href="{escape(notice.url)}">{escape(notice.url)}</a>'])
-    body = {"msgtype": "m.text", "body": text_of(lines, notice.url), "format": "org.matrix.custom.html",
-            "formatted_body": html}
+    html = "<br>".join(
+        [
+            f"<strong>{escape(lines[0])}</strong>",
+            *(escape(line) for line in lines[1:]),
+            f'<a href="{escape(notice.url)}">{escape(notice.url)}</a>',
+        ]
+    )
+    body = {
+        "msgtype": "m.text",
+        "body": text_of(lines, notice.url),
+        "format": "org.matrix.custom.html",
+        "formatted_body": html,
+    }
     return Request("PUT", body, path=quote(notice.delivery.idempotency_key, safe=""))
 
 

@@ -18,8 +18,16 @@ from app.notify.message import Notice, chat_lines
 def build(notice: Notice, target: Target) -> Request:
     """The JSON message to the URL's topic: the headline as its title."""
     headline, *rest = chat_lines(notice)
-    return Request("POST", {"topic": target.extra["topic"], "title": headline,
-                            "message": "\n".join(rest) or headline, "click": notice.url, "tags": ["inbox_tray"]})
+    return Request(
+        "POST",
+        {
+            "topic": target.extra["topic"],
+            "title": headline,
+            "message": "\n".join(rest) or headline,
+            "click": notice.url,
+            "tags": ["inbox_tray"],
+        },
+    )
 
 
 CHANNEL = ChatChannel(DeliveryChannel.NTFY, "ntfy", build)

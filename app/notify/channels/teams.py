@@ -20,11 +20,17 @@ CARD = "application/vnd.microsoft.card.adaptive"
 def build(notice: Notice, target: Target) -> Request:
     """The card in a message."""
     headline, *rest = chat_lines(notice)
-    blocks = [{"type": "TextBlock", "text": headline, "weight": "Bolder", "wrap": True},
-              *({"type": "TextBlock", "text": line, "wrap": True} for line in rest)]
-    card = {"$schema": "http://adaptivecards.io/schemas/adaptive-card.json", "type": "AdaptiveCard",
-            "version": "1.4", "body": blocks,
-            "actions": [{"type": "Action.OpenUrl", "title": "Sundown", "url": notice.url}]}
+    blocks = [
+        {"type": "TextBlock", "text": headline, "weight": "Bolder", "wrap": True},
+        *({"type": "TextBlock", "text": line, "wrap": True} for line in rest),
+    ]
+    card = {
+        "$schema": "http://adaptivecards.io/schemas/adaptive-card.json",
+        "type": "AdaptiveCard",
+        "version": "1.4",
+        "body": blocks,
+        "actions": [{"type": "Action.OpenUrl", "title": "Sundown", "url": notice.url}],
+    }
     return Request("POST", {"type": "message", "attachments": [{"contentType": CARD, "content": card}]})
 
 

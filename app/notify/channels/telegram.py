@@ -19,8 +19,14 @@ LIMIT = 4096
 
 def build(notice: Notice, target: Target) -> Request:
     """``sendMessage``'s JSON to the URL's chat."""
-    return Request("POST", {"chat_id": target.extra["chat_id"], "text": text_of(chat_lines(notice), notice.url)[:LIMIT],
-                            "link_preview_options": {"is_disabled": True}})
+    return Request(
+        "POST",
+        {
+            "chat_id": target.extra["chat_id"],
+            "text": text_of(chat_lines(notice), notice.url)[:LIMIT],
+            "link_preview_options": {"is_disabled": True},
+        },
+    )
 
 
 CHANNEL = ChatChannel(DeliveryChannel.TELEGRAM, "Telegram", build, permanent=REVOKED | {400})
