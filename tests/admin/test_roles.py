@@ -78,6 +78,9 @@ MATRIX: dict[str, tuple[str, ...]] = {
     "admin.log_out_everywhere": (OWNER,),
     "admin.remove_admin": (OWNER,),
     "admin.invite": (OWNER,),
+    "admin.mark_spam": (OWNER, R),
+    "admin.change_spam_words": (OWNER,),
+    "admin.allow_site": (OWNER,),
     "admin.account": (OWNER, R, V),
     "admin.change_email": (OWNER, R, V),
     "admin.change_language": (OWNER, R, V),
@@ -134,21 +137,25 @@ def team(app, query, login, clock):
             add_file(session, ids[2], PNG, "dot.png", "image/png"),
         ]
         tag = Tag(name="urgent")
-        held = InboundMessage(
-            inquiry_id=ids[0],
-            state="held",
-            kind="message",
-            sender="ada@work.example",
-            sender_name="",
-            subject="Hello",
-            body="Hi",
-            files_refused=0,
-            received_at=clock(),
-        )
-        session.add_all([tag, held])
+        held = [
+            InboundMessage(
+                inquiry_id=ids[0],
+                state="held",
+                kind="message",
+                sender="ada@work.example",
+                sender_name="",
+                subject="Hello",
+                body="Hi",
+                files_refused=0,
+                received_at=clock(),
+            )
+            for _each in range(2)
+        ]
+        session.add_all([tag, *held])
         session.commit()
         return {
-            "message_id": held.id,
+            "message_id": held[0].id,
+            "admin.delete_held:message_id": held[1].id,
             "quote": quote.id,
             "mine": ids[0],
             "my_spam": ids[1],
@@ -190,7 +197,13 @@ def routes(app, ids: dict) -> list[tuple[str, str, str]]:
     found = []
     for rule in app.url_map.iter_rules():
         if rule.rule.startswith("/admin"):
-            url = re.sub(r"<(?:\w+:)?(\w+)>", lambda match: str(ids[match.group(1)]), rule.rule)
+            # An endpoint may have rows of its own (``"<endpoint>:<variable>"``): one held message is threaded,
+            # another deleted.
+            url = re.sub(
+                r"<(?:\w+:)?(\w+)>",
+                lambda match, endpoint=rule.endpoint: str(ids.get(f"{endpoint}:{match.group(1)}", ids[match.group(1)])),
+                rule.rule,
+            )
             found += [(endpoint_of(app, url, method), method, url) for method in sorted(rule.methods)]
     return sorted(found, key=lambda route: route[0] in LAST)
 
