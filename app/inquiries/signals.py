@@ -19,12 +19,14 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from datetime import timedelta
 from urllib.parse import urlsplit
 
+from flask import current_app
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.core import dialect
+from app.core import clock, dialect
 from app.models import Setting
 
 WORDS_KEY = "spam_words"  # the settings row holding the list
@@ -100,8 +102,24 @@ def stored_words(session: Session) -> list[str]:
     return parse_words(raw or "")
 
 
+# Every submission asks for the list: like the notification settings, a process reads it at most once
+# this often (a change saved by another process applies here this much later; by this one, at once).
+FRESH_FOR = timedelta(seconds=1)
+
+
+def words_for_intake(session: Session) -> list[str]:
+    """``stored_words``, read again once ``FRESH_FOR`` has passed in this process."""
+    memory = current_app.extensions.setdefault("spam_words", {})
+    now = clock.now()
+    cached = memory.get("words")
+    if cached is None or not now - FRESH_FOR <= cached[0] <= now:
+        cached = memory["words"] = (now, stored_words(session))
+    return cached[1]
+
+
 def save_words(session: Session, entries: list[str]) -> None:
     """Store the list (``parse_words``'s output), in the caller's transaction."""
     value = "\n".join(entries)
+    current_app.extensions.get("spam_words", {}).pop("words", None)
     statement = dialect.upsert(session, Setting.__table__).values(key=WORDS_KEY, value=value)
     session.execute(statement.on_conflict_do_update(index_elements=["key"], set_={"value": value}))

@@ -421,7 +421,7 @@ def weigh(session: Session, verdict: Verdict, text: str, sender: str) -> Verdict
         found.append(f"{Reason.LINKS}:{count}")
     if signals.has_markup(text):
         found.append(Reason.MARKUP.value)
-    listed = signals.listed_match(text, sender, signals.stored_words(session))
+    listed = signals.listed_match(text, sender, signals.words_for_intake(session))
     if listed:
         found.append(f"{Reason.LISTED_WORD}:{listed}")
     if learned.marked_sender(session, sender):

@@ -25,9 +25,9 @@ LEDGER = select(CleanupRun).order_by(CleanupRun.id)
 def count_claim_statements(app) -> list[str]:
     statements: list[str] = []
 
-    def record(_conn, _cursor, statement, *_args):
-        # The claim's statements; not the notification settings read with each saved inquiry (WHERE key IN).
-        if "settings" in statement and " IN (" not in statement:
+    def record(_conn, _cursor, statement, parameters, *_args):
+        # The claim's statements: those about its row, not the other settings a submission reads.
+        if "settings" in statement and claim.KEY in str(parameters):
             statements.append(statement)
 
     event.listen(db.engine_of(app), "before_cursor_execute", record)
