@@ -74,9 +74,10 @@ def test_with_content_included_the_email_has_it_and_replies_go_to_the_inquirer(a
 
 def test_the_outbox_rows_commit_with_the_inquiry_and_survive_a_process_that_never_sent(app, client, query, mail):
     # The response is never closed: as if the process died right after the commit.
-    response = client.post("/api/inquiries", json={**VALID, "altcha": "x"})
+    links = "Cheap offers: https://a.example https://b.example https://c.example"
+    response = client.post("/api/inquiries", json={**VALID, "message": links, "altcha": "x"})
     assert response.status_code == 201
-    assert query.count(Delivery) == 0  # no solution: filed as spam, no notification
+    assert query.count(Delivery) == 0  # no solution and links: filed as spam, no notification
     response = client.post("/api/inquiries", json={**VALID, "altcha": solution(client)})
     assert statuses(query) == [("email", "pending", 0), ("webhook", "pending", 0)]
     assert mail.messages == []

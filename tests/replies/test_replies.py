@@ -357,7 +357,8 @@ def test_an_acknowledgement_reaches_the_person_in_their_language_with_the_placeh
 
 def test_spam_and_the_honeypot_get_no_acknowledgement(app, client, query, mail):
     acknowledging(app)
-    assert send_inquiry(client, solved=False) == 201  # no proof-of-work: the spam folder
+    links = "Cheap offers: https://a.example https://b.example https://c.example"
+    assert send_inquiry(client, solved=False, message=links) == 201  # no proof-of-work and links: the spam folder
     assert send_inquiry(client, website="http://spam.example") == 201  # the honeypot
     assert query.count(Reply) == 0
     assert mail.envelopes == []
