@@ -30,9 +30,9 @@ SERVER_ENV = {
 }
 SIZES = {"desktop": {"width": 1280, "height": 800}, "phone": {"width": 390, "height": 844}}
 WORDS = {
-    "en": {"send": "Send reply", "queued": "Reply queued", "sent": "Sent", "heading": "Replies"},
-    "ja": {"send": "返信を送る", "queued": "返信を送信待ちにしました", "sent": "送信済み", "heading": "返信"},
-    "zh-Hans": {"send": "发送回复", "queued": "回复已排队", "sent": "已发送", "heading": "回复"},
+    "en": {"send": "Send reply", "queued": "Reply queued", "sent": "Sent", "heading": "Conversation"},
+    "ja": {"send": "返信を送る", "queued": "返信を送信待ちにしました", "sent": "送信済み", "heading": "やり取り"},
+    "zh-Hans": {"send": "发送回复", "queued": "回复已排队", "sent": "已发送", "heading": "对话"},
 }
 
 
