@@ -184,6 +184,16 @@ class Setting(Base):
     value: Mapped[str] = mapped_column(Text)
 
 
+class Preference(Base):
+    """A choice admins saved (the Notifications page's), read by every process at most once a second: kept
+    apart from ``settings`` so that a request not due for a cleanup names the claim's table in no statement."""
+
+    __tablename__ = "preferences"
+
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    value: Mapped[str] = mapped_column(Text)
+
+
 class RateLimit(Base):
     """A fixed-window counter shared by every process; ``key`` names bucket, client and window."""
 

@@ -449,3 +449,29 @@ def test_the_team_inbox_migration_makes_every_admin_an_owner_and_its_rows_go_wit
         assert connection.execute(sa.text("SELECT admin_id, admin_name FROM accesses")).all() == [(None, "Ada")]
         connection.execute(sa.text("DELETE FROM accesses"))
     engine.dispose()
+
+
+def test_the_preferences_migration_moves_the_notification_choices_and_leaves_the_claim_both_ways(database_url):
+    engine = make_engine(database_url)
+    _downgrade(engine, "0018")
+    with engine.begin() as connection:
+        connection.execute(
+            sa.text(
+                "INSERT INTO settings (key, value) VALUES ('notify_digest_minutes', '60'), ('retention_days', '90')"
+            )
+        )
+    upgrade(engine)
+    with engine.begin() as connection:
+        assert connection.execute(sa.text("SELECT key, value FROM preferences")).all() == [
+            ("notify_digest_minutes", "60")
+        ]
+        assert connection.execute(sa.text("SELECT key FROM settings")).scalars().all() == ["retention_days"]
+    _downgrade(engine, "0018")
+    with engine.begin() as connection:
+        assert sorted(connection.execute(sa.text("SELECT key, value FROM settings")).all()) == [
+            ("notify_digest_minutes", "60"),
+            ("retention_days", "90"),
+        ]
+        connection.execute(sa.text("DELETE FROM settings"))
+    upgrade(engine)
+    engine.dispose()
