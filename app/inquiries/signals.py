@@ -27,9 +27,9 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.core import clock, dialect
-from app.models import Setting
+from app.models import Preference
 
-WORDS_KEY = "spam_words"  # the settings row holding the list
+WORDS_KEY = "spam_words"  # the preferences row holding the list
 MAX_ENTRIES, MAX_ENTRY = 500, 100  # lines kept, characters a line
 
 LINK = re.compile(r"(?i)\b(?:https?://|www\.)[^\s<>\"'\]\[)]+")
@@ -98,7 +98,7 @@ def _word_found(entry: str, folded: str, words: set[str]) -> bool:
 
 def stored_words(session: Session) -> list[str]:
     """The list admins edited (empty when they never did)."""
-    raw = session.scalar(select(Setting.value).where(Setting.key == WORDS_KEY))
+    raw = session.scalar(select(Preference.value).where(Preference.key == WORDS_KEY))
     return parse_words(raw or "")
 
 
@@ -121,5 +121,5 @@ def save_words(session: Session, entries: list[str]) -> None:
     """Store the list (``parse_words``'s output), in the caller's transaction."""
     value = "\n".join(entries)
     current_app.extensions.get("spam_words", {}).pop("words", None)
-    statement = dialect.upsert(session, Setting.__table__).values(key=WORDS_KEY, value=value)
+    statement = dialect.upsert(session, Preference.__table__).values(key=WORDS_KEY, value=value)
     session.execute(statement.on_conflict_do_update(index_elements=["key"], set_={"value": value}))

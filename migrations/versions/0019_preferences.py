@@ -6,8 +6,9 @@ Create Date: 2026-12-07
 
 ``settings`` keeps the cleanup's claim (``last_cleanup_at``) and the site's
 retention; the notification choices admins save on the Notifications page
-move to ``preferences``. Every process reads them again once a second
-(``app.notify.settings.FRESH_FOR``): kept apart, an ordinary request that is
+and the spam word list move to ``preferences``. Every process reads them
+again once a second (``app.notify.settings.FRESH_FOR``,
+``app.inquiries.signals.FRESH_FOR``): kept apart, an ordinary request that is
 not due for a cleanup names ``settings`` in no statement at all, which the
 benchmark counts (``settings_statements_per_not_due_request``).
 """
@@ -16,36 +17,37 @@ from alembic import op
 import sqlalchemy as sa
 
 
-revision = '0019'
-down_revision = '0018'
+revision = "0019"
+down_revision = "0018"
 branch_labels = None
 depends_on = None
 
 MOVED = (
-    'notify_emails',
-    'notify_webhook_url',
-    'notify_webhook_secret',
-    'notify_include_content',
-    'notify_digest_minutes',
+    "notify_emails",
+    "notify_webhook_url",
+    "notify_webhook_secret",
+    "notify_include_content",
+    "notify_digest_minutes",
+    "spam_words",
 )
 
 
 def upgrade() -> None:
     op.create_table(
-        'preferences',
-        sa.Column('key', sa.String(length=64), nullable=False),
-        sa.Column('value', sa.Text(), nullable=False),
-        sa.PrimaryKeyConstraint('key', name=op.f('pk_preferences')),
+        "preferences",
+        sa.Column("key", sa.String(length=64), nullable=False),
+        sa.Column("value", sa.Text(), nullable=False),
+        sa.PrimaryKeyConstraint("key", name=op.f("pk_preferences")),
     )
-    _move('settings', 'preferences')
+    _move("settings", "preferences")
 
 
 def downgrade() -> None:
-    _move('preferences', 'settings')
-    op.drop_table('preferences')
+    _move("preferences", "settings")
+    op.drop_table("preferences")
 
 
 def _move(source: str, target: str) -> None:
-    keys = ', '.join(f"'{key}'" for key in MOVED)
+    keys = ", ".join(f"'{key}'" for key in MOVED)
     op.execute(f"INSERT INTO {target} (key, value) SELECT key, value FROM {source} WHERE key IN ({keys})")
     op.execute(f"DELETE FROM {source} WHERE key IN ({keys})")
