@@ -93,8 +93,7 @@ def not_due_touches(ctx, database, variant: str) -> list[Figure]:
     n = ctx.sizes["counted_requests"]
     with serve(database.url, ctx.workdir, f"touches-{variant}-{database.kind}", variant) as server:
         warm_every_worker(server.port)
-        time.sleep(0.5)  # the warm-up's claim attempts (each worker learns the due time) end
-        before = server.counters()
+        before = warm_up_claims_ended(server)
         with settings_touches(database) as touches:
             samples = submit_count(server.port, n)
             # What the requests handed to the runner counts too: a claim attempt waits up to START_WAIT
@@ -134,6 +133,21 @@ def not_due_touches(ctx, database, variant: str) -> list[Figure]:
             )
         )
     return figures
+
+
+def warm_up_claims_ended(server, limit: float = 60.0) -> dict:
+    """The server's counters once the warm-up's claim attempts (each worker learns the due time) have ended:
+    none of its statements named ``settings`` for ``START_WAIT`` and a half second. A claim attempt waits for
+    a quiet moment, so on a busy machine one can start well after the warm-up's last request."""
+    deadline = time.monotonic() + limit
+    counters = server.counters()
+    while time.monotonic() < deadline:
+        time.sleep(START_WAIT + 0.5)
+        latest = server.counters()
+        if latest["settings_statements"] == counters["settings_statements"]:
+            return latest
+        counters = latest
+    raise AssertionError(f"the warm-up's claim attempts did not end within {limit:.0f} s")
 
 
 def _db_note(kind: str, touches, requests: int) -> str:
