@@ -100,7 +100,9 @@ def _round(ctx, database, server_port: int, port: int, warm_limit: float) -> dic
         runs_before = len(database.cleanup_runs())
         due_at, warm_limit = _warm_until_due(ctx, database, server_port, warm_limit)
         measured, claim_sent = _three_requests(port, ctx.sizes["pause"], due_at)
-        new = database.wait_for_runs(timeout=600, at_least=runs_before + 1, settle=SETTLE)[runs_before:]
+        # A run of these rows ends within seconds (half a minute on a busy machine); a round whose claiming
+        # request found the claim already taken has no run to wait for, and is tried again.
+        new = database.wait_for_runs(timeout=120, at_least=runs_before + 1, settle=SETTLE)[runs_before:]
         if len(new) == 1 and new[0]["status"] == "ok" and epoch_of(new[0]["started_at"]) >= claim_sent - 0.01:
             return measured
     raise RuntimeError(f"no round with exactly one run, claimed by the claiming request: {new}")
