@@ -109,6 +109,8 @@ class Form(Base):
     spam_retention_days: Mapped[int | None] = mapped_column(Integer)
     notify_emails: Mapped[list | None] = mapped_column(JSON(none_as_null=True))  # None: SQL NULL, the site's
     webhook_url: Mapped[str | None] = mapped_column(String(500))
+    # Chat URLs (``app.core.chaturls``) sent to besides the site's; secrets in them: shown only masked.
+    notify_urls: Mapped[list | None] = mapped_column(JSON(none_as_null=True))
     # The owner's sites that may embed it (``app.forms.embed``), and where a plain HTML submission goes after.
     allowed_origins: Mapped[list | None] = mapped_column(JSON(none_as_null=True))
     thanks_url: Mapped[str | None] = mapped_column(String(500))
@@ -385,6 +387,7 @@ class AuditAction(StrEnum):
     WEBHOOK_SECRET_CREATED = "webhook_secret_created"
     WEBHOOK_SECRET_ROTATED = "webhook_secret_rotated"
     NOTIFICATION_TEST = "notification_test"
+    DELIVERY_SENT_AGAIN = "delivery_sent_again"  # a failed notification queued again from the delivery log
     FORM_CREATED = "form_created"
     FORM_CHANGED = "form_changed"
     SITE_ALLOWED = "site_allowed"

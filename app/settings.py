@@ -270,9 +270,9 @@ SETTINGS: tuple[Variable, ...] = (
         100,
         rule(_integer, lambda n: n >= 1),
         "a whole number of at least 1",
-        "Inquiry e-mails to the site's recipients sent one by one in an hour; past it, the inquiries are still"
-        " stored and their e-mails wait for the end of the hour and go as one digest, so a flood cannot flood the"
-        " mailboxes (`sundown_notifications_capped_total` counts them).",
+        "Inquiries notified one by one in an hour by e-mail or chat; past it, the inquiries are still stored and"
+        " their e-mails and chat messages wait for the end of the hour and go as one digest per channel, so a flood"
+        " cannot flood the mailboxes or the rooms (`sundown_notifications_capped_total` counts them).",
     ),
     Variable(
         "AUTH_RATE_LIMIT_PER_CLIENT",

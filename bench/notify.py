@@ -18,9 +18,15 @@
   that takes is reported too.
 * Submission → delivery: ``delivered_at - created_at`` of the outbox rows of
   a paced run (10 submissions/s), median and p99, per channel.
+* Chat: the same ratio with the six chat channels on (Slack, Discord,
+  Teams, Telegram, Matrix, ntfy, each a URL of ``SUNDOWN_NOTIFY_URLS`` sent
+  to a stand-in of its API on loopback, in the sinks' process) ÷ none; at
+  10 submissions/s each chat delivery's delay, and how long after the last
+  submission the outbox is empty (≤ 1 s).
 
 Control: ``notify_inline`` (the sends inside the close callback, so the
-keep-alive connection waits for them) must fail the throughput ratio.
+keep-alive connection waits for them) must fail the throughput ratio, with
+e-mail and webhook and with the six chat channels alike.
 Every submission carries a proof-of-work solved beforehand (difficulty 1),
 on both sides, so the two do the same work but the notifications.
 """
@@ -58,30 +64,61 @@ QUICK = {"rounds": 3, "control_rounds": 1, "seconds": 1.2, "batch": 250, "paced"
 FULL = {"rounds": 5, "control_rounds": 2, "seconds": 5.0, "batch": 1500, "paced": 200}
 
 
+CHAT = ("slack", "discord", "msteams", "telegram", "matrix", "ntfy")
+
+
 def run(ctx) -> None:
-    """Throughput ratio and delivery times on both databases, then the control."""
+    """Throughput ratio and delivery times on both databases, e-mail and webhook then chat; the controls."""
     sizes = QUICK if ctx.quick else FULL
     control = Control("notifications sent on the connection", "notify_inline")
-    with sinks(ctx) as sink:
+    chat_control = Control("chat messages sent on the connection", "notify_inline")
+    # A control only has to miss the goal, by far: fewer rounds.
+    control_sizes = {**sizes, "rounds": sizes["control_rounds"]}
+    with sinks(ctx) as (sink, chat):
         for kind in KINDS:
             database = ctx.database(kind, "notify")
             database.set_last_cleanup(utcnow())  # no cleanup due: notifications are the only difference
             throughput(ctx, database, sizes, sink)
             delivery_times(ctx, database, sizes, sink)
-            # A control only has to miss the goal, by far: fewer rounds.
-            control_sizes = {**sizes, "rounds": sizes["control_rounds"]}
             control.figures.append(throughput(ctx, database, control_sizes, sink, variant="notify_inline"))
+            throughput(ctx, database, sizes, chat, scenario="chat")
+            delivery_times(ctx, database, sizes, chat, channels=CHAT)
+            chat_control.figures.append(
+                throughput(ctx, database, control_sizes, chat, variant="notify_inline", scenario="chat")
+            )
             database.drop()
     ctx.report.control(control)
+    ctx.report.control(chat_control)
+
+
+def chat_settings(api_port: int) -> dict:
+    """The six chat channels' URLs, each to the stand-in on ``api_port``: Matrix and ntfy name it, the other
+    four reach it through ``SUNDOWN_NOTIFY_API_BASES``."""
+    base = f"http://127.0.0.1:{api_port}"
+    urls = [
+        "slack://T0001/B0002/SlackBenchToken1",
+        "discord://112233/DiscordBenchToken1",
+        "workflows://prod.example.logic.azure.com/wf42/TeamsBenchSignature",
+        "tgram://123456:TelegramBenchToken/-100777",
+        f"matrix://syt_MatrixBenchToken@127.0.0.1:{api_port}/!room:example.org",
+        f"ntfy://127.0.0.1:{api_port}/sundown-bench",
+    ]
+    return {
+        "notify_urls": ",".join(urls),
+        "notify_api_bases": ",".join(f"{service}={base}" for service in ("slack", "discord", "msteams", "telegram")),
+        "webhook_allow_private": 1,
+        "pow_max_number": 1,
+    }
 
 
 @contextmanager
 def sinks(ctx):
-    """The SMTP sink and webhook receiver in a process of their own; yield the servers' settings."""
-    mail_port, hook_port = free_port(), free_port()
+    """The SMTP sink, the webhook receiver and the chat services' stand-in in a process of their own; yield
+    the servers' settings for e-mail and webhook, and for the six chat channels."""
+    mail_port, hook_port, api_port = free_port(), free_port(), free_port()
     with open(ctx.workdir / "sinks.log", "ab") as log:
         process = subprocess.Popen(
-            [sys.executable, "-m", "devtools.receivers", str(mail_port), str(hook_port), SECRET],
+            [sys.executable, "-m", "devtools.receivers", str(mail_port), str(hook_port), SECRET, str(api_port)],
             cwd=ROOT,
             env={**os.environ, "PYTHONPATH": str(ROOT)},
             stdout=log,
@@ -91,21 +128,28 @@ def sinks(ctx):
     try:
         _wait_listening(mail_port, process, ctx.workdir / "sinks.log")
         _wait_listening(hook_port, process, ctx.workdir / "sinks.log")
-        yield {
-            "smtp_url": f"smtp://127.0.0.1:{mail_port}",
-            "mail_from": "sundown@example.org",
-            "notify_emails": "admin@example.org",
-            "webhook_url": f"http://127.0.0.1:{hook_port}/hooks/sundown",
-            "webhook_secret": SECRET,
-            "webhook_allow_private": 1,
-            "pow_max_number": 1,
-        }
+        _wait_listening(api_port, process, ctx.workdir / "sinks.log")
+        yield (
+            {
+                "smtp_url": f"smtp://127.0.0.1:{mail_port}",
+                "mail_from": "sundown@example.org",
+                "notify_emails": "admin@example.org",
+                "webhook_url": f"http://127.0.0.1:{hook_port}/hooks/sundown",
+                "webhook_secret": SECRET,
+                "webhook_allow_private": 1,
+                "pow_max_number": 1,
+            },
+            chat_settings(api_port),
+        )
     finally:
         stop(process)
 
 
-def throughput(ctx, database, sizes, on_settings: dict, variant: str = "shipped"):
-    """On ÷ off, paired request by request (and on ÷ on again, the A/A control); the figure."""
+def throughput(ctx, database, sizes, on_settings: dict, variant: str = "shipped", scenario: str = ""):
+    """On ÷ off, paired request by request (and on ÷ on again, the A/A control); the figure. ``scenario``
+    ``chat``: the six chat channels on, the figures named ``notify_chat_…``."""
+    prefix = f"notify_{scenario}" if scenario else "notify"
+    what = "the six chat channels" if scenario else "e-mail + webhook"
     names = ["on", "off", "on_again"]
     means: dict[str, list[float]] = {name: [] for name in names}
     drains: list[float] = []
@@ -114,13 +158,13 @@ def throughput(ctx, database, sizes, on_settings: dict, variant: str = "shipped"
     with ExitStack() as stack:
         servers = {
             "on": stack.enter_context(
-                serve(database.url, ctx.workdir, f"notify-on-{kind}-{variant}", variant, **on_settings)
+                serve(database.url, ctx.workdir, f"{prefix}-on-{kind}-{variant}", variant, **on_settings)
             ),
             "off": stack.enter_context(
-                serve(database.url, ctx.workdir, f"notify-off-{kind}-{variant}", pow_max_number=1)
+                serve(database.url, ctx.workdir, f"{prefix}-off-{kind}-{variant}", pow_max_number=1)
             ),
             "on_again": stack.enter_context(
-                serve(database.url, ctx.workdir, f"notify-on2-{kind}-{variant}", variant, **on_settings)
+                serve(database.url, ctx.workdir, f"{prefix}-on2-{kind}-{variant}", variant, **on_settings)
             ),
         }
         ports = [servers[name].port for name in names]
@@ -141,11 +185,11 @@ def throughput(ctx, database, sizes, on_settings: dict, variant: str = "shipped"
     ratio = Ratio(ratios(means["off"], means["on"]), ratios(means["on_again"], means["on"]))
     control = variant != "shipped"
     figure = ctx.report.add(
-        "notify_throughput_ratio",
+        f"{prefix}_throughput_ratio",
         ratio.value,
         "≥ 0.95",
         kind,
-        f"solved submissions/s, e-mail + webhook on ÷ none configured, paired request by request; {CLIENTS} "
+        f"solved submissions/s, {what} on ÷ none configured, paired request by request; {CLIENTS} "
         f"keep-alive clients, {sizes['seconds']:g} s per round",
         samples=f"{sizes['rounds']} rounds",
         ratio=ratio,
@@ -153,7 +197,7 @@ def throughput(ctx, database, sizes, on_settings: dict, variant: str = "shipped"
     )
     if not control:
         ctx.report.add(
-            "notify_on_submissions_per_s",
+            f"{prefix}_on_submissions_per_s",
             on_requests.rate(),
             "",
             kind,
@@ -161,21 +205,21 @@ def throughput(ctx, database, sizes, on_settings: dict, variant: str = "shipped"
             samples=f"{sizes['rounds']} rounds",
         )
         ctx.report.add(
-            "notify_on_p99_ms",
+            f"{prefix}_on_p99_ms",
             on_requests.percentile(0.99) * 1000,
             "",
             kind,
             samples=f"{len(on_requests.latencies)} requests, {on_requests.above(0.99)} above p99",
         )
         ctx.report.add(
-            "notify_off_p99_ms",
+            f"{prefix}_off_p99_ms",
             off_requests.percentile(0.99) * 1000,
             "",
             kind,
             samples=f"{len(off_requests.latencies)} requests, {off_requests.above(0.99)} above p99",
         )
         ctx.report.add(
-            "notify_on_cpu_ms_per_submission",
+            f"{prefix}_on_cpu_ms_per_submission",
             cpu.per_request("on"),
             "",
             kind,
@@ -186,7 +230,7 @@ def throughput(ctx, database, sizes, on_settings: dict, variant: str = "shipped"
             samples=f"{sizes['rounds']} rounds",
         )
         ctx.report.add(
-            "notify_drain_seconds",
+            f"{prefix}_drain_seconds",
             max(drains),
             "",
             kind,
@@ -260,16 +304,28 @@ def drain(engine, timeout: float = 300) -> float:
     return time.perf_counter() - started
 
 
-def delivery_times(ctx, database, sizes, on_settings: dict) -> None:
-    """Paced submissions to an "on" server; submission → delivery per channel, from the outbox rows."""
+def delivery_times(ctx, database, sizes, on_settings: dict, channels: tuple[str, ...] = ("email", "webhook")) -> None:
+    """Paced submissions to an "on" server; submission → delivery per channel, from the outbox rows; with chat,
+    how long after the last submission the outbox is empty."""
     engine = database.engine
     with engine.connect() as connection:
         first = connection.scalar(text("SELECT coalesce(max(id), 0) FROM deliveries"))
-    with serve(database.url, ctx.workdir, f"notify-paced-{database.kind}", **on_settings) as server:
+    name = "chat" if channels != ("email", "webhook") else "notify"
+    with serve(database.url, ctx.workdir, f"{name}-paced-{database.kind}", **on_settings) as server:
         bodies = solved_bodies(server.port, sizes["paced"])
         paced(server.port, bodies, per_second=10)
-        rows = wait_delivered(engine, first, 2 * sizes["paced"])
-    for channel in ("email", "webhook"):
+        drained = drain(engine, timeout=60)
+        rows = wait_delivered(engine, first, len(channels) * sizes["paced"])
+    if name == "chat":
+        ctx.report.add(
+            "notify_chat_drained_after_s",
+            drained,
+            "≤ 1",
+            database.kind,
+            "from the last of the paced submissions (10/s, six chat channels) until no delivery is pending",
+            samples=f"{len(rows)} deliveries",
+        )
+    for channel in channels:
         seconds = sorted(delay for each, delay in rows if each == channel)
         samples = Samples(latencies=seconds)
         # A steady trickle is not a burst: its notifications must not wait for the pass's QUIET_WAIT.

@@ -299,6 +299,8 @@ class ApiReceiver:
     retry_after: str | None = None  # sent with every answer when set (a 429's)
     answer: bytes = b"{}"
     calls: list[ApiCall] = field(default_factory=list)
+    port: int = 0  # 0: any free port
+    keep_calls: bool = True  # a benchmark's receiver keeps none
 
     def start(self) -> ApiReceiver:
         """Serve in a thread."""
@@ -310,7 +312,8 @@ class ApiReceiver:
             def _record(self):
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
                 headers = {key.lower(): value for key, value in self.headers.items()}
-                receiver.calls.append(ApiCall(self.command, self.path, headers, body))
+                if receiver.keep_calls:
+                    receiver.calls.append(ApiCall(self.command, self.path, headers, body))
                 self.send_response(receiver.status)
                 if receiver.retry_after is not None:
                     self.send_header("Retry-After", receiver.retry_after)
@@ -324,7 +327,7 @@ class ApiReceiver:
             def log_message(self, *args):
                 pass
 
-        self.server = ThreadingHTTPServer((LOOPBACK, 0), Handler)
+        self.server = ThreadingHTTPServer((LOOPBACK, self.port), Handler)
         self.server.daemon_threads = True
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
@@ -341,13 +344,17 @@ class ApiReceiver:
         self.server.server_close()
 
 
-def serve_sinks(mail_port: int, hook_port: int, secret: str) -> None:
-    """Run a plain SMTP sink and a webhook receiver until killed (a benchmark's separate process)."""
+def serve_sinks(mail_port: int, hook_port: int, secret: str, api_port: int | None = None) -> None:
+    """Run a plain SMTP sink, a webhook receiver and (given its port) a chat services' stand-in until killed
+    (a benchmark's separate process)."""
     mail = MailServer(None, port=mail_port).start()
     hook = WebhookReceiver(secret, port=hook_port).start()
+    api = ApiReceiver(port=api_port, keep_calls=False).start() if api_port else None
     try:
         threading.Event().wait()
     finally:
+        if api is not None:
+            api.stop()
         hook.stop()
         mail.stop()
 
@@ -355,4 +362,4 @@ def serve_sinks(mail_port: int, hook_port: int, secret: str) -> None:
 if __name__ == "__main__":
     import sys
 
-    serve_sinks(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3])
+    serve_sinks(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], int(sys.argv[4]) if len(sys.argv) > 4 else None)

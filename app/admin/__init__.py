@@ -30,6 +30,7 @@ from app.admin import (  # noqa: E402,F401
     actions,
     admins,
     attachments,
+    chat,
     cleanup,
     display,
     export,

@@ -23,6 +23,7 @@ from app.forms import editor, embed, store
 from app.forms import refused as refused_sites
 from app.forms.fields import TYPES, dump
 from app.models import DEFAULT_FORM_ID, AuditAction, Form
+from app.notify import settings as notify_settings
 
 # The type names as the editor's menu shows them.
 TYPE_NAMES = {
@@ -104,7 +105,9 @@ def _form_or_404(form_id: int) -> Form:
 
 
 def _submit(form: Form | None):
-    draft, errors = editor.read(request.form, i18n.LOCALES, current_app.config["DEFAULT_LOCALE"])
+    with db.transaction() as session:  # not the request's: it may begin writing below
+        chat = ((form.notify_urls or []) if form else [], notify_settings.load(session).chat)
+    draft, errors = editor.read(request.form, i18n.LOCALES, current_app.config["DEFAULT_LOCALE"], chat)
     if form is not None and form.id == DEFAULT_FORM_ID and not draft.enabled:
         errors["enabled"] = _("The site's own form is always on: its address is the site's front page.")
     if request.form.get("action") != "save" or errors:
@@ -120,6 +123,7 @@ def _submit(form: Form | None):
         "spam_retention_days",
         "notify_emails",
         "webhook_url",
+        "notify_urls",
         "email_field",
         "allowed_origins",
         "thanks_url",

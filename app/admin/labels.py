@@ -51,6 +51,7 @@ LABELS = {
     AuditAction.MARKED_SPAM: lazy_pgettext("audit action", "marked spam"),
     AuditAction.SPAM_WORDS_CHANGED: lazy_pgettext("audit action", "spam words changed"),
     AuditAction.SITE_ALLOWED: lazy_pgettext("audit action", "site allowed"),
+    AuditAction.DELIVERY_SENT_AGAIN: lazy_pgettext("audit action", "notification sent again"),
     AuditAction.HOLD_PLACED: lazy_pgettext("audit action", "hold placed"),
     AuditAction.HOLD_RELEASED: lazy_pgettext("audit action", "hold released"),
     AuditAction.RETENTION_CHANGED: lazy_pgettext("audit action", "retention changed"),

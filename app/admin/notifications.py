@@ -1,4 +1,5 @@
-"""The Notifications page: recipients, webhook, content and digest; the signing secret; a test; health.
+"""The Notifications page: recipients, webhook, content and digest; the signing secret; a test; health;
+the chat card and the delivery log (their actions: ``app.admin.chat``).
 
 Settings set in the environment (``SUNDOWN_NOTIFY_EMAILS``, ``SUNDOWN_WEBHOOK_URL``,
 ``SUNDOWN_WEBHOOK_SECRET``) take precedence and are shown read-only. Every
@@ -11,15 +12,16 @@ from __future__ import annotations
 
 import json
 
-from flask import flash, redirect, render_template, request, url_for
+from flask import abort, flash, redirect, render_template, request, url_for
 from flask_babel import gettext as _
 from flask_login import current_user
 
 from app import audit
 from app.admin import bp
-from app.core import db, parsing
+from app.core import chaturls, db, parsing
 from app.models import AuditAction, Delivery, DeliveryKind, DeliveryStatus
-from app.notify import channels, health
+from app.notify import channels, digest, health
+from app.notify import log as delivery_log
 from app.notify import settings as notify_settings
 from app.notify.channels import email
 from app.notify.settings import CONTENT_KEY, DIGEST_KEY, EMAILS_KEY, SECRET_KEY, WEBHOOK_KEY
@@ -35,8 +37,12 @@ def deliveries_failing() -> bool:
 
 @bp.get("/notifications")
 def notifications():
-    """The settings in force, the secret, the test button and the delivery health."""
-    return _page()
+    """The settings in force, the secret, the test buttons, the delivery health and the log (``?page=``,
+    ``?channel=``: one channel's deliveries; 404 for a channel Sundown does not have)."""
+    channel = request.args.get("channel") or None
+    if channel is not None and channels.named(channel) is None:
+        abort(404)
+    return page_of(log_page=request.args.get("page", 1, type=int), log_channel=channel)
 
 
 @bp.post("/notifications")
@@ -46,7 +52,7 @@ def change_notifications():
     current = notify_settings.load(session)
     values, errors = _parse_form(current)
     if errors:
-        return _page(form=request.form, errors=errors), 422
+        return page_of(form=request.form, errors=errors), 422
     changes = _save_changes(session, current, values)
     if changes:
         audit.record(session, current_user, AuditAction.NOTIFICATIONS_CHANGED, 0, ", ".join(changes))
@@ -73,14 +79,17 @@ def rotate_secret():
         AuditAction.WEBHOOK_SECRET_ROTATED if current.secret else AuditAction.WEBHOOK_SECRET_CREATED,
     )
     session.commit()
-    return _page(new_secret=secret)
+    return page_of(new_secret=secret)
 
 
 @bp.post("/notifications/test")
 def send_test():
-    """Send a test notification on every channel in force, through the outbox, and show each outcome."""
+    """Send a test notification on every channel in force (or on the one ``channel`` names), through the
+    outbox, and show each outcome."""
     session = db.get_session(write=True)
     names = channels.in_force(notify_settings.load(session))
+    if request.form.get("channel"):
+        names = [name for name in names if name == request.form["channel"]]
     if not names:
         flash(_("Nothing to test: set e-mail recipients (with an SMTP server) or a webhook URL and secret."), "warning")
         return redirect(url_for("admin.notifications"), 303)
@@ -149,7 +158,15 @@ def _save_changes(session, current: notify_settings.Notifications, values: dict)
     return changes
 
 
-def _page(form=None, errors: dict | None = None, new_secret: str | None = None):
+def page_of(
+    form=None,
+    errors: dict | None = None,
+    new_secret: str | None = None,
+    log_page: int = 1,
+    log_channel: str | None = None,
+    chat_form: dict | None = None,
+):
+    """The Notifications page (with a refused form's values and errors, or a new secret shown once)."""
     session = db.get_session()
     current = notify_settings.load(session)
     return render_template(
@@ -159,7 +176,13 @@ def _page(form=None, errors: dict | None = None, new_secret: str | None = None):
         errors=errors or {},
         new_secret=new_secret,
         channels=health.per_channel(session),
-        deliveries=health.recent(session),
+        in_force=channels.in_force(current),
+        log=delivery_log.page(session, log_page, log_channel),
+        log_channel=log_channel,
+        chat_channels=[channel for channel in channels.CHANNELS if channel.name in chaturls.SERVICES],
+        chat_choices=digest.CHAT_CHOICES,
+        chat_form=chat_form,
+        chat_shown=chaturls.shown_lines(current.chat_urls),
         channel_label=channels.label_of,
         DeliveryStatus=DeliveryStatus,
         emails_text="\n".join(current.emails),

@@ -62,6 +62,8 @@ POLICY: dict[str, Permission] = {
     "admin.change_notifications": Permission.SETTINGS,  # POST /admin/notifications
     "admin.rotate_secret": Permission.SETTINGS,  # POST /admin/notifications/secret
     "admin.send_test": Permission.SETTINGS,  # POST /admin/notifications/test
+    "admin.change_chat": Permission.SETTINGS,  # POST /admin/notifications/chat (app.admin.chat)
+    "admin.send_again": Permission.SETTINGS,  # POST /admin/notifications/deliveries/<id>/again
     "admin.cleanup_page": Permission.SETTINGS,  # GET  /admin/cleanup (the ledger and the audit log)
     "admin.run_cleanup": Permission.SETTINGS,  # POST /admin/cleanup/run
     # e-mails held apart (app.admin.held): whoever manages the site's settings

@@ -28,8 +28,12 @@ the only form that may be logged or shown back.
 from __future__ import annotations
 
 import base64
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from urllib.parse import parse_qs, quote, unquote, urlsplit
+
+from flask_babel import gettext as _
 
 SERVICES = ("slack", "discord", "msteams", "telegram", "matrix", "ntfy")
 SCHEMES = {
@@ -241,6 +245,99 @@ _PARSERS = {
     "ntfy": _ntfy,
     "ntfys": _ntfy,
 }
+
+
+class LineError(ValueError):
+    """A line of an edited list of URLs that cannot be kept: its number (from 1), and whether its scheme is
+    of a service Sundown does not speak (``unknown``) or the URL is incomplete or masked."""
+
+    def __init__(self, line: int, unknown: bool = False, scheme: str = "") -> None:
+        super().__init__(f"line {line}")
+        self.line, self.unknown, self.scheme = line, unknown, scheme
+
+
+class TooMany(ValueError):
+    """More URLs than a list may hold, or more than ``PER_SERVICE`` for one service (``service``)."""
+
+    def __init__(self, service: str = "") -> None:
+        super().__init__(service or "too many")
+        self.service = service
+
+
+@lru_cache(maxsize=256)
+def parse_stored(urls: tuple[str, ...]) -> tuple[Target, ...]:
+    """URLs admins saved (each checked when saved), parsed once per process; one that no longer parses (a
+    version that reads them differently) is left out rather than failing every delivery."""
+    found = []
+    for url in urls:
+        try:
+            found.append(parse_notify_url(url))
+        except ValueError:
+            continue
+    return tuple(found)
+
+
+def shown_lines(urls: Sequence[str]) -> str:
+    """A saved list as an editor shows it: one URL a line, each masked (``Target.shown``)."""
+    return "\n".join(target.shown for target in parse_stored(tuple(urls)))
+
+
+def edited(text: str, stored: Sequence[str], besides: Sequence[Target] = ()) -> list[str]:
+    """The URLs an edited list stands for. A line that is a saved URL as shown (masked) keeps that URL; any
+    other line is a new URL, parsed (``LineError`` for one Sundown cannot use, a masked one included). With
+    ``besides`` (the URLs that are sent to as well), at most ``PER_SERVICE`` of one service in all
+    (``TooMany``)."""
+    kept: dict[str, list[str]] = {}
+    for url in stored:
+        for target in parse_stored((url,)):
+            kept.setdefault(target.shown, []).append(url)
+    lines = [(number, line.strip()) for number, line in enumerate(text.splitlines(), start=1) if line.strip()]
+    urls = [kept[line].pop(0) if kept.get(line) else _new_line(number, line) for number, line in lines]
+    if len(urls) > MAX_URLS:
+        raise TooMany()
+    targets = [*besides, *(parse_notify_url(url) for url in urls)]
+    for service in SERVICES:
+        if sum(1 for each in targets if each.service == service) > PER_SERVICE:
+            raise TooMany(service)
+    return urls
+
+
+def message_of(error: ValueError) -> str:
+    """What an admin is told of a list ``edited`` refused (no secret in it: a line's number, a scheme)."""
+    if isinstance(error, LineError) and error.unknown:
+        return _(
+            "Line %(line)s: %(scheme)s:// is not a service Sundown speaks. Use Slack (slack://), Discord"
+            " (discord://), Microsoft Teams (workflows:// or msteams://), Telegram (tgram://), Matrix (matrix://"
+            " or matrixs://) or ntfy (ntfy:// or ntfys://).",
+            line=error.line,
+            scheme=error.scheme[:20] or "?",
+        )
+    if isinstance(error, LineError):
+        return _(
+            "Line %(line)s is not a complete URL of one of the six services. A URL shown with its secret cut"
+            " (…) is kept only as it was shown; to change it, paste it whole.",
+            line=error.line,
+        )
+    if isinstance(error, TooMany) and error.service:
+        return _(
+            "At most %(n)s URLs of one service (%(service)s), counting those sent to besides.",
+            n=PER_SERVICE,
+            service=error.service,
+        )
+    return _("At most %(n)s URLs.", n=MAX_URLS)
+
+
+def _new_line(number: int, line: str) -> str:
+    """A line typed as a new URL, checked: ``LineError`` when it is masked or not of a service spoken."""
+    if "…" in line:
+        raise LineError(number)
+    try:
+        parse_notify_url(line)
+    except UnknownService as error:
+        raise LineError(number, unknown=True, scheme=line.split("://", 1)[0] if "://" in line else "") from error
+    except ValueError as error:
+        raise LineError(number) from error
+    return line
 
 
 def parse_api_bases(value: str) -> dict[str, str]:

@@ -10,13 +10,15 @@ the page shows each message next to its input and a summary at the top.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
 from flask_babel import gettext as _
 
-from app.core import parsing
+from app.core import chaturls, parsing
+from app.core.chaturls import Target
 from app.forms import embed as embed_rules
 from app.forms.fields import (
     CHOICE_TYPES,
@@ -52,6 +54,7 @@ class Draft:
     retention_clock: str = "received"  # ``retention.Clock``: from receipt, or from the thread's last message
     notify_emails: list[str] | None = None
     webhook_url: str | None = None
+    notify_urls: list[str] | None = None  # chat URLs besides the site's (secrets in them: shown masked only)
     email_field: str | None = None
     allowed_origins: list[str] | None = None
     thanks_url: str | None = None
@@ -81,6 +84,7 @@ class Draft:
             ack_quote_new=form.ack_quote_new,
             notify_emails=form.notify_emails,
             webhook_url=form.webhook_url,
+            notify_urls=form.notify_urls,
             email_field=form.email_field,
             allowed_origins=form.allowed_origins,
             thanks_url=form.thanks_url,
@@ -89,11 +93,15 @@ class Draft:
             ack_texts=dict(form.ack_texts or {}),
             fields=list(fields),
             rows=list(range(len(fields))),
+            raw={"notify_urls": chaturls.shown_lines(form.notify_urls or [])},  # never a secret whole
         )
 
 
-def read(data: Any, locales: tuple[str, ...], default_locale: str) -> tuple[Draft, dict[str, str]]:
-    """The draft an editor's post describes, and a message per bad input (keyed by input name)."""
+def read(
+    data: Any, locales: tuple[str, ...], default_locale: str, chat: tuple[Sequence[str], Sequence[Target]] = ((), ())
+) -> tuple[Draft, dict[str, str]]:
+    """The draft an editor's post describes, and a message per bad input (keyed by input name). ``chat``: the
+    form's saved chat URLs (a line showing one masked keeps it) and those sent to besides (the site's)."""
     errors: dict[str, str] = {}
     draft = Draft(raw={key: value for key, value in data.items()})
     draft.slug = data.get("slug", "").strip().lower()
@@ -114,6 +122,7 @@ def read(data: Any, locales: tuple[str, ...], default_locale: str) -> tuple[Draf
         draft.retention_clock = retention.Clock.RECEIVED
     draft.notify_emails = _emails(data, errors)
     draft.webhook_url = _webhook(data, errors)
+    draft.notify_urls = _chat_urls(data, chat, errors, draft.raw)
     draft.allowed_origins = _origins(data, errors)
     draft.thanks_url = _thanks_url(data, draft.allowed_origins, errors)
     draft.ack_enabled = data.get("ack_enabled") == "1"
@@ -165,6 +174,21 @@ def _emails(data: Any, errors: dict[str, str]) -> list[str] | None:
             n=parsing.MAX_RECIPIENTS,
         )
         return None
+
+
+def _chat_urls(
+    data: Any, chat: tuple[Sequence[str], Sequence[Target]], errors: dict[str, str], raw: dict[str, str]
+) -> list[str] | None:
+    """The form's chat URLs (None: none of its own); refused, the saved ones. What the editor shows again is
+    each URL masked, never what was typed."""
+    stored, besides = chat
+    try:
+        urls = chaturls.edited(data.get("notify_urls", ""), stored, besides) or None
+    except ValueError as error:
+        errors["notify_urls"] = chaturls.message_of(error)
+        urls = list(stored) or None
+    raw["notify_urls"] = chaturls.shown_lines(urls or [])
+    return urls
 
 
 def _webhook(data: Any, errors: dict[str, str]) -> str | None:

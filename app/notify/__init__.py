@@ -4,9 +4,11 @@ Each module does one thing:
 
 * ``settings``: the operator's (environment) and the admins' (``settings`` table) settings; ``state``:
   the settings new inquiries are enqueued under, read once a second.
-* ``channels``: one module per channel (``email``, ``webhook``), one protocol, the one registry.
+* ``channels``: one module per channel (``email``, ``webhook``, the six chat services), one protocol,
+  the one registry.
 * ``sending``: the handler the outbox sends this package's deliveries with; ``message``: what a
-  notification says; ``digest``: the e-mail digest.
+  notification says; ``digest``: the digests (e-mail and chat) and the hourly cap's hold.
+* ``log``: the delivery log of the Notifications page (the last 30 days, paged).
 * ``health``: what the admin pages show (``POST /internal/deliver`` is in ``app.web.internal``).
 
 Views call ``enqueue_inquiries(session, inquiry_ids)`` inside the transaction that
@@ -21,7 +23,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.core import clock, metrics, ratelimit
-from app.models import DeliveryChannel, DeliveryKind, Form, Inquiry
+from app.models import DeliveryKind, Form, Inquiry
 from app.notify import channels, digest, sending, settings, state
 from app.outbox import handlers, hook, store
 
@@ -47,36 +49,50 @@ def enqueue_inquiries(session: Session, inquiry_ids: list[int], form: Form | Non
     groups = [(form, inquiry_ids)] if form is not None else _by_form(session, inquiry_ids)
     count = 0
     for each_form, ids in groups:
-        config = site.for_form(each_form)
-        names = channels.in_force(config)
-        if not names:
-            continue
-        # With a digest, e-mails to the site's recipients wait for the end of their window; the rest go at
-        # once, unless the hourly cap is reached: then they wait for the end of the hour, and go as one.
-        email = DeliveryChannel.EMAIL
-        batched = [email] if digest.batches(config, each_form) and email in names else []
-        due = digest.window_end(clock.now(), config.digest_minutes) if batched else None
-        kind = DeliveryKind.INQUIRY
-        if email in names and not batched and _over_hourly_cap(session, len(ids)):
-            batched, kind = [email], DeliveryKind.CAPPED
-            due = digest.window_end(clock.now(), digest.CAP_WINDOW_MINUTES)
-            metrics.count_capped_notifications(len(ids))
-        store.enqueue(session, ids, [name for name in names if name not in batched])
-        store.enqueue(session, ids, batched, due=due, kind=kind)
+        names = channels.in_force(site.for_form(each_form))
+        for (due, kind), group in _plan(session, site.for_form(each_form), each_form, names, len(ids)).items():
+            store.enqueue(session, ids, group, due=due, kind=kind)
         count += len(names) * len(ids)
     if count:
         hook.wake()
     return count
 
 
+def _plan(
+    session: Session, config: settings.Notifications, form: Form | None, names: list[str], count: int
+) -> dict[tuple, list[str]]:
+    """The channels of ``count`` inquiries grouped by when they are due and as what.
+
+    With a digest on a channel, its rows wait for the end of their window;
+    the rest go at once, unless the hourly cap is reached: then e-mail and
+    chat wait for the end of the hour, and go as one (webhooks go at once).
+    """
+    now = clock.now()
+    plan: dict[tuple, list[str]] = {}
+    waiting = {name: digest.minutes_of(config, form, name) for name in names}
+    cappable = [name for name in names if digest.cappable(name) and not waiting[name]]
+    capped = bool(cappable) and _over_hourly_cap(session, count)
+    if capped:
+        metrics.count_capped_notifications(count)
+    for name in names:
+        if waiting[name]:
+            key: tuple = (digest.window_end(now, waiting[name]), DeliveryKind.INQUIRY)
+        elif capped and name in cappable:
+            key = (digest.window_end(now, digest.CAP_WINDOW_MINUTES), DeliveryKind.CAPPED)
+        else:
+            key = (None, DeliveryKind.INQUIRY)
+        plan.setdefault(key, []).append(name)
+    return plan
+
+
 def enqueue_message(session: Session, inquiry_id: int) -> int:
     """Enqueue, in the caller's transaction, one delivery per channel in force for the inquiry's form saying
     that the person answered (kind ``message``); how many. Never in a digest: past the hourly cap the e-mail
-    is left out (the inquiry is unread again all the same) and the webhook still goes."""
+    and chat messages are left out (the inquiry is unread again all the same) and the webhook still goes."""
     [(form, _ids)] = _by_form(session, [inquiry_id]) or [(None, [])]
     names = channels.in_force(settings.for_new_inquiries(session).for_form(form))
-    if DeliveryChannel.EMAIL in names and _over_hourly_cap(session, 1):
-        names = [name for name in names if name != DeliveryChannel.EMAIL]
+    if any(digest.cappable(name) for name in names) and _over_hourly_cap(session, 1):
+        names = [name for name in names if not digest.cappable(name)]
         metrics.count_capped_notifications(1)
     store.enqueue(session, [inquiry_id], names, kind=DeliveryKind.MESSAGE)
     if names:
@@ -85,7 +101,8 @@ def enqueue_message(session: Session, inquiry_id: int) -> int:
 
 
 def _over_hourly_cap(session: Session, count: int) -> bool:
-    """Count ``count`` e-mails against ``SUNDOWN_NOTIFY_HOURLY_CAP``; whether the hour's cap is passed."""
+    """Count ``count`` inquiries notified by e-mail or chat against ``SUNDOWN_NOTIFY_HOURLY_CAP``; whether
+    the hour's cap is passed."""
     cap = [ratelimit.Limit(current_app.config["NOTIFY_HOURLY_CAP"], 3600)]
     return any(ratelimit.hit("notify-email", "all", cap, session) is not None for _ in range(count))
 

@@ -1,10 +1,16 @@
-"""The optional e-mail digest: at most one e-mail per interval, listing the inquiries since the last.
+"""The optional digests: at most one e-mail, or one chat message per service, per interval, listing the
+inquiries since the last.
 
-With a digest interval of N minutes, an inquiry's e-mail row is enqueued due
-at the end of its window (windows aligned to the epoch, the same in every
-process). The first of the window's rows to be claimed takes the other due
-ones along, and one e-mail lists them all; each row is still recorded on its
-own, so a failed digest retries like any e-mail. Webhooks are never batched.
+With a digest interval of N minutes (for e-mail any number, for each chat
+channel each inquiry, an hour or a day), an inquiry's row on that channel is
+enqueued due at the end of its window (windows aligned to the epoch, the
+same in every process). The first of the window's rows to be claimed takes
+the other due ones of its channel along, and one message lists them all;
+each row is still recorded on its own, so a failed digest retries like any
+delivery. Past the hourly cap, e-mail and chat rows wait for the end of the
+hour the same way (``DeliveryKind.CAPPED``). Webhooks are never batched. A
+form with recipients (or chat URLs) of its own gets one message per inquiry
+on that channel: a digest lists only inquiries that go to the same place.
 """
 
 from __future__ import annotations
@@ -36,19 +42,41 @@ def window_end(now: datetime, minutes: int) -> datetime:
     return datetime.fromtimestamp((math.floor(now.timestamp() / seconds) + 1) * seconds, UTC)
 
 
-def batches(config: Notifications, form) -> bool:
-    """Whether inquiry e-mails under ``config`` wait for a digest: an interval is set and they go to the
-    site's recipients (a form with recipients of its own gets one e-mail per inquiry)."""
-    return config.digest_minutes > 0 and (form is None or form.notify_emails is None)
+CHAT_CHOICES = (0, 60, 24 * 60)  # a chat channel's digest: each inquiry, one message an hour, one a day
+
+
+def cappable(channel: str) -> bool:
+    """Whether ``channel``'s messages wait for a digest past the hourly cap (e-mail and chat; not webhooks)."""
+    return channel != DeliveryChannel.WEBHOOK
+
+
+def own_place(form, channel: str) -> bool:
+    """Whether ``form`` sends ``channel``'s messages to a place of its own (recipients, chat URLs)."""
+    if form is None:
+        return False
+    return form.notify_emails is not None if channel == DeliveryChannel.EMAIL else bool(form.notify_urls)
+
+
+def minutes_of(config: Notifications, form, channel: str = DeliveryChannel.EMAIL) -> int:
+    """The digest interval of ``channel`` for inquiries to ``form`` under ``config``; 0 for none."""
+    if not cappable(channel) or own_place(form, channel):
+        return 0
+    return config.digest_minutes if channel == DeliveryChannel.EMAIL else config.chat_digest.get(channel, 0)
+
+
+def batches(config: Notifications, form, channel: str = DeliveryChannel.EMAIL) -> bool:
+    """Whether inquiry messages on ``channel`` under ``config`` wait for a digest: an interval is set and
+    they go to the site's place (a form with its own gets one message per inquiry)."""
+    return minutes_of(config, form, channel) > 0
 
 
 def applies(notice: Notice, config: Notifications) -> bool:
-    """Whether this delivery goes out in a digest: an inquiry's e-mail to the site's recipients with an
-    interval set, or one held back by the hourly cap (``DeliveryKind.CAPPED``)."""
+    """Whether this delivery goes out in a digest: an inquiry's e-mail or chat message to the site's place
+    with an interval set, or one held back by the hourly cap (``DeliveryKind.CAPPED``)."""
     kind = notice.delivery.kind
-    if notice.delivery.channel != DeliveryChannel.EMAIL or kind not in (DeliveryKind.INQUIRY, DeliveryKind.CAPPED):
+    if not cappable(notice.delivery.channel) or kind not in (DeliveryKind.INQUIRY, DeliveryKind.CAPPED):
         return False  # a test goes on its own
-    return kind == DeliveryKind.CAPPED or batches(config, notice.form)
+    return kind == DeliveryKind.CAPPED or batches(config, notice.form, notice.delivery.channel)
 
 
 def claim_companions(
@@ -57,17 +85,19 @@ def claim_companions(
     now: datetime,
     lease_until: datetime,
     kinds: tuple[str, ...] = (DeliveryKind.INQUIRY, DeliveryKind.CAPPED),
+    channel: str = DeliveryChannel.EMAIL,
 ) -> dict[int, datetime]:
-    """The other inquiry e-mails to the site's recipients to list (up to ``MAX_LISTED``): those this sender
-    already holds (``lease_until``) and those due now, leased here; their ids and leases."""
+    """The other inquiries' rows on ``channel`` to the site's place to list (up to ``MAX_LISTED``): those this
+    sender already holds (``lease_until``) and those due now, leased here; their ids and leases."""
     held = (Delivery.status == DeliveryStatus.PENDING) & (Delivery.lease_until == lease_until)
-    own_recipients = select(Form.id).where(Form.notify_emails.is_not(None))
+    own_column = Form.notify_emails if channel == DeliveryChannel.EMAIL else Form.notify_urls
+    own_recipients = select(Form.id).where(own_column.is_not(None))
     candidates = session.execute(
         select(Delivery.id, Delivery.lease_until)
         .join(Inquiry, Inquiry.id == Delivery.inquiry_id)
         .where(
             or_(store.due_now(now), held),
-            Delivery.channel == DeliveryChannel.EMAIL,
+            Delivery.channel == channel,
             Delivery.kind.in_(kinds),
             Delivery.id != first_id,
             or_(Inquiry.form_id.is_(None), Inquiry.form_id.not_in(own_recipients)),

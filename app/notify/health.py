@@ -62,8 +62,3 @@ def failing(session: Session) -> bool:
         )
         is not None
     )
-
-
-def recent(session: Session, limit: int = 20) -> list[Delivery]:
-    """The newest deliveries first."""
-    return list(session.scalars(select(Delivery).order_by(Delivery.id.desc()).limit(limit)))

@@ -46,6 +46,7 @@ class Notice:
     form: Form | None = None  # the inquiry's form
     files: tuple[File, ...] = ()  # the inquiry's, in the order they were sent
     answer: InboundMessage | None = None  # the person's answer a ``message`` delivery tells of
+    listed: tuple[Notice, ...] = ()  # a chat digest's inquiries, this one first (``app.notify.digest``)
 
     @property
     def is_test(self) -> bool:
@@ -63,6 +64,8 @@ class Notice:
     def url(self) -> str:
         """Where an admin reads it: the inquiry, or the Notifications page for a test."""
         origin = current_app.config["ORIGIN"]
+        if self.listed:
+            return f"{origin}/admin/"
         return f"{origin}/admin/notifications" if self.is_test else f"{origin}/admin/inquiries/{self.received.id}"
 
 
@@ -179,6 +182,8 @@ def chat_lines(notice: Notice) -> list[str]:
     caller's to place (each service shows one its own way)."""
     if notice.is_test:
         return [subject(notice)]
+    if notice.listed:
+        return digest_lines(notice.listed)
     lines = [subject(notice)]
     if notice.form is not None:
         lines.append(_("Form: %(form)s", form=notice.form.slug))
@@ -189,6 +194,20 @@ def chat_lines(notice: Notice) -> list[str]:
             lines.append(first if len(first) <= FIRST_LINE else first[: FIRST_LINE - 1] + "…")
     if notice.files:
         lines.append(files_line(notice))
+    return lines
+
+
+def digest_lines(notices: tuple[Notice, ...]) -> list[str]:
+    """A chat digest's lines: how many, then a line per inquiry (oldest first) with its form and files."""
+    lines = [ngettext("%(num)d new inquiry", "%(num)d new inquiries", len(notices))]
+    for each in sorted(notices, key=lambda notice: notice.received.id):
+        inquiry = each.received
+        words = [_("New inquiry #%(id)s received %(time)s", id=inquiry.id, time=local_time(inquiry.created_at))]
+        if each.form is not None:
+            words.append(_("Form: %(form)s", form=each.form.slug))
+        if each.files:
+            words.append(files_line(each))
+        lines.append(" · ".join(words))
     return lines
 
 

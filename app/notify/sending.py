@@ -5,15 +5,16 @@ the settings in force, the inquiries, their forms and their files' names
 and sizes (never a file's bytes): a few queries, however many rows. Each
 delivery then goes out on its channel (``app.notify.channels``) with its
 form's settings, over the batch's connection to that receiver. With a
-digest interval set, or e-mails the hourly cap held back, an inquiry's
-e-mail takes the other due ones along: one e-mail lists them all
-(``app.notify.digest``), each row recorded under its own lease.
+digest interval set, or messages the hourly cap held back, an inquiry's
+e-mail (or chat message) takes the other due ones of its channel along: one
+message lists them all (``app.notify.digest``), each row recorded under its
+own lease.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from sqlalchemy import select
@@ -21,7 +22,7 @@ from sqlalchemy.orm import Session
 
 from app.attachments import store as attachments
 from app.core import clock, db
-from app.models import Delivery, DeliveryKind, Form, InboundMessage, Inquiry, MessageKind, MessageState
+from app.models import Delivery, DeliveryChannel, DeliveryKind, Form, InboundMessage, Inquiry, MessageKind, MessageState
 from app.notify import channels, digest
 from app.notify import settings as notify_settings
 from app.notify.channels import email
@@ -65,20 +66,18 @@ HANDLER = Notifications()
 
 
 def _deliver_digest(first: Notice, batch: Batch, config: notify_settings.Notifications) -> list[Attempt]:
-    """One e-mail, over the batch's relay, for ``first`` and every other due inquiry e-mail to the site's
-    recipients (those due now leased here); an attempt for each row it lists."""
+    """One message on ``first``'s channel (an e-mail over the batch's relay, or a chat message), for ``first``
+    and every other due inquiry's row of that channel to the site's place (those due now leased here); an
+    attempt for each row it lists."""
     now = clock.now()
+    channel = first.delivery.channel
     with db.transaction(write=True) as session:
-        # With no digest interval, only the e-mails the hourly cap held back go along.
-        kinds = (
-            (DeliveryKind.INQUIRY, DeliveryKind.CAPPED)
-            if digest.batches(config, first.form)
-            else (DeliveryKind.CAPPED,)
-        )
-        leases = {
-            first.delivery.id: batch.lease_until,
-            **digest.claim_companions(session, first.delivery.id, now, batch.lease_until, kinds),
-        }
+        # With no digest interval, only the rows the hourly cap held back go along; a form's own place, none.
+        batched = digest.batches(config, first.form, channel)
+        kinds = (DeliveryKind.INQUIRY, DeliveryKind.CAPPED) if batched else (DeliveryKind.CAPPED,)
+        leases = {first.delivery.id: batch.lease_until}
+        if not digest.own_place(first.form, channel):
+            leases.update(digest.claim_companions(session, first.delivery.id, now, batch.lease_until, kinds, channel))
     companions = [delivery_id for delivery_id in leases if delivery_id != first.delivery.id]
     with db.transaction() as session:
         rows = (
@@ -87,12 +86,23 @@ def _deliver_digest(first: Notice, batch: Batch, config: notify_settings.Notific
             else []
         )
         listed = [first, *notices(session, rows, config.include_content)]
-    if not email.CHANNEL.configured(config):
-        outcome = Outcome("e-mail not configured")
-    else:
-        outcome = email.relay_of(batch).send(digest.build(listed, config.emails, now))
+    outcome = _send_listed(listed, config, batch, now)
     sent_at = clock.now()
     return [Attempt(notice.delivery, outcome, sent_at, leases[notice.delivery.id]) for notice in listed]
+
+
+def _send_listed(listed: list[Notice], config: notify_settings.Notifications, batch: Batch, now) -> Outcome:
+    """The one message listing ``listed``, on the first's channel."""
+    first = listed[0]
+    if first.delivery.channel == DeliveryChannel.EMAIL:
+        if not email.CHANNEL.configured(config):
+            return Outcome("e-mail not configured")
+        return email.relay_of(batch).send(digest.build(listed, config.emails, now))
+    channel = channels.named(first.delivery.channel)
+    if channel is None:
+        return Outcome(f"no channel {first.delivery.channel!r}", permanent=True)
+    notice = replace(first, listed=tuple(listed)) if len(listed) > 1 else first
+    return channel.send(notice, config.for_form(first.form), now, batch)
 
 
 def notices(session: Session, rows: Sequence[Delivery], include_content: bool) -> list[Notice]:

@@ -17,7 +17,7 @@ from sqlalchemy import select
 from app.admin import policy
 from app.auth import permissions
 from app.auth.permissions import Permission
-from app.models import AdminLogin, InboundMessage, Passkey, Tag
+from app.models import AdminLogin, Delivery, InboundMessage, Passkey, Tag
 from devtools import admins
 from tests.admin.test_authz import admin_routes
 from tests.factories import add_file, add_inquiries, inquiry
@@ -46,6 +46,7 @@ FIELDS = {
     "body": "Thanks",
     "emails": "team@example.org",
     "digest_minutes": "5",
+    "chat_urls": "ntfy://ntfy.invalid/sundown",  # a host that never resolves: nothing leaves the machine
     "include_content": "1",
     "action": "save",
     "slug": "contact",
@@ -87,7 +88,11 @@ def arranged(app, query, login, clock):
             files_refused=0,
             received_at=clock(),
         )
-        session.add(held)
+        failed = Delivery(
+            inquiry_id=inbox, channel="slack", kind="inquiry", status="failed", attempts=1,
+            next_attempt_at=clock(), idempotency_key="msg_policy", created_at=clock(), finished_at=clock(),
+        )  # fmt: skip
+        session.add_all([held, failed])
         session.commit()
         logins = session.scalars(select(AdminLogin.id).where(AdminLogin.admin_id == ada.id).order_by(AdminLogin.id))
         passkey = session.scalar(select(Passkey.id).where(Passkey.admin_id == ada.id))
@@ -101,6 +106,7 @@ def arranged(app, query, login, clock):
             "spam_id": spam,
             "tag_id": tag.id,
             "message_id": held.id,
+            "delivery_id": failed.id,
         }
 
     ids = query.using(rows)

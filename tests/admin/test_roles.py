@@ -18,7 +18,7 @@ from sqlalchemy import select
 
 from app.admin import policy
 from app.auth import permissions, roles
-from app.models import Admin, AdminLogin, AdminRole, Erasure, Form, InboundMessage, Inquiry, Passkey, Tag
+from app.models import Admin, AdminLogin, AdminRole, Delivery, Erasure, Form, InboundMessage, Inquiry, Passkey, Tag
 from tests.admin.test_policy import DELETING, FIELDS, endpoint_of
 from tests.factories import add_file, add_inquiries, inquiry
 from tests.helpers import csrf_token, settle, snapshot
@@ -68,6 +68,8 @@ MATRIX: dict[str, tuple[str, ...]] = {
     "admin.change_notifications": (OWNER,),
     "admin.rotate_secret": (OWNER,),
     "admin.send_test": (OWNER,),
+    "admin.change_chat": (OWNER,),
+    "admin.send_again": (OWNER,),
     "admin.cleanup_page": (OWNER,),
     "admin.run_cleanup": (OWNER,),
     "admin.held_messages": (OWNER,),
@@ -151,9 +153,14 @@ def team(app, query, login, clock):
             )
             for _each in range(2)
         ]
-        session.add_all([tag, *held])
+        failed = Delivery(
+            inquiry_id=ids[0], channel="slack", kind="inquiry", status="failed", attempts=1,
+            next_attempt_at=clock(), idempotency_key="msg_roles", created_at=clock(), finished_at=clock(),
+        )  # fmt: skip
+        session.add_all([tag, *held, failed])
         session.commit()
         return {
+            "delivery_id": failed.id,
             "message_id": held[0].id,
             "admin.delete_held:message_id": held[1].id,
             "quote": quote.id,

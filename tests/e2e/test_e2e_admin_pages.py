@@ -20,6 +20,7 @@ PAGES = [
     "/admin/forms",
     "/admin/forms/new",
     "/admin/notifications",
+    "/admin/notifications?channel=email",
     "/admin/people",
     "/admin/retention",
 ]

@@ -16,7 +16,7 @@ from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import expect
 
 from devtools.pgcluster import free_port
-from devtools.receivers import MailServer, WebhookReceiver
+from devtools.receivers import ApiReceiver, MailServer, WebhookReceiver
 from tests.e2e.steps import enroll, submit_inquiry
 
 MAIL_PORT = free_port()
@@ -85,3 +85,41 @@ def wait_for_delivered(page, count: int, attempts: int = 20) -> None:
         time.sleep(0.5)
         page.reload()
     expect(delivered).to_have_count(count)
+
+
+@pytest.fixture
+def ntfy():
+    """A stand-in for an ntfy server on loopback that answers 404 (a topic gone) until told otherwise."""
+    server = ApiReceiver(status=404).start()
+    yield server
+    server.stop()
+
+
+def test_an_owner_adds_a_chat_url_sees_it_fail_in_the_log_and_sends_it_again(
+    server, page, authenticator, shot, ntfy, page_problems
+):
+    page_problems.expect_status(422, "/admin/notifications/chat")
+    enroll(page, server.quick_invite_link("Chad Chat"))
+    page.goto("/admin/notifications")
+    url = f"ntfy://127.0.0.1:{ntfy.server.server_address[1]}/sundown?token=tk_E2eSecretToken"
+    page.get_by_label("Chat URLs", exact=True).fill(f"{url}\nmailto://someone@example.org")
+    page.get_by_role("button", name="Save chat settings").click()
+    expect(page.get_by_text("mailto:// is not a service Sundown speaks")).to_be_visible()
+    page.get_by_label("Chat URLs", exact=True).fill(url)
+    page.get_by_label("ntfy", exact=True).select_option("0")
+    page.get_by_role("button", name="Save chat settings").click()
+    expect(page.get_by_text("Chat settings saved.")).to_be_visible()
+    assert "E2eSecretToken" not in page.content()
+
+    page.get_by_role("button", name="Send a test on ntfy").click()
+    expect(page.get_by_text("ntfy test failed: ntfy HTTP 404")).to_be_visible()
+    expect(page.get_by_role("button", name="Send again (notification").first).to_be_visible()
+    shot(page, "chat-failed-in-log")
+    results = Axe().run(page)
+    assert results.violations_count == 0, results.generate_snapshot()
+
+    ntfy.status = 200
+    page.get_by_role("button", name="Send again (notification").first.click()
+    expect(page.get_by_text("ntfy notification queued again.")).to_be_visible()
+    wait_for_delivered(page, 1)
+    assert [call.payload["title"] for call in ntfy.calls][-1] == "Test notification from Sundown"

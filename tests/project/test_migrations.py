@@ -474,4 +474,20 @@ def test_the_preferences_migration_moves_the_notification_choices_and_leaves_the
         ]
         connection.execute(sa.text("DELETE FROM settings"))
     upgrade(engine)
+
+
+def test_the_chat_urls_migration_adds_the_forms_column_both_ways_keeping_every_form(database_url):
+    engine = make_engine(database_url)
+    forms = sa.table("forms", sa.column("id"), sa.column("slug"), sa.column("notify_urls", sa.JSON(none_as_null=True)))
+    with engine.begin() as connection:
+        connection.execute(sa.update(forms).where(forms.c.id == 1).values(notify_urls=["ntfy://sundown-alerts"]))
+    _downgrade(engine, "0019")
+    assert "notify_urls" not in {column["name"] for column in sa.inspect(engine).get_columns("forms")}
+    with engine.connect() as connection:
+        assert connection.scalar(sa.text("SELECT slug FROM forms WHERE id = 1")) == "contact"
+    upgrade(engine)
+    with engine.connect() as connection:
+        assert connection.execute(sa.select(forms.c.slug, forms.c.notify_urls)).all() == [("contact", None)]
+        context = MigrationContext.configure(connection, opts=COMPARE)
+        assert compare_metadata(context, Base.metadata) == []
     engine.dispose()

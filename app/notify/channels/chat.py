@@ -1,4 +1,9 @@
-"""What the six chat channels share: their URLs from ``SUNDOWN_NOTIFY_URLS``, and one guarded request each.
+"""What the six chat channels share: their URLs, and one guarded request each.
+
+A channel's URLs are those of its service in force (``Notifications.chat``):
+``SUNDOWN_NOTIFY_URLS``, the ones saved on the Notifications page, and the
+inquiry's form's own; at most ``chaturls.PER_SERVICE`` of them, so a
+delivery ends within its lease.
 
 Each service is a module (``slack``, ``discord``, ``teams``, ``telegram``,
 ``matrix``, ``ntfy``) giving a ``ChatChannel`` the request its API documents
@@ -32,7 +37,7 @@ from urllib.parse import urlsplit
 from flask import current_app
 
 from app.core import clock
-from app.core.chaturls import Target
+from app.core.chaturls import PER_SERVICE, Target
 from app.models import DeliveryChannel
 from app.notify.channels import webhook
 from app.notify.message import Notice
@@ -55,7 +60,7 @@ class Request:
 
 
 class ChatChannel:
-    """A chat service as a channel: configured when ``SUNDOWN_NOTIFY_URLS`` has a URL for it."""
+    """A chat service as a channel: configured when a URL for it is in force."""
 
     def __init__(
         self,
@@ -69,17 +74,17 @@ class ChatChannel:
         self.build = build
         self.permanent = permanent
 
-    def targets(self) -> list[Target]:
-        """This service's URLs, in the order the setting lists them."""
-        return [each for each in current_app.config["NOTIFY_URLS"] or () if each.service == self.name]
+    def targets(self, settings: Notifications) -> list[Target]:
+        """This service's URLs in force under ``settings``, in order (the first ``PER_SERVICE``)."""
+        return [each for each in settings.chat if each.service == self.name][:PER_SERVICE]
 
     def configured(self, settings: Notifications) -> bool:
-        """Whether a URL for this service is set."""
-        return bool(self.targets())
+        """Whether a URL for this service is in force."""
+        return any(each.service == self.name for each in settings.chat)
 
     def send(self, notice: Notice, settings: Notifications, now: datetime, batch: Batch) -> Outcome:
         """The notice to each URL of this service; the first failure (permanent only when every one is)."""
-        targets = self.targets()
+        targets = self.targets(settings)
         if not targets:
             return Outcome(f"{self.name} not configured")
         failed = [
