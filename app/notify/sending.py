@@ -8,12 +8,19 @@ form's settings, over the batch's connection to that receiver. With a
 digest interval set, or e-mails the hourly cap held back, an inquiry's
 e-mail takes the other due ones along: one e-mail lists them all
 (``app.notify.digest``), each row recorded under its own lease.
+
+An e-mail goes only to the recipients who hear of its inquiry's form
+(``app.notify.recipients``: a responder's or viewer's address hears of their
+forms only). A digest is one e-mail per group of recipients who hear of the
+same inquiries, each listing those; a row whose every recipient is scoped
+away is done with no e-mail.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from sqlalchemy import select
@@ -21,8 +28,17 @@ from sqlalchemy.orm import Session
 
 from app.attachments import store as attachments
 from app.core import clock, db
-from app.models import Delivery, DeliveryKind, Form, InboundMessage, Inquiry, MessageKind, MessageState
-from app.notify import channels, digest
+from app.models import (
+    Delivery,
+    DeliveryChannel,
+    DeliveryKind,
+    Form,
+    InboundMessage,
+    Inquiry,
+    MessageKind,
+    MessageState,
+)
+from app.notify import channels, digest, recipients
 from app.notify import settings as notify_settings
 from app.notify.channels import email
 from app.notify.message import File, Notice
@@ -34,10 +50,12 @@ KINDS = (DeliveryKind.INQUIRY, DeliveryKind.CAPPED, DeliveryKind.TEST, DeliveryK
 
 @dataclass(frozen=True)
 class Job:
-    """One notification of a batch, with the settings read at the batch's start (the site's)."""
+    """One notification of a batch, with the settings read at the batch's start (the site's) and who of the
+    recipients is scoped to some forms."""
 
     notice: Notice
     settings: notify_settings.Notifications
+    scopes: recipients.Scopes
 
 
 class Notifications:
@@ -46,16 +64,26 @@ class Notifications:
     def prepare(self, session: Session, rows: list[Delivery]) -> dict[int, Job]:
         """The job of each row whose inquiry is still there (a test has none), by delivery id."""
         config = notify_settings.load(session)
-        return {notice.delivery.id: Job(notice, config) for notice in notices(session, rows, config.include_content)}
+        emails = any(row.channel == DeliveryChannel.EMAIL for row in rows)
+        scopes = recipients.load(session) if emails else {}
+        return {
+            notice.delivery.id: Job(notice, config, scopes) for notice in notices(session, rows, config.include_content)
+        }
 
     def send(self, job: Job, batch: Batch) -> Outcome | list[Attempt]:
         """One attempt on the row's channel with its form's settings; or a digest: its attempts."""
         if digest.applies(job.notice, job.settings):
-            return _deliver_digest(job.notice, batch, job.settings)
+            return _deliver_digest(job.notice, batch, job.settings, job.scopes)
         channel = channels.named(job.notice.delivery.channel)
         if channel is None:
             return Outcome(f"no channel {job.notice.delivery.channel!r}", permanent=True)
-        return channel.send(job.notice, job.settings.for_form(job.notice.form), clock.now(), batch)
+        config = job.settings.for_form(job.notice.form)
+        if channel.name == DeliveryChannel.EMAIL and not job.notice.is_test:
+            heard = recipients.of(config.emails, job.scopes, job.notice.received.form_id)
+            if config.emails and not heard:
+                return Outcome()  # every recipient is a scoped admin's address without this form: nobody to tell
+            config = replace(config, emails=heard)
+        return channel.send(job.notice, config, clock.now(), batch)
 
     def finished(self, session: Session, finished: list[tuple[Delivery, str, datetime]]) -> None:
         """Nothing to keep: the outbox row is the notification's whole record."""
@@ -64,9 +92,12 @@ class Notifications:
 HANDLER = Notifications()
 
 
-def _deliver_digest(first: Notice, batch: Batch, config: notify_settings.Notifications) -> list[Attempt]:
-    """One e-mail, over the batch's relay, for ``first`` and every other due inquiry e-mail to the site's
-    recipients (those due now leased here); an attempt for each row it lists."""
+def _deliver_digest(
+    first: Notice, batch: Batch, config: notify_settings.Notifications, scopes: recipients.Scopes
+) -> list[Attempt]:
+    """The digest, over the batch's relay, of ``first`` and every other due inquiry e-mail to the site's
+    recipients (those due now leased here): one e-mail per group of recipients who hear of the same ones
+    (``send_digests``); an attempt for each row listed."""
     now = clock.now()
     with db.transaction(write=True) as session:
         # With no digest interval, only the e-mails the hourly cap held back go along.
@@ -88,11 +119,48 @@ def _deliver_digest(first: Notice, batch: Batch, config: notify_settings.Notific
         )
         listed = [first, *notices(session, rows, config.include_content)]
     if not email.CHANNEL.configured(config):
-        outcome = Outcome("e-mail not configured")
+        outcomes = {notice.delivery.id: Outcome("e-mail not configured") for notice in listed}
     else:
-        outcome = email.relay_of(batch).send(digest.build(listed, config.emails, now))
+        outcomes = send_digests(listed, config.emails, scopes, batch, now)
     sent_at = clock.now()
-    return [Attempt(notice.delivery, outcome, sent_at, leases[notice.delivery.id]) for notice in listed]
+    return [
+        Attempt(notice.delivery, outcomes[notice.delivery.id], sent_at, leases[notice.delivery.id]) for notice in listed
+    ]
+
+
+def send_digests(
+    listed: list[Notice], addresses: list[str], scopes: recipients.Scopes, batch: Batch, now: datetime
+) -> dict[int, Outcome]:
+    """One digest e-mail per group of ``addresses`` that hear of the same inquiries of ``listed``, each
+    listing only those; each row's outcome, by delivery id: the first failure of an e-mail listing it, else
+    done (also when nobody hears of it).
+
+    The e-mail to every address keeps the first row's Message-ID; another group's adds a digest of its
+    addresses, so that each e-mail has its own, the same on a retry."""
+    groups: dict[tuple[int, ...], list[str]] = {}
+    for address in addresses:
+        heard = tuple(
+            notice.delivery.id for notice in listed if recipients.hears_of(address, scopes, notice.received.form_id)
+        )
+        if heard:
+            groups.setdefault(heard, []).append(address)
+    outcomes = {notice.delivery.id: Outcome() for notice in listed}
+    for heard, group in groups.items():
+        message = digest.build([notice for notice in listed if notice.delivery.id in heard], group, now)
+        if group != addresses:
+            _tell_apart(message, group)
+        outcome = email.relay_of(batch).send(message)
+        for delivery_id in heard:
+            if outcomes[delivery_id].ok:
+                outcomes[delivery_id] = outcome
+    return outcomes
+
+
+def _tell_apart(message, group: list[str]) -> None:
+    """Give the e-mail to ``group`` a Message-ID of its own (the first row's key and a digest of the group)."""
+    key = hashlib.sha256("\n".join(sorted(address.casefold() for address in group)).encode()).hexdigest()[:12]
+    local, _at, host = message["Message-ID"].strip("<>").partition("@")
+    message.replace_header("Message-ID", f"<{local}.{key}@{host}>")
 
 
 def notices(session: Session, rows: Sequence[Delivery], include_content: bool) -> list[Notice]:
