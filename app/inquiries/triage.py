@@ -13,7 +13,8 @@ it along, and the People export includes it.
 
 from __future__ import annotations
 
-from datetime import datetime
+from collections.abc import Iterable
+from datetime import UTC, datetime
 
 from sqlalchemy import ColumnElement, delete, exists, insert, select, update
 from sqlalchemy.orm import Session
@@ -119,6 +120,13 @@ def notes_of(session: Session, ids: list[int]) -> dict[int, list[Note]]:
         for note in session.scalars(select(Note).where(Note.inquiry_id.in_(ids)).order_by(Note.created_at, Note.id)):
             found.setdefault(note.inquiry_id, []).append(note)
     return found
+
+
+def notes_text(notes: Iterable[Note]) -> str:
+    """Notes as one cell of an export: each its time (UTC), its author, then its text; a blank line between."""
+    return "\n\n".join(
+        f"{note.created_at.astimezone(UTC):%Y-%m-%d %H:%M:%S} {note.admin_name}\n{note.body}" for note in notes
+    )
 
 
 def all_tags(session: Session) -> list[Tag]:

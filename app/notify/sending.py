@@ -9,10 +9,17 @@ digest interval set, or messages the hourly cap held back, an inquiry's
 e-mail (or chat message) takes the other due ones of its channel along: one
 message lists them all (``app.notify.digest``), each row recorded under its
 own lease.
+
+An e-mail goes only to the recipients who hear of its inquiry's form
+(``app.notify.recipients``: a responder's or viewer's address hears of their
+forms only). An e-mail digest is one message per group of recipients who hear of the
+same inquiries, each listing those; a row whose every recipient is scoped
+away is done with no e-mail.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -22,8 +29,17 @@ from sqlalchemy.orm import Session
 
 from app.attachments import store as attachments
 from app.core import clock, db
-from app.models import Delivery, DeliveryChannel, DeliveryKind, Form, InboundMessage, Inquiry, MessageKind, MessageState
-from app.notify import channels, digest
+from app.models import (
+    Delivery,
+    DeliveryChannel,
+    DeliveryKind,
+    Form,
+    InboundMessage,
+    Inquiry,
+    MessageKind,
+    MessageState,
+)
+from app.notify import channels, digest, recipients
 from app.notify import settings as notify_settings
 from app.notify.channels import email
 from app.notify.message import File, Notice
@@ -35,10 +51,12 @@ KINDS = (DeliveryKind.INQUIRY, DeliveryKind.CAPPED, DeliveryKind.TEST, DeliveryK
 
 @dataclass(frozen=True)
 class Job:
-    """One notification of a batch, with the settings read at the batch's start (the site's)."""
+    """One notification of a batch, with the settings read at the batch's start (the site's) and who of the
+    recipients is scoped to some forms."""
 
     notice: Notice
     settings: notify_settings.Notifications
+    scopes: recipients.Scopes
 
 
 class Notifications:
@@ -47,16 +65,26 @@ class Notifications:
     def prepare(self, session: Session, rows: list[Delivery]) -> dict[int, Job]:
         """The job of each row whose inquiry is still there (a test has none), by delivery id."""
         config = notify_settings.load(session)
-        return {notice.delivery.id: Job(notice, config) for notice in notices(session, rows, config.include_content)}
+        emails = any(row.channel == DeliveryChannel.EMAIL for row in rows)
+        scopes = recipients.load(session) if emails else {}
+        return {
+            notice.delivery.id: Job(notice, config, scopes) for notice in notices(session, rows, config.include_content)
+        }
 
     def send(self, job: Job, batch: Batch) -> Outcome | list[Attempt]:
         """One attempt on the row's channel with its form's settings; or a digest: its attempts."""
         if digest.applies(job.notice, job.settings):
-            return _deliver_digest(job.notice, batch, job.settings)
+            return _deliver_digest(job.notice, batch, job.settings, job.scopes)
         channel = channels.named(job.notice.delivery.channel)
         if channel is None:
             return Outcome(f"no channel {job.notice.delivery.channel!r}", permanent=True)
-        return channel.send(job.notice, job.settings.for_form(job.notice.form), clock.now(), batch)
+        config = job.settings.for_form(job.notice.form)
+        if channel.name == DeliveryChannel.EMAIL and not job.notice.is_test:
+            heard = recipients.of(config.emails, job.scopes, job.notice.received.form_id)
+            if config.emails and not heard:
+                return Outcome()  # every recipient is a scoped admin's address without this form: nobody to tell
+            config = replace(config, emails=heard)
+        return channel.send(job.notice, config, clock.now(), batch)
 
     def finished(self, session: Session, finished: list[tuple[Delivery, str, datetime]]) -> None:
         """Nothing to keep: the outbox row is the notification's whole record."""
@@ -65,10 +93,12 @@ class Notifications:
 HANDLER = Notifications()
 
 
-def _deliver_digest(first: Notice, batch: Batch, config: notify_settings.Notifications) -> list[Attempt]:
-    """One message on ``first``'s channel (an e-mail over the batch's relay, or a chat message), for ``first``
-    and every other due inquiry's row of that channel to the site's place (those due now leased here); an
-    attempt for each row it lists."""
+def _deliver_digest(
+    first: Notice, batch: Batch, config: notify_settings.Notifications, scopes: recipients.Scopes
+) -> list[Attempt]:
+    """The digest on ``first``'s channel of ``first`` and every other due inquiry's row of that channel to the
+    site's place (those due now leased here): by e-mail, one per group of recipients who hear of the same
+    ones (``send_digests``); in a chat, one message. An attempt for each row listed."""
     now = clock.now()
     channel = first.delivery.channel
     with db.transaction(write=True) as session:
@@ -86,23 +116,67 @@ def _deliver_digest(first: Notice, batch: Batch, config: notify_settings.Notific
             else []
         )
         listed = [first, *notices(session, rows, config.include_content)]
-    outcome = _send_listed(listed, config, batch, now)
+    outcomes = _send_listed(listed, config, scopes, batch, now)
     sent_at = clock.now()
-    return [Attempt(notice.delivery, outcome, sent_at, leases[notice.delivery.id]) for notice in listed]
+    return [
+        Attempt(notice.delivery, outcomes[notice.delivery.id], sent_at, leases[notice.delivery.id]) for notice in listed
+    ]
 
 
-def _send_listed(listed: list[Notice], config: notify_settings.Notifications, batch: Batch, now) -> Outcome:
-    """The one message listing ``listed``, on the first's channel."""
+def send_digests(
+    listed: list[Notice], addresses: list[str], scopes: recipients.Scopes, batch: Batch, now: datetime
+) -> dict[int, Outcome]:
+    """One digest e-mail per group of ``addresses`` that hear of the same inquiries of ``listed``, each
+    listing only those; each row's outcome, by delivery id: the first failure of an e-mail listing it, else
+    done (also when nobody hears of it).
+
+    The e-mail to every address keeps the first row's Message-ID; another group's adds a digest of its
+    addresses, so that each e-mail has its own, the same on a retry."""
+    groups: dict[tuple[int, ...], list[str]] = {}
+    for address in addresses:
+        heard = tuple(
+            notice.delivery.id for notice in listed if recipients.hears_of(address, scopes, notice.received.form_id)
+        )
+        if heard:
+            groups.setdefault(heard, []).append(address)
+    outcomes = {notice.delivery.id: Outcome() for notice in listed}
+    for heard, group in groups.items():
+        message = digest.build([notice for notice in listed if notice.delivery.id in heard], group, now)
+        if group != addresses:
+            _tell_apart(message, group)
+        outcome = email.relay_of(batch).send(message)
+        for delivery_id in heard:
+            if outcomes[delivery_id].ok:
+                outcomes[delivery_id] = outcome
+    return outcomes
+
+
+def _tell_apart(message, group: list[str]) -> None:
+    """Give the e-mail to ``group`` a Message-ID of its own (the first row's key and a digest of the group)."""
+    key = hashlib.sha256("\n".join(sorted(address.casefold() for address in group)).encode()).hexdigest()[:12]
+    local, _at, host = message["Message-ID"].strip("<>").partition("@")
+    message.replace_header("Message-ID", f"<{local}.{key}@{host}>")
+
+
+def _send_listed(
+    listed: list[Notice], config: notify_settings.Notifications, scopes: recipients.Scopes, batch: Batch, now
+) -> dict[int, Outcome]:
+    """Each listed row's outcome, by delivery id: e-mails per group of recipients (``send_digests``), or the
+    one chat message listing them all."""
     first = listed[0]
     if first.delivery.channel == DeliveryChannel.EMAIL:
         if not email.CHANNEL.configured(config):
-            return Outcome("e-mail not configured")
-        return email.relay_of(batch).send(digest.build(listed, config.emails, now))
+            return _each(listed, Outcome("e-mail not configured"))
+        return send_digests(listed, config.emails, scopes, batch, now)
     channel = channels.named(first.delivery.channel)
     if channel is None:
-        return Outcome(f"no channel {first.delivery.channel!r}", permanent=True)
+        return _each(listed, Outcome(f"no channel {first.delivery.channel!r}", permanent=True))
     notice = replace(first, listed=tuple(listed)) if len(listed) > 1 else first
-    return channel.send(notice, config.for_form(first.form), now, batch)
+    return _each(listed, channel.send(notice, config.for_form(first.form), now, batch))
+
+
+def _each(listed: list[Notice], outcome: Outcome) -> dict[int, Outcome]:
+    return {notice.delivery.id: outcome for notice in listed}
 
 
 def notices(session: Session, rows: Sequence[Delivery], include_content: bool) -> list[Notice]:

@@ -259,7 +259,7 @@ def stream_csv(app: Flask, address: str, forms: lookup.Forms = None) -> Iterator
 
 
 def _extra_cells(item: Item) -> tuple:
-    notes = "\n\n".join(f"{_utc_text(note.created_at)} {note.admin_name}\n{note.body}" for note in item.notes)
+    notes = triage.notes_text(item.notes)
     accessed = "\n".join(f"{_utc_text(row.created_at)} {row.admin_name}: {row.kind}" for row in item.accessed)
     return neutralise(notes), neutralise(accessed)
 

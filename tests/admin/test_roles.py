@@ -20,6 +20,7 @@ from app.admin import policy
 from app.auth import permissions, roles
 from app.models import Admin, AdminLogin, AdminRole, Delivery, Erasure, Form, InboundMessage, Inquiry, Passkey, Tag
 from tests.admin.test_policy import DELETING, FIELDS, endpoint_of
+from tests.admin.test_team import STEP_UP_POSTS
 from tests.factories import add_file, add_inquiries, inquiry
 from tests.helpers import csrf_token, settle, snapshot
 
@@ -99,10 +100,12 @@ DOCS = Path(__file__).parents[2] / "docs" / "inbox.md"
 
 
 def matrix_table() -> str:
-    """The matrix as docs/inbox.md shows it: one row per route, in the policy's order."""
-    lines = ["| Route | Owner | Responder | Viewer |", "| --- | :-: | :-: | :-: |"]
+    """The matrix as docs/inbox.md shows it: one row per route, in the policy's order; the last column says
+    which need a passkey verified in the last five minutes (``policy.STEP_UP``)."""
+    lines = ["| Route | Owner | Responder | Viewer | Fresh passkey |", "| --- | :-: | :-: | :-: | :-: |"]
     for endpoint in policy.POLICY:
         marks = ["yes" if role in MATRIX[endpoint] else "—" for role in (OWNER, R, V)]
+        marks.append("yes" if endpoint in policy.STEP_UP else "")
         lines.append(f"| `{_route(endpoint)}` | " + " | ".join(marks) + " |")
     return "\n".join(lines)
 
@@ -333,6 +336,13 @@ def test_a_scoped_erasure_reaches_only_their_forms_and_its_record_says_which(app
 def test_the_matrix_is_the_one_in_the_docs_and_covers_every_route():
     assert set(MATRIX) == set(policy.POLICY)
     assert matrix_table() in DOCS.read_text(), "docs/inbox.md: paste tests.admin.test_roles.matrix_table()"
+
+
+def test_the_fresh_passkey_column_is_the_step_up_test_s_list(app):
+    """The routes the step-up test refuses without a fresh passkey are the ones the policy (and the docs' last
+    column) name."""
+    asked = {endpoint_of(app, path.format(other=1, key=1), "POST") for path in STEP_UP_POSTS}
+    assert asked == set(policy.STEP_UP)
 
 
 def test_the_roles_in_the_code_give_what_the_matrix_says(app):

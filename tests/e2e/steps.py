@@ -5,8 +5,11 @@ from __future__ import annotations
 import re
 import time
 
+from axe_playwright_python.sync_playwright import Axe
+from babel.support import Translations
 from playwright.sync_api import Page, expect
 
+from devtools.server import ROOT
 from tests.e2e.conftest import Authenticator
 
 ADMIN_HOME = re.compile(r"/admin/$")
@@ -104,3 +107,31 @@ def assert_fits(page: Page) -> None:
     assert widths[0] <= widths[1], f"the page is {widths[0]} px wide in a {widths[1]} px window"
     spills = page.evaluate(_SPILLS)
     assert not spills, "; ".join(spills)
+
+
+SIZES = {"desktop": (1280, 800), "phone": (390, 844)}
+
+
+def catalog(language: str) -> Translations:
+    """The app's own catalog for ``language`` (``en``, ``ja``, ``zh_Hans``): ``.gettext(text)`` and
+    ``.pgettext(context, text)`` say what its pages call things, so one journey reads every language."""
+    return Translations.load(str(ROOT / "app" / "translations"), [language])
+
+
+def check_widths(page: Page, shot, name: str) -> list[str]:
+    """At 1280 and 390 px: nothing scrolls sideways (``assert_fits``) and axe-core finds no violation; each
+    photographed. What went wrong, one line each (the journey asserts none at its end); the page is left at
+    1280 px."""
+    problems = []
+    for size, (width, height) in SIZES.items():
+        page.set_viewport_size({"width": width, "height": height})
+        try:
+            assert_fits(page)
+        except AssertionError as error:
+            problems.append(f"{name} at {width} px: {error}")
+        results = Axe().run(page)
+        if results.violations_count:
+            problems.append(f"{name} at {width} px: {results.generate_snapshot()}")
+        shot(page, f"{name}-{size}")
+    page.set_viewport_size({"width": SIZES["desktop"][0], "height": SIZES["desktop"][1]})
+    return problems
