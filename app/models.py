@@ -184,6 +184,26 @@ class Setting(Base):
     value: Mapped[str] = mapped_column(Text)
 
 
+class SpamWords(Base):
+    """The words and domains admins listed against spam (``app.inquiries.signals``), one a line, in one row
+    (``id`` 1). Not in ``settings``: every submission reads it, and ``settings`` holds the cleanup's claim."""
+
+    __tablename__ = "spam_words"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    entries: Mapped[str] = mapped_column(Text)
+
+
+class NotificationSetting(Base):
+    """A notification setting admins saved (``app.notify.settings``), by key. Not in ``settings``: every
+    submission that reaches the inbox reads them, and ``settings`` holds the cleanup's claim."""
+
+    __tablename__ = "notification_settings"
+
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    value: Mapped[str] = mapped_column(Text)
+
+
 class RateLimit(Base):
     """A fixed-window counter shared by every process; ``key`` names bucket, client and window."""
 

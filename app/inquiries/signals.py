@@ -1,7 +1,8 @@
 """What an inquiry's own text says about it: links, markup, and the words and domains admins listed.
 
 Pure functions over the text, plus the list admins edit on the Spam page
-(one word, phrase or domain a line, in the ``settings`` row ``spam_words``).
+(one word, phrase or domain a line, in the one row of its own table ``spam_words``: never in
+``settings``, whose cleanup claim a request that finds no cleanup due must not touch).
 ``app.inquiries.spam`` weighs what they find; nothing here decides.
 
 * **Links**: ``http(s)://`` and ``www.`` addresses; a person may send one or
@@ -27,9 +28,9 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.core import clock, dialect
-from app.models import Setting
+from app.models import SpamWords
 
-WORDS_KEY = "spam_words"  # the settings row holding the list
+WORDS_ROW = 1  # the id of the one row of ``spam_words``
 MAX_ENTRIES, MAX_ENTRY = 500, 100  # lines kept, characters a line
 
 LINK = re.compile(r"(?i)\b(?:https?://|www\.)[^\s<>\"'\]\[)]+")
@@ -98,7 +99,7 @@ def _word_found(entry: str, folded: str, words: set[str]) -> bool:
 
 def stored_words(session: Session) -> list[str]:
     """The list admins edited (empty when they never did)."""
-    raw = session.scalar(select(Setting.value).where(Setting.key == WORDS_KEY))
+    raw = session.scalar(select(SpamWords.entries).where(SpamWords.id == WORDS_ROW))
     return parse_words(raw or "")
 
 
@@ -121,5 +122,5 @@ def save_words(session: Session, entries: list[str]) -> None:
     """Store the list (``parse_words``'s output), in the caller's transaction."""
     value = "\n".join(entries)
     current_app.extensions.get("spam_words", {}).pop("words", None)
-    statement = dialect.upsert(session, Setting.__table__).values(key=WORDS_KEY, value=value)
-    session.execute(statement.on_conflict_do_update(index_elements=["key"], set_={"value": value}))
+    statement = dialect.upsert(session, SpamWords.__table__).values(id=WORDS_ROW, entries=value)
+    session.execute(statement.on_conflict_do_update(index_elements=["id"], set_={"entries": value}))

@@ -2,8 +2,8 @@
 
 Each module does one thing:
 
-* ``settings``: the operator's (environment) and the admins' (``settings`` table) settings; ``state``:
-  the settings new inquiries are enqueued under, read once a second.
+* ``settings``: the operator's (environment) and the admins' (``notification_settings`` table)
+  settings; ``state``: the settings new inquiries are enqueued under, read once a second.
 * ``channels``: one module per channel (``email``, ``webhook``), one protocol, the one registry.
 * ``sending``: the handler the outbox sends this package's deliveries with; ``message``: what a
   notification says; ``digest``: the e-mail digest.

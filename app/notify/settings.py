@@ -1,4 +1,4 @@
-"""Notification settings: the operator's in the environment, the admins' in ``settings``.
+"""Notification settings: the operator's in the environment, the admins' in ``notification_settings``.
 
 ``SUNDOWN_NOTIFY_EMAILS``, ``SUNDOWN_WEBHOOK_URL`` and ``SUNDOWN_WEBHOOK_SECRET``,
 when set, take precedence over what admins saved on the Notifications page
@@ -20,7 +20,7 @@ from sqlalchemy.orm import Session
 
 from app.core import clock
 from app.core.parsing import SECRET_PREFIX
-from app.models import Setting
+from app.models import NotificationSetting
 from app.notify import state
 
 SECRET_BYTES = 32
@@ -30,7 +30,8 @@ SECRET_BYTES = 32
 # A change saved by another process or replica applies here this much later.
 FRESH_FOR = timedelta(seconds=1)
 
-# The keys of the admins' settings in the ``settings`` table.
+# The keys of the admins' settings in ``notification_settings`` (not ``settings``: the cleanup's claim is there,
+# and a request that finds no cleanup due must not touch it).
 EMAILS_KEY, WEBHOOK_KEY, SECRET_KEY = "notify_emails", "notify_webhook_url", "notify_webhook_secret"
 CONTENT_KEY, DIGEST_KEY = "notify_include_content", "notify_digest_minutes"
 KEYS = (EMAILS_KEY, WEBHOOK_KEY, SECRET_KEY, CONTENT_KEY, DIGEST_KEY)
@@ -68,7 +69,7 @@ class Notifications:
 def load(session: Session) -> Notifications:
     """The settings in force: the environment's, else what admins saved."""
     config = current_app.config
-    rows = session.execute(select(Setting.key, Setting.value).where(Setting.key.in_(KEYS)))
+    rows = session.execute(select(NotificationSetting.key, NotificationSetting.value))
     stored = {key: value for key, value in rows}
     from_env = frozenset(key for key, name in ENV_KEYS.items() if config.get(name))
     emails = config["NOTIFY_EMAILS"] if EMAILS_KEY in from_env else json.loads(stored.get(EMAILS_KEY) or "[]")
@@ -96,6 +97,6 @@ def save(session: Session, key: str, value: str | None) -> None:
     """Store one admin setting (None removes it); the caller audits and commits. This process reads the
     settings again for the next new inquiry."""
     state.current().settings = None
-    session.execute(delete(Setting).where(Setting.key == key))
+    session.execute(delete(NotificationSetting).where(NotificationSetting.key == key))
     if value is not None:
-        session.add(Setting(key=key, value=value))
+        session.add(NotificationSetting(key=key, value=value))

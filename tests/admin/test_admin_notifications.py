@@ -9,7 +9,7 @@ import re
 import pytest
 from sqlalchemy import select
 
-from app.models import AuditEntry, Delivery, Setting
+from app.models import AuditEntry, Delivery, NotificationSetting
 from devtools.receivers import Certificate, MailServer, WebhookReceiver
 from tests.helpers import csrf_token
 
@@ -22,7 +22,7 @@ def post(client, path: str, data: dict):
 
 
 def stored(query) -> dict[str, str]:
-    return dict(query.rows(select(Setting.key, Setting.value).where(Setting.key.like("notify_%"))))
+    return dict(query.rows(select(NotificationSetting.key, NotificationSetting.value)))
 
 
 def audit_entries(query) -> list[tuple]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import select
 
-from app.models import Delivery, Inquiry, Setting
+from app.models import Delivery, Inquiry, NotificationSetting
 from app.replies.message import thread_id
 from tests.conversations.conftest import INBOUND, TOKEN
 from tests.conversations.conftest import mail as e_mail
@@ -52,7 +52,7 @@ def test_an_answer_notifies_every_channel_as_a_message(app, client, query, mail,
 
 
 def test_with_content_included_the_answer_s_words_are_told(app, client, query, db_session, mail, receiver):
-    db_session.add(Setting(key="notify_include_content", value="1"))
+    db_session.add(NotificationSetting(key="notify_include_content", value="1"))
     db_session.commit()
     submit_inquiry(client)
     request_after(client)

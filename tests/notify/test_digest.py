@@ -9,7 +9,7 @@ from datetime import timedelta
 
 from sqlalchemy import select
 
-from app.models import Inquiry, Setting
+from app.models import Inquiry, NotificationSetting
 from tests.helpers import VALID, submit_inquiry
 from tests.notify.steps import DELIVERIES, request_after
 
@@ -17,7 +17,7 @@ from tests.notify.steps import DELIVERIES, request_after
 
 
 def test_a_digest_sends_one_email_per_interval_listing_the_inquiries(client, db_session, clock, query, mail, receiver):
-    db_session.add(Setting(key="notify_digest_minutes", value="10"))
+    db_session.add(NotificationSetting(key="notify_digest_minutes", value="10"))
     db_session.commit()
     for _ in range(3):
         submit_inquiry(client)

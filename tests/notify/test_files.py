@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import event, select
 
 from app.core import db
-from app.models import Delivery, DeliveryStatus, Setting
+from app.models import Delivery, DeliveryStatus, NotificationSetting
 from app.outbox import deliver, store
 from tests.factories import add_file, add_inquiries, inquiry
 
@@ -36,8 +36,8 @@ TWO_FILES = [(SHOT, "shot.png", "image/png"), (LOG, "log.txt", "text/plain")]
 def include_content_setting(db_session, digest_minutes: int = 0) -> None:
     db_session.add_all(
         [
-            Setting(key="notify_include_content", value="1"),
-            Setting(key="notify_digest_minutes", value=str(digest_minutes)),
+            NotificationSetting(key="notify_include_content", value="1"),
+            NotificationSetting(key="notify_digest_minutes", value=str(digest_minutes)),
         ]
     )
     db_session.commit()
@@ -107,7 +107,7 @@ def test_a_digest_tells_each_inquirys_files_read_in_one_query_per_transaction(
     if content:
         include_content_setting(db_session, digest_minutes=10)
     else:
-        db_session.add(Setting(key="notify_digest_minutes", value="10"))
+        db_session.add(NotificationSetting(key="notify_digest_minutes", value="10"))
         db_session.commit()
     two = with_files(db_session, clock, TWO_FILES)
     one = with_files(db_session, clock, [(SHOT, "shot.png", "image/png")])

@@ -449,3 +449,35 @@ def test_the_team_inbox_migration_makes_every_admin_an_owner_and_its_rows_go_wit
         assert connection.execute(sa.text("SELECT admin_id, admin_name FROM accesses")).all() == [(None, "Ada")]
         connection.execute(sa.text("DELETE FROM accesses"))
     engine.dispose()
+
+
+def test_the_own_tables_migration_moves_the_word_list_and_notification_settings_out_of_settings_and_back(
+    database_url,
+):
+    engine = make_engine(database_url)
+    _downgrade(engine, "0018")
+    moved = {"spam_words": "casino\nexample.biz", "notify_emails": '["a@example.com"]', "notify_digest_minutes": "10"}
+    with engine.begin() as connection:
+        connection.execute(sa.text("DELETE FROM settings WHERE \"key\" <> 'last_cleanup_at'"))
+        for key, value in {**moved, "retention_days": "60"}.items():
+            connection.execute(sa.text('INSERT INTO settings ("key", value) VALUES (:k, :v)'), {"k": key, "v": value})
+    upgrade(engine)
+    with engine.connect() as connection:
+        assert connection.execute(
+            sa.text('SELECT "key", value FROM settings WHERE "key" <> \'last_cleanup_at\'')
+        ).all() == [("retention_days", "60")]
+        assert connection.execute(sa.text("SELECT id, entries FROM spam_words")).all() == [(1, "casino\nexample.biz")]
+        assert dict(connection.execute(sa.text('SELECT "key", value FROM notification_settings')).all()) == {
+            "notify_emails": '["a@example.com"]',
+            "notify_digest_minutes": "10",
+        }
+    _downgrade(engine, "0018")
+    with engine.connect() as connection:
+        stored = dict(connection.execute(sa.text('SELECT "key", value FROM settings')).all())
+        assert {key: stored.get(key) for key in moved} == moved and stored["retention_days"] == "60"
+    upgrade(engine)
+    with engine.begin() as connection:
+        connection.execute(sa.text("DELETE FROM settings"))
+        connection.execute(sa.text("DELETE FROM spam_words"))
+        connection.execute(sa.text("DELETE FROM notification_settings"))
+    engine.dispose()

@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import select, update
 
 from app.core.db import get_session
-from app.models import Admin, AuditEntry, Delivery, Inquiry, Reply, Setting
+from app.models import Admin, AuditEntry, Delivery, Inquiry, NotificationSetting, Reply
 from app.replies import message
 from devtools.receivers import Certificate, MailServer
 from tests.conftest import FakeClock
@@ -281,7 +281,9 @@ def test_a_reply_that_fails_every_attempt_says_failed_even_after_its_outbox_row_
 
 
 def test_replies_never_go_in_the_digest_and_the_site_recipients_get_none(added, admin_client, clock, query, mail):
-    query.using(lambda session: (session.add(Setting(key="notify_digest_minutes", value="60")), session.commit()))
+    query.using(
+        lambda session: (session.add(NotificationSetting(key="notify_digest_minutes", value="60")), session.commit())
+    )
     [row] = added([inquiry(clock)])
     reply(admin_client, row)
     assert [to for to, _raw in mail.envelopes] == [["ada@example.com"]]
