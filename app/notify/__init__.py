@@ -10,8 +10,9 @@ Each module does one thing:
 * ``health``: what the admin pages show (``POST /internal/deliver`` is in ``app.web.internal``).
 
 Views call ``enqueue_inquiries(session, inquiry_ids)`` inside the transaction that
-saves (or un-spams) inquiries; ``app.conversations`` calls ``enqueue_message(session,
-inquiry_id)`` in the one that puts a person's answer into its inquiry's conversation.
+saves (or un-spams) inquiries, ``cancel_inquiries`` in the one that moves them to spam;
+``app.conversations`` calls ``enqueue_message(session, inquiry_id)`` in the one that puts a
+person's answer into its inquiry's conversation.
 """
 
 from __future__ import annotations
@@ -67,6 +68,17 @@ def enqueue_inquiries(session: Session, inquiry_ids: list[int], form: Form | Non
     if count:
         hook.wake()
     return count
+
+
+# What an inquiry's notifications are: moved to spam, those not sent yet are cancelled.
+NOTIFICATION_KINDS = (DeliveryKind.INQUIRY, DeliveryKind.CAPPED, DeliveryKind.MESSAGE)
+
+
+def cancel_inquiries(session: Session, inquiry_ids: list[int]) -> int:
+    """Cancel, in the caller's transaction, the notifications of ``inquiry_ids`` not sent yet, on every
+    channel (those waiting for a digest, a retry or the end of the capped hour); how many. Moved to spam,
+    an inquiry notifies nobody; moved back, it is enqueued again (``enqueue_inquiries``)."""
+    return store.cancel(session, inquiry_ids, NOTIFICATION_KINDS)
 
 
 def enqueue_message(session: Session, inquiry_id: int) -> int:
