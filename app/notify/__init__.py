@@ -23,7 +23,7 @@ from sqlalchemy.orm import Session
 
 from app.core import clock, metrics, ratelimit
 from app.models import DeliveryChannel, DeliveryKind, Form, Inquiry
-from app.notify import channels, digest, sending, settings, state
+from app.notify import channels, digest, sending, settings, spamnote, state
 from app.outbox import handlers, hook, store
 
 
@@ -68,6 +68,26 @@ def enqueue_inquiries(session: Session, inquiry_ids: list[int], form: Form | Non
     if count:
         hook.wake()
     return count
+
+
+def note_spam(session: Session, inquiry_id: int, form: Form | None) -> bool:
+    """Count an inquiry that went to spam, in the caller's transaction; the window's first (per form, where its
+    notifications go by e-mail) enqueues the note saying how many did (``app.notify.spamnote``). Whether
+    it did. The note counts against the hourly cap like every e-mail: past it, it is left out."""
+    config = settings.for_new_inquiries(session).for_form(form)
+    if DeliveryChannel.EMAIL not in channels.in_force(config):
+        return False
+    minutes = spamnote.window_minutes(config, form)
+    window = [ratelimit.Limit(1, minutes * 60)]
+    if ratelimit.hit(spamnote.BUCKET, str(form.id if form is not None else 0), window, session) is not None:
+        return False
+    if _over_hourly_cap(session, 1):
+        metrics.count_capped_notifications(1)
+        return False
+    due = digest.window_end(clock.now(), minutes)
+    store.enqueue(session, [inquiry_id], [DeliveryChannel.EMAIL], due=due, kind=DeliveryKind.SPAM)
+    hook.wake()
+    return True
 
 
 # What an inquiry's notifications are: moved to spam, those not sent yet are cancelled.

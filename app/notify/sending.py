@@ -22,14 +22,14 @@ from sqlalchemy.orm import Session
 from app.attachments import store as attachments
 from app.core import clock, db
 from app.models import Delivery, DeliveryKind, Form, InboundMessage, Inquiry, MessageKind, MessageState
-from app.notify import channels, digest
+from app.notify import channels, digest, spamnote
 from app.notify import settings as notify_settings
 from app.notify.channels import email
 from app.notify.message import File, Notice
 from app.outbox.handlers import Batch
 from app.outbox.store import Attempt, Outcome
 
-KINDS = (DeliveryKind.INQUIRY, DeliveryKind.CAPPED, DeliveryKind.TEST, DeliveryKind.MESSAGE)
+KINDS = (DeliveryKind.INQUIRY, DeliveryKind.CAPPED, DeliveryKind.TEST, DeliveryKind.MESSAGE, DeliveryKind.SPAM)
 
 
 @dataclass(frozen=True)
@@ -52,6 +52,8 @@ class Notifications:
         """One attempt on the row's channel with its form's settings; or a digest: its attempts."""
         if digest.applies(job.notice, job.settings):
             return _deliver_digest(job.notice, batch, job.settings)
+        if spamnote.is_note(job.notice):
+            return _deliver_listed([job.notice], batch, job.settings.for_form(job.notice.form))
         channel = channels.named(job.notice.delivery.channel)
         if channel is None:
             return Outcome(f"no channel {job.notice.delivery.channel!r}", permanent=True)
@@ -71,7 +73,7 @@ def _deliver_digest(first: Notice, batch: Batch, config: notify_settings.Notific
     with db.transaction(write=True) as session:
         # With no digest interval, only the e-mails the hourly cap held back go along.
         kinds = (
-            (DeliveryKind.INQUIRY, DeliveryKind.CAPPED)
+            (DeliveryKind.INQUIRY, DeliveryKind.CAPPED, DeliveryKind.SPAM)
             if digest.batches(config, first.form)
             else (DeliveryKind.CAPPED,)
         )
@@ -87,12 +89,32 @@ def _deliver_digest(first: Notice, batch: Batch, config: notify_settings.Notific
             else []
         )
         listed = [first, *notices(session, rows, config.include_content)]
+    return _deliver_listed(listed, batch, config, leases)
+
+
+def _deliver_listed(
+    listed: list[Notice],
+    batch: Batch,
+    config: notify_settings.Notifications,
+    leases: dict[int, datetime] | None = None,
+) -> list[Attempt]:
+    """One e-mail for ``listed``: a digest of its inquiries, its spam notes' counts last (``app.notify.spamnote``),
+    or the notes alone; an attempt for each row. A note whose spam is all gone is done with no e-mail."""
+    now = clock.now()
+    with db.transaction() as session:
+        counts = spamnote.counts(session, listed, config)
+    inquiries = [notice for notice in listed if not spamnote.is_note(notice)]
     if not email.CHANNEL.configured(config):
         outcome = Outcome("e-mail not configured")
+    elif inquiries:
+        outcome = email.relay_of(batch).send(digest.build(inquiries, config.emails, now, spamnote.lines(counts)))
+    elif counts:
+        outcome = email.relay_of(batch).send(spamnote.build(listed[0], counts, config.emails, now))
     else:
-        outcome = email.relay_of(batch).send(digest.build(listed, config.emails, now))
+        outcome = Outcome(None)
     sent_at = clock.now()
-    return [Attempt(notice.delivery, outcome, sent_at, leases[notice.delivery.id]) for notice in listed]
+    held = leases or {listed[0].delivery.id: batch.lease_until}
+    return [Attempt(notice.delivery, outcome, sent_at, held[notice.delivery.id]) for notice in listed]
 
 
 def notices(session: Session, rows: Sequence[Delivery], include_content: bool) -> list[Notice]:
