@@ -250,7 +250,7 @@ def test_submissions_read_the_notification_settings_once_a_second_in_a_process(a
         "before_cursor_execute",
         lambda _c, _cur, statement, *_a: (
             reads.append(statement)
-            if threading.current_thread() is here and "FROM settings" in statement and " IN (" in statement
+            if threading.current_thread() is here and "FROM notification_settings" in statement
             else None
         ),
     )
