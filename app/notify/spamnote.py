@@ -107,7 +107,10 @@ def counts(session: Session, notices: list[Notice], config: Notifications) -> li
 
 
 def lines(found: list[Count]) -> str:
-    """The note's paragraph: a line and a link per form (the digest's last paragraph, or the whole note)."""
+    """The note's paragraph: a line and a link per form (the digest's last paragraph, or the whole note);
+    nothing when no form's spam is left to tell of."""
+    if not found:
+        return ""
     parts = [_("Went to spam, and notified to nobody else:")]
     for count in found:
         parts += [count.line(), count.url]
