@@ -504,6 +504,7 @@ class DeliveryKind(StrEnum):
     REPLY = "reply"  # an admin's reply to the person who wrote (``app.replies``)
     ACK = "ack"  # a form's acknowledgement to the person who wrote
     MESSAGE = "message"  # the person's answer by e-mail joined the inquiry's conversation (``app.notify``)
+    SPAM = "spam"  # how many of a form's inquiries went to spam in a window (``app.notify.spamnote``)
 
 
 class Delivery(Base):

@@ -85,6 +85,7 @@ def mark_spam():
             execution_options={"synchronize_session": False},
         )
     )
+    notify.cancel_inquiries(session, moved_ids)
     learned.train_inquiries(session, moved_ids, as_spam=True)
     for inquiry_id in moved_ids:
         audit.record(session, current_user, AuditAction.MARKED_SPAM, 1, f"inquiry #{inquiry_id}")

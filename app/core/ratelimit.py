@@ -175,19 +175,22 @@ def take(bucket: str, subject: str, amount: int, limit: Limit, session: Session)
     """Take ``amount`` from ``subject``'s budget of ``limit.count`` per ``limit.seconds`` in ``bucket`` (bytes,
     say, rather than hits); None when taken, else the seconds until the window ends (nothing taken).
 
-    A read, then the upsert, in the caller's write transaction: on SQLite the write lock makes the pair
-    atomic; on PostgreSQL two racing takes may both pass the read, so a budget can be overrun by what
-    arrives at the same moment (a budget, not a guarantee).
+    One statement, in the caller's write transaction: an upsert that adds ``amount`` only while the new total
+    stays within the budget (``ON CONFLICT DO UPDATE ... WHERE``) and returns it; no row back means refused.
+    PostgreSQL evaluates the condition on the row as the last committed take left it (the row is locked, a
+    racing take waits), SQLite under its write lock: racing takes can never pass the budget together.
     """
     moment = clock.now()
     window = int(moment.timestamp()) // limit.seconds
     window_end = datetime.fromtimestamp((window + 1) * limit.seconds, UTC)
+    refused = math.ceil((window_end - moment).total_seconds())
+    if amount > limit.count:
+        return refused
     key = f"{bucket}:{limit.seconds}:{subject}:{window}"
-    used = session.scalar(select(RateLimit.count).where(RateLimit.key == key)) or 0
-    if used + amount > limit.count:
-        return math.ceil((window_end - moment).total_seconds())
     statement = dialect.upsert(session, RateLimit).values(key=key, count=amount, expires_at=window_end)
-    session.execute(
-        statement.on_conflict_do_update(index_elements=[RateLimit.key], set_={"count": RateLimit.count + amount})
-    )
-    return None
+    statement = statement.on_conflict_do_update(
+        index_elements=[RateLimit.key],
+        set_={"count": RateLimit.count + amount},
+        where=RateLimit.count + amount <= limit.count,
+    ).returning(RateLimit.count)
+    return None if session.execute(statement).first() is not None else refused

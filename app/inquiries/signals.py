@@ -1,7 +1,8 @@
 """What an inquiry's own text says about it: links, markup, and the words and domains admins listed.
 
 Pure functions over the text, plus the list admins edit on the Spam page
-(one word, phrase or domain a line, in the ``settings`` row ``spam_words``).
+(one word, phrase or domain a line, in the ``preferences`` row ``spam_words``: never in
+``settings``, whose cleanup claim a request that finds no cleanup due must not touch).
 ``app.inquiries.spam`` weighs what they find; nothing here decides.
 
 * **Links**: ``http(s)://`` and ``www.`` addresses; a person may send one or

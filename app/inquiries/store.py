@@ -90,6 +90,8 @@ def save(session: Session, inquiry: NewInquiry, verdict: Verdict, files: Iterabl
     if status == InquiryStatus.INBOX:
         notify.enqueue_inquiries(session, [inquiry_id], inquiry.form)
         ack.queue_for(session, inquiry_id, inquiry.form, inquiry.values, inquiry.locale)
+    else:
+        notify.note_spam(session, inquiry_id, inquiry.form)
     return Filed(inquiry_id, status)
 
 

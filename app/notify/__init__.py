@@ -2,8 +2,8 @@
 
 Each module does one thing:
 
-* ``settings``: the operator's (environment) and the admins' (``settings`` table) settings; ``state``:
-  the settings new inquiries are enqueued under, read once a second.
+* ``settings``: the operator's (environment) and the admins' (``preferences`` table)
+  settings; ``state``: the settings new inquiries are enqueued under, read once a second.
 * ``channels``: one module per channel (``email``, ``webhook``, the six chat services), one protocol,
   the one registry.
 * ``sending``: the handler the outbox sends this package's deliveries with; ``message``: what a
@@ -12,8 +12,9 @@ Each module does one thing:
 * ``health``: what the admin pages show (``POST /internal/deliver`` is in ``app.web.internal``).
 
 Views call ``enqueue_inquiries(session, inquiry_ids)`` inside the transaction that
-saves (or un-spams) inquiries; ``app.conversations`` calls ``enqueue_message(session,
-inquiry_id)`` in the one that puts a person's answer into its inquiry's conversation.
+saves (or un-spams) inquiries, ``cancel_inquiries`` in the one that moves them to spam;
+``app.conversations`` calls ``enqueue_message(session, inquiry_id)`` in the one that puts a
+person's answer into its inquiry's conversation.
 """
 
 from __future__ import annotations
@@ -23,8 +24,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.core import clock, metrics, ratelimit
-from app.models import DeliveryKind, Form, Inquiry
-from app.notify import channels, digest, sending, settings, state
+from app.models import DeliveryChannel, DeliveryKind, Form, Inquiry
+from app.notify import channels, digest, sending, settings, spamnote, state
 from app.outbox import handlers, hook, store
 
 
@@ -83,6 +84,37 @@ def _plan(
             key = (None, DeliveryKind.INQUIRY)
         plan.setdefault(key, []).append(name)
     return plan
+
+
+def note_spam(session: Session, inquiry_id: int, form: Form | None) -> bool:
+    """Count an inquiry that went to spam, in the caller's transaction; the window's first (per form, where its
+    notifications go by e-mail) enqueues the note saying how many did (``app.notify.spamnote``). Whether
+    it did. The note counts against the hourly cap like every e-mail: past it, it is left out."""
+    config = settings.for_new_inquiries(session).for_form(form)
+    if DeliveryChannel.EMAIL not in channels.in_force(config):
+        return False
+    minutes = spamnote.window_minutes(config, form)
+    window = [ratelimit.Limit(1, minutes * 60)]
+    if ratelimit.hit(spamnote.BUCKET, str(form.id if form is not None else 0), window, session) is not None:
+        return False
+    if _over_hourly_cap(session, 1):
+        metrics.count_capped_notifications(1)
+        return False
+    due = digest.window_end(clock.now(), minutes)
+    store.enqueue(session, [inquiry_id], [DeliveryChannel.EMAIL], due=due, kind=DeliveryKind.SPAM)
+    hook.wake()
+    return True
+
+
+# What an inquiry's notifications are: moved to spam, those not sent yet are cancelled.
+NOTIFICATION_KINDS = (DeliveryKind.INQUIRY, DeliveryKind.CAPPED, DeliveryKind.MESSAGE)
+
+
+def cancel_inquiries(session: Session, inquiry_ids: list[int]) -> int:
+    """Cancel, in the caller's transaction, the notifications of ``inquiry_ids`` not sent yet, on every
+    channel (those waiting for a digest, a retry or the end of the capped hour); how many. Moved to spam,
+    an inquiry notifies nobody; moved back, it is enqueued again (``enqueue_inquiries``)."""
+    return store.cancel(session, inquiry_ids, NOTIFICATION_KINDS)
 
 
 def enqueue_message(session: Session, inquiry_id: int) -> int:

@@ -74,7 +74,8 @@ def applies(notice: Notice, config: Notifications) -> bool:
     """Whether this delivery goes out in a digest: an inquiry's e-mail or chat message to the site's place
     with an interval set, or one held back by the hourly cap (``DeliveryKind.CAPPED``)."""
     kind = notice.delivery.kind
-    if not cappable(notice.delivery.channel) or kind not in (DeliveryKind.INQUIRY, DeliveryKind.CAPPED):
+    listed = (DeliveryKind.INQUIRY, DeliveryKind.CAPPED, DeliveryKind.SPAM)
+    if not cappable(notice.delivery.channel) or kind not in listed:
         return False  # a test goes on its own
     return kind == DeliveryKind.CAPPED or batches(config, notice.form, notice.delivery.channel)
 
@@ -113,13 +114,14 @@ def claim_companions(
     return leases
 
 
-def build(notices: list[Notice], recipients: list[str], now: datetime) -> EmailMessage:
-    """One e-mail listing every inquiry of ``notices``; its Message-ID is the first row's key."""
+def build(notices: list[Notice], recipients: list[str], now: datetime, spam: str = "") -> EmailMessage:
+    """One e-mail listing every inquiry of ``notices``, then ``spam``'s paragraph (``app.notify.spamnote``)
+    when there is one; its Message-ID is the first row's key."""
     message = email.build(notices[0], recipients, now)
     del message["Reply-To"]  # several inquirers: no single one to reply to
     del message["Subject"]
     message["Subject"] = ngettext("%(num)d new inquiry", "%(num)d new inquiries", len(notices))
-    message.set_content(body(notices))
+    message.set_content(body(notices) + (f"\n{spam}\n" if spam else ""))
     return message
 
 

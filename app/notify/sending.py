@@ -23,6 +23,7 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
+from email.message import EmailMessage
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -39,14 +40,14 @@ from app.models import (
     MessageKind,
     MessageState,
 )
-from app.notify import channels, digest, recipients
+from app.notify import channels, digest, recipients, spamnote
 from app.notify import settings as notify_settings
 from app.notify.channels import email
 from app.notify.message import File, Notice
 from app.outbox.handlers import Batch
 from app.outbox.store import Attempt, Outcome
 
-KINDS = (DeliveryKind.INQUIRY, DeliveryKind.CAPPED, DeliveryKind.TEST, DeliveryKind.MESSAGE)
+KINDS = (DeliveryKind.INQUIRY, DeliveryKind.CAPPED, DeliveryKind.TEST, DeliveryKind.MESSAGE, DeliveryKind.SPAM)
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,8 @@ class Notifications:
         """One attempt on the row's channel with its form's settings; or a digest: its attempts."""
         if digest.applies(job.notice, job.settings):
             return _deliver_digest(job.notice, batch, job.settings, job.scopes)
+        if spamnote.is_note(job.notice):
+            return _deliver_listed([job.notice], batch, job.settings.for_form(job.notice.form), job.scopes)
         channel = channels.named(job.notice.delivery.channel)
         if channel is None:
             return Outcome(f"no channel {job.notice.delivery.channel!r}", permanent=True)
@@ -104,7 +107,7 @@ def _deliver_digest(
     with db.transaction(write=True) as session:
         # With no digest interval, only the rows the hourly cap held back go along; a form's own place, none.
         batched = digest.batches(config, first.form, channel)
-        kinds = (DeliveryKind.INQUIRY, DeliveryKind.CAPPED) if batched else (DeliveryKind.CAPPED,)
+        kinds = (DeliveryKind.INQUIRY, DeliveryKind.CAPPED, DeliveryKind.SPAM) if batched else (DeliveryKind.CAPPED,)
         leases = {first.delivery.id: batch.lease_until}
         if not digest.own_place(first.form, channel):
             leases.update(digest.claim_companions(session, first.delivery.id, now, batch.lease_until, kinds, channel))
@@ -116,22 +119,38 @@ def _deliver_digest(
             else []
         )
         listed = [first, *notices(session, rows, config.include_content)]
-    outcomes = _send_listed(listed, config, scopes, batch, now)
+    return _deliver_listed(listed, batch, config, scopes, leases)
+
+
+def _deliver_listed(
+    listed: list[Notice],
+    batch: Batch,
+    config: notify_settings.Notifications,
+    scopes: recipients.Scopes,
+    leases: dict[int, datetime] | None = None,
+) -> list[Attempt]:
+    """``listed``'s messages (``_send_listed``); an attempt for each row, under its lease (``leases``, else
+    the batch's for the one row)."""
+    outcomes = _send_listed(listed, config, scopes, batch, clock.now())
     sent_at = clock.now()
+    held = leases or {listed[0].delivery.id: batch.lease_until}
     return [
-        Attempt(notice.delivery, outcomes[notice.delivery.id], sent_at, leases[notice.delivery.id]) for notice in listed
+        Attempt(notice.delivery, outcomes[notice.delivery.id], sent_at, held[notice.delivery.id]) for notice in listed
     ]
 
 
 def send_digests(
-    listed: list[Notice], addresses: list[str], scopes: recipients.Scopes, batch: Batch, now: datetime
+    listed: list[Notice], config: notify_settings.Notifications, scopes: recipients.Scopes, batch: Batch, now: datetime
 ) -> dict[int, Outcome]:
-    """One digest e-mail per group of ``addresses`` that hear of the same inquiries of ``listed``, each
-    listing only those; each row's outcome, by delivery id: the first failure of an e-mail listing it, else
-    done (also when nobody hears of it).
+    """One e-mail per group of ``config.emails`` that hear of the same rows of ``listed`` (inquiries and spam
+    notes, by form), each listing only those (``_message``); each row's outcome, by delivery id: the first
+    failure of an e-mail listing it, else done (also when nobody hears of it, or a note's spam is all gone).
 
     The e-mail to every address keeps the first row's Message-ID; another group's adds a digest of its
     addresses, so that each e-mail has its own, the same on a retry."""
+    addresses = config.emails
+    with db.transaction() as session:
+        counts = {n.delivery.id: spamnote.counts(session, [n], config) for n in listed if spamnote.is_note(n)}
     groups: dict[tuple[int, ...], list[str]] = {}
     for address in addresses:
         heard = tuple(
@@ -141,7 +160,9 @@ def send_digests(
             groups.setdefault(heard, []).append(address)
     outcomes = {notice.delivery.id: Outcome() for notice in listed}
     for heard, group in groups.items():
-        message = digest.build([notice for notice in listed if notice.delivery.id in heard], group, now)
+        message = _message([notice for notice in listed if notice.delivery.id in heard], counts, group, now)
+        if message is None:
+            continue
         if group != addresses:
             _tell_apart(message, group)
         outcome = email.relay_of(batch).send(message)
@@ -149,6 +170,16 @@ def send_digests(
             if outcomes[delivery_id].ok:
                 outcomes[delivery_id] = outcome
     return outcomes
+
+
+def _message(listed: list[Notice], counts: dict, to: list[str], now: datetime) -> EmailMessage | None:
+    """A digest of ``listed``'s inquiries with its spam notes' counts last (``app.notify.spamnote``), the
+    notes alone, or nothing when they are all that is listed and their spam is gone."""
+    found = [count for notice in listed for count in counts.get(notice.delivery.id, [])]
+    inquiries = [notice for notice in listed if not spamnote.is_note(notice)]
+    if inquiries:
+        return digest.build(inquiries, to, now, spamnote.lines(found))
+    return spamnote.build(listed[0], found, to, now) if found else None
 
 
 def _tell_apart(message, group: list[str]) -> None:
@@ -167,7 +198,7 @@ def _send_listed(
     if first.delivery.channel == DeliveryChannel.EMAIL:
         if not email.CHANNEL.configured(config):
             return _each(listed, Outcome("e-mail not configured"))
-        return send_digests(listed, config.emails, scopes, batch, now)
+        return send_digests(listed, config, scopes, batch, now)
     channel = channels.named(first.delivery.channel)
     if channel is None:
         return _each(listed, Outcome(f"no channel {first.delivery.channel!r}", permanent=True))

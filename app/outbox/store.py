@@ -26,7 +26,7 @@ from datetime import datetime, timedelta
 from functools import lru_cache
 
 from flask import current_app
-from sqlalchemy import and_, bindparam, insert, or_, select, update
+from sqlalchemy import and_, bindparam, delete, insert, or_, select, update
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import Session
 
@@ -115,6 +115,22 @@ def _row(inquiry_id: int | None, channel: str, kind: str, due: datetime | None =
         "idempotency_key": new_key(),
         "created_at": now,
     }
+
+
+def cancel(session: Session, inquiry_ids: list[int], kinds: Sequence[str]) -> int:
+    """Delete, in the caller's transaction, the pending deliveries of ``kinds`` for ``inquiry_ids``: those
+    not sent yet, whatever their channel; how many. A send already under way may still go: its row, gone,
+    records nothing (``finish`` writes only a row it still holds)."""
+    if not inquiry_ids:
+        return 0
+    table = Delivery.__table__
+    pending = table.c.status == DeliveryStatus.PENDING
+    cancelled = session.connection().execute(
+        delete(table)
+        .where(table.c.inquiry_id.in_(inquiry_ids), table.c.kind.in_(list(kinds)), pending)
+        .execution_options(preserve_rowcount=True)
+    )
+    return db.rowcount(cancelled)
 
 
 def due_now(now: datetime):

@@ -118,6 +118,20 @@ def test_the_interval_is_respected_with_no_database_work_when_not_due(client, ap
     assert any("INSERT INTO settings" in statement for statement in statements)
 
 
+def test_a_not_due_submission_names_no_settings_at_all(client, app, clock, query):
+    submit_inquiry(client)  # the claim: this process learns when the next cleanup is due
+    clock.advance(seconds=5)  # past every once-a-second memory: the word list, the notification settings
+    statements: list[str] = []
+    event.listen(
+        db.engine_of(app), "before_cursor_execute", lambda _c, _cur, statement, *_a: statements.append(statement)
+    )
+    assert submit_inquiry(client) == 201
+    assert [status for (status,) in query.rows(select(Inquiry.status))] == ["inbox", "inbox"]
+    assert any("spam_words" in statement for statement in statements)  # read again, from its own table
+    assert any("notification_settings" in statement for statement in statements)
+    assert [statement for statement in statements if re.search(r"\bsettings\b", statement)] == []
+
+
 def test_a_process_that_lost_the_claim_learns_when_it_is_next_due(app, app_config, make_app, clock, query):
     other = make_app(app_config)  # another worker process: its own memory
     submit_inquiry(app.test_client())

@@ -451,29 +451,25 @@ def test_the_team_inbox_migration_makes_every_admin_an_owner_and_its_rows_go_wit
     engine.dispose()
 
 
-def test_the_preferences_migration_moves_the_notification_choices_and_leaves_the_claim_both_ways(database_url):
+def test_the_preferences_migration_moves_the_admins_choices_and_leaves_the_claim_both_ways(database_url):
     engine = make_engine(database_url)
     _downgrade(engine, "0018")
+    moved = {"spam_words": "casino\nexample.biz", "notify_emails": '["a@example.com"]', "notify_digest_minutes": "10"}
+    others = sa.text("SELECT key, value FROM settings WHERE key <> 'last_cleanup_at'")
     with engine.begin() as connection:
-        connection.execute(
-            sa.text(
-                "INSERT INTO settings (key, value) VALUES ('notify_digest_minutes', '60'), ('retention_days', '90')"
-            )
-        )
+        connection.execute(sa.text("DELETE FROM settings WHERE key <> 'last_cleanup_at'"))
+        for key, value in {**moved, "retention_days": "60"}.items():
+            connection.execute(sa.text("INSERT INTO settings (key, value) VALUES (:k, :v)"), {"k": key, "v": value})
     upgrade(engine)
     with engine.begin() as connection:
-        assert connection.execute(sa.text("SELECT key, value FROM preferences")).all() == [
-            ("notify_digest_minutes", "60")
-        ]
-        assert connection.execute(sa.text("SELECT key FROM settings")).scalars().all() == ["retention_days"]
+        assert dict(connection.execute(sa.text("SELECT key, value FROM preferences")).all()) == moved
+        assert connection.execute(others).all() == [("retention_days", "60")]
     _downgrade(engine, "0018")
     with engine.begin() as connection:
-        assert sorted(connection.execute(sa.text("SELECT key, value FROM settings")).all()) == [
-            ("notify_digest_minutes", "60"),
-            ("retention_days", "90"),
-        ]
-        connection.execute(sa.text("DELETE FROM settings"))
+        assert dict(connection.execute(others).all()) == {**moved, "retention_days": "60"}
+        connection.execute(sa.text("DELETE FROM settings WHERE key <> 'last_cleanup_at'"))
     upgrade(engine)
+    engine.dispose()
 
 
 def test_the_chat_urls_migration_adds_the_forms_column_both_ways_keeping_every_form(database_url):

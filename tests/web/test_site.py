@@ -4,6 +4,7 @@ form does not list, the services' field names (Formspree, Basin, Netlify), and f
 from __future__ import annotations
 
 import io
+import threading
 from html.parser import HTMLParser
 
 import pytest
@@ -298,3 +299,33 @@ def test_file_budgets_and_the_disk_floor_refuse_clearly_with_the_text_kept(
     page = response.get_data(as_text=True)
     assert response.status_code == status and "Kept for you." in page and "without the files" in page
     assert client.post("/f/booking", data=PERSON, headers={"Origin": SITE}).status_code == 303  # text alone
+
+
+@pytest.mark.parametrize(("setting", "refused"), [("SUBMIT_CLIENT_FILE_BYTES", 413), ("SUBMIT_FILE_BYTES", 507)])
+def test_concurrent_uploads_never_pass_a_days_budget_together(app_config, make_app, booking, query, setting, refused):
+    app_config[setting] = 1000 * 1024  # four of the uploads below fit, the fifth not
+    app = make_app(app_config)
+    big = png() + b"\0" * (200 * 1024)
+    per_client = setting == "SUBMIT_CLIENT_FILE_BYTES"
+    start, statuses = threading.Barrier(10), []
+
+    def upload(number: int) -> None:
+        address = "192.0.2.1" if per_client else f"192.0.2.{number + 1}"
+        client = app.test_client()
+        start.wait(30)
+        response = client.post(
+            "/f/booking",
+            environ_base={"REMOTE_ADDR": address},
+            data={**PERSON, "files": [(io.BytesIO(big), f"{number}.png")]},
+            headers={"Origin": SITE},
+            content_type="multipart/form-data",
+        )
+        statuses.append(response.status_code)
+
+    threads = [threading.Thread(target=upload, args=(number,)) for number in range(10)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert sorted(statuses) == [303] * 4 + [refused] * 6
+    assert sum(query(select(Attachment.size))) <= 1000 * 1024
