@@ -127,8 +127,8 @@ def test_a_not_due_submission_names_no_settings_at_all(client, app, clock, query
     )
     assert submit_inquiry(client) == 201
     assert [status for (status,) in query.rows(select(Inquiry.status))] == ["inbox", "inbox"]
-    assert any("spam_words" in statement for statement in statements)  # read again, from its own table
-    assert any("notification_settings" in statement for statement in statements)
+    # The word list and the notification settings, read again, from the preferences.
+    assert len([statement for statement in statements if "FROM preferences" in statement]) == 2
     assert [statement for statement in statements if re.search(r"\bsettings\b", statement)] == []
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import select
 
-from app.models import Delivery, Inquiry, NotificationSetting
+from app.models import Delivery, Inquiry, Preference
 from app.outbox import deliver
 from tests.helpers import csrf_token, settle, submit_inquiry
 
@@ -24,7 +24,7 @@ def app_config(app_config) -> dict:
 def waiting(app, client, db_session, query) -> int:
     """An inquiry in the inbox whose e-mail waits for an hour's digest and whose chat message for a retry;
     its webhook went at once."""
-    db_session.add(NotificationSetting(key="notify_digest_minutes", value="60"))
+    db_session.add(Preference(key="notify_digest_minutes", value="60"))
     db_session.commit()
     assert submit_inquiry(client) == 201
     assert sorted(query.rows(ROWS)) == [

@@ -9,7 +9,7 @@ from datetime import timedelta
 from sqlalchemy import select
 
 from app.core import i18n
-from app.models import Delivery, Inquiry, NotificationSetting
+from app.models import Delivery, Inquiry, Preference
 from tests.helpers import VALID, csrf_token, editor_post, submit_inquiry
 from tests.notify.steps import DELIVERIES, request_after
 
@@ -75,7 +75,7 @@ def test_a_forms_own_spam_retention_dates_its_deletion(admin_client, app, client
 
 
 def test_with_a_digest_the_spam_goes_in_it_after_the_inquiries(client, db_session, clock, query, mail):
-    db_session.add(NotificationSetting(key="notify_digest_minutes", value="60"))
+    db_session.add(Preference(key="notify_digest_minutes", value="60"))
     db_session.commit()
     submit_inquiry(client)
     send_spam(client)

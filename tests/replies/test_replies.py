@@ -452,9 +452,9 @@ def test_the_csv_export_counts_the_replies_and_gives_the_last_ones_time(added, a
     reply(admin_client, row, body="One")
     clock.advance(minutes=1)
     reply(admin_client, row, body="Two")
-    rows = list(csv.reader(io.StringIO(admin_client.get("/admin/export.csv").get_data(as_text=True)[1:])))
-    assert rows[0][-2:] == ["replies", "last_reply_utc"]
-    assert rows[1][-2:] == ["2", clock().strftime("%Y-%m-%d %H:%M:%S")]
+    header, values = csv.reader(io.StringIO(admin_client.get("/admin/export.csv").get_data(as_text=True)[1:]))
+    found = dict(zip(header, values, strict=True))
+    assert (found["replies"], found["last_reply_utc"]) == ("2", clock().strftime("%Y-%m-%d %H:%M:%S"))
 
 
 def test_the_people_export_holds_the_replies(added, admin_client, clock, mail):
