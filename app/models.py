@@ -119,8 +119,9 @@ class Form(Base):
     ack_enabled: Mapped[bool] = mapped_column(Boolean, default=False, server_default="0")
     ack_include_message: Mapped[bool] = mapped_column(Boolean, default=False, server_default="0")
     ack_texts: Mapped[dict | None] = mapped_column(JSON(none_as_null=True))
-    # Where its inquiries' retention counts from (``app.inquiries.retention.Clock``): receipt, or the thread's
-    # last message; quoting the person's text to an address that has not written before needs ``ack_quote_new``.
+    # Where its inquiries' retention counts from (``app.inquiries.retention.Clock``): receipt, the thread's
+    # last message, or closing; quoting the person's text to an address that has not written before needs
+    # ``ack_quote_new``.
     retention_clock: Mapped[str] = mapped_column(String(16), default="received", server_default="received")
     ack_quote_new: Mapped[bool] = mapped_column(Boolean, default=False, server_default="0")
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
@@ -175,6 +176,9 @@ class Inquiry(Base):
     spam_checks: Mapped[list | None] = mapped_column(JSON(none_as_null=True))
     # The thread's last message, the person's or a reply (``app.conversations``); None: none since receipt.
     last_message_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    # When it was closed (``app.inquiries.triage``); None while open or waiting, so a form whose retention counts
+    # from closing keeps it.
+    closed_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
 
 class Setting(Base):

@@ -35,7 +35,11 @@ copy whose inquiries are spread in turn over twenty forms, Contact (the
 site's 180 days) and nineteen with retentions of their own (105 to 195
 days: between the recent rows and the expired ones, so the one DELETE and
 the cleanup's twenty cutoffs remove the same rows), reported under
-``<kind>@<size>/20 forms`` with the same goals.
+``<kind>@<size>/20 forms`` with the same goals. At the smallest size they
+run again on a copy whose every inquiry has three answers in its thread
+(``inbound_messages``, deleted with it), reported under
+``<kind>@<size>/threads``: the claim and the batches keep their figures
+when each inquiry takes its conversation along.
 
 Controls on SQLite, each one cleanup run at 40/s, which must be caught:
 ``one_batch`` (the whole backlog in one batch, as a run whose batches
@@ -159,6 +163,8 @@ def run(ctx) -> None:
                 shipped_defaults(ctx, template, sized(kind, rows))
             if rows in ctx.sizes["backlog_forms_sizes"]:
                 over_forms(ctx, template, sized(kind, rows), rows)
+            if rows == sizes[0]:
+                with_threads(ctx, template, sized(kind, rows), rows)
     for name, (label, variant, rows_key, settings, budget_key) in CONTROLS.items():
         template = ctx.template("sqlite", ctx.sizes[rows_key])
         budget = ctx.sizes[budget_key] if budget_key else 3600
@@ -203,6 +209,21 @@ def over_forms(ctx, template, label: str, rows: int) -> None:
     with spread_over_forms(template) as database:
         trials = [_trial(ctx, database, method, f"forms_{method}{i}") for i, method in enumerate(_order(ctx))]
         report_trials(ctx, f"{label}/{len(FORM_DAYS) + 1} forms", trials, rows)
+
+
+THREAD_MESSAGES = 3  # answers in each inquiry's thread in the threads variant
+
+
+def with_threads(ctx, template, label: str, rows: int) -> None:
+    """The alternated trials again, on a copy whose every inquiry has ``THREAD_MESSAGES`` answers in its
+    thread (deleted with it by ``ON DELETE CASCADE``), reported as ``<label>/threads``."""
+    database = template.copy(f"backlog_threads_{template.kind}")
+    try:
+        database.add_threads(THREAD_MESSAGES)
+        trials = [_trial(ctx, database, method, f"threads_{method}{i}") for i, method in enumerate(_order(ctx))]
+        report_trials(ctx, f"{label}/threads", trials, rows)
+    finally:
+        database.drop()
 
 
 @contextmanager

@@ -19,7 +19,7 @@ import sqlalchemy as sa
 
 from app.core.db import WRITE_OPTION, make_engine
 from app.core.migrate import upgrade
-from app.models import Form, Inquiry
+from app.models import Form, InboundMessage, Inquiry
 from devtools.realistic import Rows, expired_span
 
 COLUMNS = ("name", "email", "message", "user_agent", "created_at", "legal_hold")
@@ -248,6 +248,27 @@ class Database:
         choice = sa.case({i: form for i, form in enumerate(forms)}, value=table.c.id % len(forms))
         with self.engine.begin() as conn:
             conn.execute(table.update().values(form_id=choice))
+        self.settle()
+
+    def add_threads(self, per_inquiry: int) -> None:
+        """Give every inquiry ``per_inquiry`` answers in its thread (``inbound_messages``, its own text as
+        their body, received with it), then settle: the cleanup deletes them with their inquiry."""
+        table, messages = Inquiry.__table__, InboundMessage.__table__
+        columns = ["inquiry_id", "state", "kind", "sender", "sender_name", "subject", "body", "files_refused"]
+        with self.engine.begin() as conn:
+            for number in range(per_inquiry):
+                rows = sa.select(
+                    table.c.id,
+                    sa.literal("thread"),
+                    sa.literal("message"),
+                    table.c.email,
+                    sa.literal(""),
+                    sa.literal(f"Re: Contact ({number + 1})"),
+                    table.c.message,
+                    sa.literal(0),
+                    table.c.created_at,
+                )
+                conn.execute(messages.insert().from_select([*columns, "received_at"], rows))
         self.settle()
 
     # --- reading and setting -------------------------------------------------

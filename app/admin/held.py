@@ -3,7 +3,8 @@ address than the inquiry's, for owners to look at; never put into a thread witho
 
 An owner may put a held message into the inquiry it named (its sender then
 was another address: a person writing from their work address, say), or
-delete it. Unanswered, the cleanup deletes it after ``HELD_KEEP``.
+delete it, forgotten then as a deleted inquiry is (``app.inquiries.gone``). Unanswered, the cleanup
+deletes it after ``HELD_KEEP``.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from app.admin import bp
 from app.cleanup.targets import HELD_KEEP
 from app.conversations import store
 from app.core import clock, db
+from app.inquiries import gone
 from app.models import AuditAction, InboundMessage, Inquiry, MessageKind, MessageState
 
 
@@ -63,5 +65,6 @@ def delete_held(message_id: int):
     session.execute(delete(InboundMessage).where(InboundMessage.id == message_id))
     audit.record(session, current_user, AuditAction.HELD_MESSAGE_DELETED, 1)
     session.commit()
+    gone.forget_after_response()  # its text leaves the database file and the WAL, as a deleted inquiry's does
     flash(_("The message was deleted."))
     return redirect(url_for("admin.held_messages"), 303)

@@ -35,7 +35,7 @@ from flask import Flask, current_app
 
 from app.cleanup import claim
 from app.conversations import inbound, parse, store
-from app.core import background, clock, db
+from app.core import background, clock, db, metrics
 from app.core.background import Memory
 from app.core.parsing import ImapServer, parse_imap_url
 
@@ -84,6 +84,9 @@ def fetch_if_due(should_stop: Callable[[], bool] = lambda: False) -> Counter | N
         return None
     try:
         return fetch(should_stop)
+    except (OSError, imaplib.IMAP4.error):  # ssl.SSLError is an OSError
+        metrics.count_imap_error()
+        raise
     finally:
         with db.transaction(write=True) as session:
             claim.release(session, now_ms, now_ms, key=KEY)
@@ -127,6 +130,7 @@ def _import_one(client: imaplib.IMAP4, uid: str) -> str:
     _status, sized = client.uid("FETCH", uid, "(RFC822.SIZE)")
     found = _SIZE.search(b" ".join(part if isinstance(part, bytes) else part[0] for part in sized if part))
     if found and int(found.group(1)) > current_app.config["INBOUND_MAX_BYTES"]:
+        metrics.count_inbound_refused("too_large")
         return _note(_headers(client, uid), "too_large")
     _status, fetched = client.uid("FETCH", uid, "(BODY.PEEK[])")
     raw = next((part[1] for part in fetched if isinstance(part, tuple)), b"")

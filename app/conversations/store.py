@@ -9,10 +9,12 @@ case, ``+tag`` and a provider's dots aside); anything else is held apart for
 owners (``MessageState.HELD``), never put in a thread by guesswork.
 
 A person's message in a thread reopens the inquiry: unread again, no longer
-answered, its ``last_message_at`` moved (a form whose retention counts from
-the last message then keeps it longer), and the site's recipients notified
-on the form's channels (``app.notify.enqueue_message``). Automatic replies and bounces are
-kept in the thread but change nothing; a bounce marks its reply failed.
+answered, open again (``app.inquiries.triage``: a closed one's ``closed_at``
+cleared, so a form counting from closing keeps it), its ``last_message_at``
+moved (a form whose retention counts from the last message then keeps it
+longer), and the site's recipients notified on the form's channels
+(``app.notify.enqueue_message``). Automatic replies and bounces are kept in
+the thread but change nothing; a bounce marks its reply failed.
 One e-mail is stored once: a ``Message-ID`` seen before is skipped, so an
 IMAP fetch that stops between storing and deleting does no harm.
 """
@@ -29,13 +31,14 @@ from app import notify
 from app.conversations import references
 from app.conversations.parse import Parsed
 from app.core import clock
-from app.inquiries import reads
+from app.inquiries import reads, triage
 from app.inquiries.addresses import mailbox_key
 from app.models import (
     Attachment,
     AttachmentChunk,
     InboundMessage,
     Inquiry,
+    InquiryState,
     MessageKind,
     MessageState,
     Reply,
@@ -171,11 +174,12 @@ def _effects(session: Session, inquiry_id: int, parsed: Parsed, now: datetime) -
 
 
 def reopen(session: Session, inquiry_id: int, now: datetime) -> None:
-    """The inquiry unread (for every admin) and unanswered again, its thread's last message ``now``; the
+    """The inquiry unread (for every admin), unanswered and open again, its thread's last message ``now``; the
     site's recipients told through the outbox."""
     session.execute(
         update(Inquiry).where(Inquiry.id == inquiry_id).values(answered_at=None, answered_by=None, last_message_at=now)
     )
+    triage.set_state(session, inquiry_id, InquiryState.OPEN, now)
     reads.unread_for_everyone(session, inquiry_id)
     notify.enqueue_message(session, inquiry_id)
 

@@ -62,6 +62,17 @@ ACKNOWLEDGEMENTS = Counter(
     "Acknowledgement e-mails to people who wrote, queued or held back by a cap (app.replies.ack).",
     ["outcome"],
 )
+INBOUND_OUTCOMES = ("thread", "held", "duplicate")  # ``app.conversations.store.Stored.outcome``
+INBOUND_REFUSALS = ("too_large", "unreadable", "rate_limited")
+INBOUND = Counter(
+    "sundown_inbound_messages",
+    "Received e-mails (POST /internal/mail and the IMAP fetch) by outcome: in a thread, held apart, a duplicate.",
+    ["outcome"],
+)
+INBOUND_REFUSED = Counter(
+    "sundown_inbound_refused", "Received e-mails refused (the IMAP fetch holds a note of them), by reason.", ["reason"]
+)
+IMAP_ERRORS = Counter("sundown_imap_fetch_errors", "IMAP fetches that failed: connection, TLS, login or protocol.")
 CLEANUP_DELETED = Counter("sundown_cleanup_deleted_rows", "Rows deleted by cleanup runs, by target.", ["target"])
 REQUEST_SECONDS = Histogram(
     "sundown_request_duration_seconds",
@@ -78,7 +89,13 @@ def init_app(app: Flask) -> None:
         raise ConfigurationError(f"{MULTIPROC_DIR} must be an existing directory, not {directory!r}.")
     if app.config["METRICS_TOKEN"] and not directory and "gunicorn" in os.environ.get("SERVER_SOFTWARE", ""):
         log.warning("metrics without %s under gunicorn: each worker counts alone (use gunicorn.conf.py)", MULTIPROC_DIR)
-    for counter, labels in ((INQUIRIES, INQUIRY_OUTCOMES), (LOGINS, LOGIN_OUTCOMES), (CLEANUP_RUNS, RUN_STATUSES)):
+    for counter, labels in (
+        (INQUIRIES, INQUIRY_OUTCOMES),
+        (LOGINS, LOGIN_OUTCOMES),
+        (CLEANUP_RUNS, RUN_STATUSES),
+        (INBOUND, INBOUND_OUTCOMES),
+        (INBOUND_REFUSED, INBOUND_REFUSALS),
+    ):
         for label in labels:
             counter.labels(label)  # present as 0 from the start, so rates work from the first scrape
     app.before_request(_start_timer)
@@ -115,6 +132,21 @@ def count_acknowledgement(outcome: str) -> None:
 def count_inquiry(outcome: str) -> None:
     """Count one submission: ``accepted``, ``spam``, ``honeypot``, ``invalid`` or ``rate_limited``."""
     _count(INQUIRIES, INQUIRY_OUTCOMES, outcome)
+
+
+def count_inbound(outcome: str) -> None:
+    """Count one received e-mail stored: ``thread``, ``held`` or ``duplicate``."""
+    _count(INBOUND, INBOUND_OUTCOMES, outcome)
+
+
+def count_inbound_refused(reason: str) -> None:
+    """Count one received e-mail refused: ``too_large``, ``unreadable`` or ``rate_limited``."""
+    _count(INBOUND_REFUSED, INBOUND_REFUSALS, reason)
+
+
+def count_imap_error() -> None:
+    """Count one IMAP fetch that failed (connection, TLS, login or protocol)."""
+    IMAP_ERRORS.inc()
 
 
 def count_login(outcome: str) -> None:

@@ -51,7 +51,7 @@ class Draft:
     enabled: bool = True
     retention_days: int | None = None
     spam_retention_days: int | None = None
-    retention_clock: str = "received"  # ``retention.Clock``: from receipt, or from the thread's last message
+    retention_clock: str = "received"  # ``retention.Clock``: from receipt, the thread's last message, or closing
     notify_emails: list[str] | None = None
     webhook_url: str | None = None
     notify_urls: list[str] | None = None  # chat URLs besides the site's (secrets in them: shown masked only)

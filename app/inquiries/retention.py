@@ -12,12 +12,16 @@ spam folder, each with its own stored period and so its own cutoff.
   ``Form.spam_retention_days``); None means the site's;
 * the cutoff: ``now - retention``, one per form with its own period and one
   for the rest (``Cutoffs``);
-* the clock: a form counts its inbox retention from receipt (``created_at``)
-  or from its thread's last message (``Clock.LAST_MESSAGE``: the later of
+* the clock: a form counts its inbox retention from receipt (``created_at``),
+  from its thread's last message (``Clock.LAST_MESSAGE``: the later of
   ``created_at`` and ``last_message_at``), so a conversation still going on
-  is kept; spam always counts from receipt. Since the last message is never
-  older than receipt, an inquiry past its cutoff by the last message is past
-  it by receipt too: the cleanup's batches keep following ``created_at``;
+  is kept, or from closing (``Clock.CLOSED``: an inquiry not closed, its
+  ``closed_at`` NULL, is kept; a closed one counts from the later of
+  ``created_at`` and ``closed_at``); spam always counts from receipt. Since
+  neither the last message nor closing is older than receipt, an inquiry
+  past its cutoff by either is past it by receipt too: the cleanup's batches
+  keep following ``created_at``, and test the other column on the rows of
+  that range;
 * ``visible(cutoffs)``, the read predicate: an inquiry past its form's
   retention is hidden at once, even before a cleanup deletes it, unless it
   is on legal hold;
@@ -57,6 +61,7 @@ class Clock(StrEnum):
 
     RECEIVED = "received"
     LAST_MESSAGE = "last_message"
+    CLOSED = "closed"  # kept while open or waiting; counted from when it was closed
 
 
 def default_days() -> int:
@@ -131,21 +136,27 @@ class Cutoffs:
     default: datetime
     forms: dict[int, datetime] = field(default_factory=dict)
     from_last_message: frozenset[int] = frozenset()  # forms whose clock is ``Clock.LAST_MESSAGE``
+    from_closing: frozenset[int] = frozenset()  # forms whose clock is ``Clock.CLOSED``
 
     def for_form(self, form_id: int | None) -> datetime:
         """The cutoff of form ``form_id``."""
         return self.forms.get(form_id, self.default) if form_id is not None else self.default
 
+    def clock_of(self, form_id: int | None) -> Clock:
+        """The clock of form ``form_id``."""
+        if form_id in self.from_closing:
+            return Clock.CLOSED
+        return Clock.LAST_MESSAGE if form_id in self.from_last_message else Clock.RECEIVED
+
     def past(self, inquiry: Inquiry) -> bool:
         """Whether ``inquiry`` is past its form's cutoff, counted by its form's clock (its hold aside)."""
-        start = inquiry.created_at
-        if inquiry.form_id in self.from_last_message and inquiry.last_message_at is not None:
-            start = max(start, inquiry.last_message_at)
-        return start < self.for_form(inquiry.form_id)
+        start = start_of(inquiry, self.clock_of(inquiry.form_id))
+        return start is not None and start < self.for_form(inquiry.form_id)
 
     def own(self) -> dict[int, datetime]:
         """The cutoff of each form with a period or a clock of its own."""
-        return {form_id: self.for_form(form_id) for form_id in set(self.forms) | self.from_last_message}
+        forms = set(self.forms) | self.from_last_message | self.from_closing
+        return {form_id: self.for_form(form_id) for form_id in forms}
 
     def newest(self) -> datetime:
         """The latest cutoff of all: nothing newer is past retention."""
@@ -159,19 +170,38 @@ def form_retentions(session: Session, policy: Policy = INBOX) -> dict[int, int]:
     return {form_id: days for form_id, days in rows if days is not None and in_bounds(days)}
 
 
+def start_of(inquiry: Inquiry, kind: Clock) -> datetime | None:
+    """When ``inquiry``'s retention started by clock ``kind``; None while a clock from closing waits for it."""
+    if kind is Clock.CLOSED:
+        return None if inquiry.closed_at is None else max(inquiry.created_at, inquiry.closed_at)
+    if kind is Clock.LAST_MESSAGE and inquiry.last_message_at is not None:
+        return max(inquiry.created_at, inquiry.last_message_at)
+    return inquiry.created_at
+
+
+def counting_from(session: Session, kind: Clock) -> frozenset[int]:
+    """The forms whose inbox retention counts by clock ``kind``."""
+    return frozenset(session.scalars(select(Form.id).where(Form.retention_clock == kind)))
+
+
 def from_last_message(session: Session) -> frozenset[int]:
     """The forms whose inbox retention counts from the thread's last message."""
-    return frozenset(session.scalars(select(Form.id).where(Form.retention_clock == Clock.LAST_MESSAGE)))
+    return counting_from(session, Clock.LAST_MESSAGE)
+
+
+def clocked(session: Session, moment: datetime, days: int, own: dict[int, int], policy: Policy = INBOX) -> Cutoffs:
+    """Cutoffs at ``moment`` for a site period of ``days`` and forms' own periods ``own`` ({form id: days}),
+    with the forms' clocks as stored now (the inbox's only: spam counts from receipt)."""
+    forms = {form_id: cutoff_for(moment, each) for form_id, each in own.items()}
+    if policy is not INBOX:
+        return Cutoffs(cutoff_for(moment, days), forms)
+    return Cutoffs(cutoff_for(moment, days), forms, from_last_message(session), counting_from(session, Clock.CLOSED))
 
 
 def cutoffs_at(session: Session, moment: datetime, policy: Policy = INBOX, days: int | None = None) -> Cutoffs:
     """The policy's cutoffs at ``moment``: each form's own, and the site's (``days``, else the stored one)."""
     site_days = retention_days(session, policy) if days is None else days
-    own = form_retentions(session, policy)
-    clocks = from_last_message(session) if policy is INBOX else frozenset()
-    return Cutoffs(
-        cutoff_for(moment, site_days), {form_id: cutoff_for(moment, each) for form_id, each in own.items()}, clocks
-    )
+    return clocked(session, moment, site_days, form_retentions(session, policy), policy)
 
 
 def current_cutoff(session: Session, policy: Policy = INBOX) -> Cutoffs:
@@ -183,26 +213,35 @@ def _as_cutoffs(cutoff: datetime | Cutoffs) -> Cutoffs:
     return cutoff if isinstance(cutoff, Cutoffs) else Cutoffs(cutoff)
 
 
-def _side(cutoff: datetime, older: bool, last_message: bool) -> ColumnElement[bool]:
-    """Older than ``cutoff`` (or not) by receipt, or with ``last_message`` by the thread's last message too."""
-    if not last_message:
-        return Inquiry.created_at < cutoff if older else Inquiry.created_at >= cutoff
-    if older:
-        quiet = or_(Inquiry.last_message_at.is_(None), Inquiry.last_message_at < cutoff)
-        return and_(Inquiry.created_at < cutoff, quiet)
-    return or_(Inquiry.created_at >= cutoff, Inquiry.last_message_at >= cutoff)
+def _side(cutoff: datetime, older: bool, kind: Clock) -> ColumnElement[bool]:
+    """Older than ``cutoff`` (or not) by receipt, and by the thread's last message or by closing per ``kind``.
+
+    Each ``older`` keeps ``created_at < cutoff`` first, so the index on
+    ``created_at`` bounds the rows; its complement is written out, not
+    negated, so that NULLs fall on the kept side.
+    """
+    if kind is Clock.LAST_MESSAGE:
+        if older:
+            quiet = or_(Inquiry.last_message_at.is_(None), Inquiry.last_message_at < cutoff)
+            return and_(Inquiry.created_at < cutoff, quiet)
+        return or_(Inquiry.created_at >= cutoff, Inquiry.last_message_at >= cutoff)
+    if kind is Clock.CLOSED:
+        if older:
+            return and_(Inquiry.created_at < cutoff, Inquiry.closed_at.is_not(None), Inquiry.closed_at < cutoff)
+        return or_(Inquiry.created_at >= cutoff, Inquiry.closed_at.is_(None), Inquiry.closed_at >= cutoff)
+    return Inquiry.created_at < cutoff if older else Inquiry.created_at >= cutoff
 
 
 def _by_form(cutoffs: Cutoffs, older: bool) -> ColumnElement[bool]:
     """Each inquiry against its form's cutoff and clock: older than it, or not."""
     own = cutoffs.own()
     if not own:
-        return _side(cutoffs.default, older, False)
+        return _side(cutoffs.default, older, Clock.RECEIVED)
     others = or_(Inquiry.form_id.is_(None), Inquiry.form_id.not_in(list(own)))
     return or_(
-        and_(others, _side(cutoffs.default, older, False)),
+        and_(others, _side(cutoffs.default, older, Clock.RECEIVED)),
         *(
-            and_(Inquiry.form_id == form_id, _side(cutoff, older, form_id in cutoffs.from_last_message))
+            and_(Inquiry.form_id == form_id, _side(cutoff, older, cutoffs.clock_of(form_id)))
             for form_id, cutoff in own.items()
         ),
     )
@@ -253,21 +292,37 @@ def policy_of(inquiry: Inquiry) -> Policy:
     return SPAM if inquiry.status == InquiryStatus.SPAM else INBOX
 
 
-def deletion_due(session: Session, inquiry: Inquiry) -> datetime | None:
-    """When ``inquiry`` passes its form's retention (hidden then, deleted by the next cleanup); None while held."""
-    if inquiry.legal_hold:
-        return None
+def days_for(session: Session, inquiry: Inquiry) -> int:
+    """The retention in days that covers ``inquiry``: its form's own for its folder, else the site's."""
     policy = policy_of(inquiry)
     own = None if inquiry.form_id is None else form_retentions(session, policy).get(inquiry.form_id)
-    days = own or retention_days(session, policy)
-    return counted_from(session, inquiry, policy) + timedelta(days=days)
+    return own or retention_days(session, policy)
 
 
-def counted_from(session: Session, inquiry: Inquiry, policy: Policy = INBOX) -> datetime:
-    """When ``inquiry``'s retention started: receipt, or its thread's last message if its form counts so."""
-    if policy is INBOX and inquiry.last_message_at is not None and inquiry.form_id in from_last_message(session):
-        return max(inquiry.created_at, inquiry.last_message_at)
-    return inquiry.created_at
+def deletion_due(session: Session, inquiry: Inquiry) -> datetime | None:
+    """When ``inquiry`` passes its form's retention (hidden then, deleted by the next cleanup); None while held,
+    or while its form counts from closing and it is not closed (``waits_for_closing``)."""
+    start = None if inquiry.legal_hold else counted_from(session, inquiry, policy_of(inquiry))
+    return None if start is None else start + timedelta(days=days_for(session, inquiry))
+
+
+def clock_of(session: Session, inquiry: Inquiry, policy: Policy = INBOX) -> Clock:
+    """The clock ``inquiry``'s retention counts by: its form's in the inbox, receipt in spam."""
+    if policy is not INBOX or inquiry.form_id is None:
+        return Clock.RECEIVED
+    raw = session.scalar(select(Form.retention_clock).where(Form.id == inquiry.form_id))
+    return Clock(raw) if raw in set(Clock) else Clock.RECEIVED
+
+
+def counted_from(session: Session, inquiry: Inquiry, policy: Policy = INBOX) -> datetime | None:
+    """When ``inquiry``'s retention started: receipt, its thread's last message or its closing, as its form
+    counts; None while it waits to be closed."""
+    return start_of(inquiry, clock_of(session, inquiry, policy))
+
+
+def waits_for_closing(session: Session, inquiry: Inquiry) -> bool:
+    """Whether ``inquiry`` is kept until it is closed (its form counts from closing; not closed yet)."""
+    return counted_from(session, inquiry, policy_of(inquiry)) is None
 
 
 @dataclass(frozen=True)

@@ -16,10 +16,13 @@ where the dialect difference lives (see ``app.core.dialect``):
   (``pg_trgm``); the planner chooses between the indexes (rare text) and the
   newest-first walk (common text).
 
-The text of the admins' replies (``app.replies``; not the acknowledgements, whose text is the form's)
-is searched too, as a plain substring test on ``replies.body``: on SQLite a scan of that table, kept
-out of FTS5 (a second index to keep in step and to forget deleted text from) since it holds far fewer
-rows than the inquiries; on PostgreSQL with its own trigram index (migration 0012).
+The text of the thread is searched too: the admins' replies (``app.replies``; not the acknowledgements,
+whose text is the form's) and the people's answers in it (``app.conversations``; not held mail), as a
+plain substring test on ``replies.body`` and ``inbound_messages.body``: on SQLite a scan of those
+tables, kept out of FTS5 (a second index to keep in step and to forget deleted text from) since they
+hold far fewer rows than the inquiries, so a deleted answer leaves nothing behind but its freed pages,
+zeroed by ``secure_delete``, and the WAL the forgetting truncates (``app.inquiries.gone``); on
+PostgreSQL each with its own trigram index (migrations 0012 and 0019).
 
 Trigrams cannot serve one or two characters, which would read every
 message: the inbox asks for at least three. Both keep the inbox's keyset
@@ -32,12 +35,12 @@ import logging
 import time
 from collections.abc import Callable
 
-from sqlalchemy import ColumnElement, Connection, Engine, column, func, literal_column, or_, select, table
+from sqlalchemy import ColumnElement, Connection, Engine, column, func, literal_column, or_, select, table, union
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
 from app.core.db import UNICODE_LOWER, WRITE_OPTION, checkpoint, lock_refused, sqlite_driver
-from app.models import Inquiry, Reply, ReplyKind
+from app.models import InboundMessage, Inquiry, MessageState, Reply, ReplyKind
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +50,7 @@ LIKE_ESCAPE = "\\"
 FTS_TABLE = "submissions_fts"
 TRIGRAM_INDEXES = frozenset(f"ix_submissions_{name}_trgm" for name in ("name", "email", "message"))
 REPLY_TRIGRAM_INDEX = "ix_replies_body_trgm"  # PostgreSQL: the replies' text (migration 0012)
+MESSAGE_TRIGRAM_INDEX = "ix_inbound_messages_body_trgm"  # PostgreSQL: the people's answers (migration 0019)
 
 # Index pages one step of forgetting writes: a step short enough on SQLite's write lock for live writers
 # (docs/cleanup.md; figures: docs/benchmarks.md, "Figures behind the code").
@@ -77,13 +81,19 @@ def found_ids(session: Session, query: str) -> list[int] | None:
 
 
 def _answered_with(session: Session, query: str):
-    """The ids of the inquiries an admin's reply containing ``query`` answered."""
-    field = Reply.body
+    """The ids of the inquiries whose thread holds ``query``: in an admin's reply, or in the person's answer."""
+    replies = select(Reply.inquiry_id).where(_text_contains(session, Reply.body, query), Reply.kind == ReplyKind.REPLY)
+    answers = select(InboundMessage.inquiry_id).where(
+        _text_contains(session, InboundMessage.body, query), InboundMessage.state == MessageState.THREAD
+    )
+    return union(replies, answers)
+
+
+def _text_contains(session: Session, field, query: str) -> ColumnElement[bool]:
+    """A thread's text containing ``query``, case-insensitive, as ``contains`` tests the inquiry's columns."""
     if session.get_bind().dialect.name == "sqlite" and any(map(_cased_beyond_ascii, query)):
-        matches = _lowered_contains(field, query)
-    else:
-        matches = _ilike(field, query)
-    return select(Reply.inquiry_id).where(matches, Reply.kind == ReplyKind.REPLY).distinct()
+        return _lowered_contains(field, query)
+    return _ilike(field, query)
 
 
 def contains(session: Session, query: str) -> ColumnElement[bool]:
@@ -149,8 +159,10 @@ def index_rowids(session: Session, query: str) -> list[int]:
 
 
 def is_search_index(name: str | None) -> bool:
-    """Whether a table or index ``name`` belongs to the search index (migrations 0004 and 0012, not the models)."""
-    return bool(name and (name.startswith(FTS_TABLE) or name in TRIGRAM_INDEXES or name == REPLY_TRIGRAM_INDEX))
+    """Whether a table or index ``name`` belongs to the search index (migrations 0004, 0012 and 0019, not the
+    models)."""
+    thread = (REPLY_TRIGRAM_INDEX, MESSAGE_TRIGRAM_INDEX)
+    return bool(name and (name.startswith(FTS_TABLE) or name in TRIGRAM_INDEXES or name in thread))
 
 
 def _fts_match(phrase: str) -> ColumnElement[bool]:

@@ -36,8 +36,20 @@ def triage_of(session: Session, ids: list[int]) -> dict[int, InquiryTriage]:
 
 
 def set_state(session: Session, inquiry_id: int, state: InquiryState, now: datetime) -> bool:
-    """Put the inquiry in ``state``; whether that changed it."""
-    return _upsert(session, inquiry_id, now, state=InquiryState(state).value)
+    """Put the inquiry in ``state``; whether that changed it.
+
+    A change records on the inquiry when it was closed (``closed_at``), or
+    clears it when it is reopened: a form whose retention counts from
+    closing counts from there.
+    """
+    changed = _upsert(session, inquiry_id, now, state=InquiryState(state).value)
+    if changed:
+        closed_at = now if state == InquiryState.CLOSED else None
+        session.execute(
+            update(Inquiry).where(Inquiry.id == inquiry_id).values(closed_at=closed_at),
+            execution_options={"synchronize_session": False},
+        )
+    return changed
 
 
 def assign(session: Session, inquiry_id: int, admin_id: int | None, now: datetime) -> bool:

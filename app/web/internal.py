@@ -21,7 +21,7 @@ import hmac
 
 from flask import Blueprint, current_app, jsonify, request
 from werkzeug.datastructures import WWWAuthenticate
-from werkzeug.exceptions import Forbidden, NotFound, Unauthorized
+from werkzeug.exceptions import Forbidden, NotFound, RequestEntityTooLarge, TooManyRequests, Unauthorized
 
 from app.cleanup import ledger, runs
 from app.conversations import inbound, parse
@@ -61,11 +61,16 @@ def mail():
     """Store one raw e-mail: 202 with where it went; 413 over the size limit, 422 unreadable, 429 too many."""
     require_bearer("INBOUND_TOKEN", "mail")
     config = current_app.config
-    ratelimit.enforce("inbound", "all", ratelimit.parse_limits(config["INBOUND_RATE_LIMITS"]))
-    # Spooled to a file past MAX_CONTENT_LENGTH, up to the inbound limit: 413 beyond it.
-    intake.receive_with_files(max(0, config["INBOUND_MAX_BYTES"] - config["MAX_CONTENT_LENGTH"]))
-    # The whole body is the message: form-encoded (curl's default type) or message/rfc822 alike.
-    raw = request.get_data(cache=False, parse_form_data=False)
+    try:
+        ratelimit.enforce("inbound", "all", ratelimit.parse_limits(config["INBOUND_RATE_LIMITS"]))
+    except TooManyRequests:
+        metrics.count_inbound_refused("rate_limited")
+        raise
+    try:
+        raw = _whole_body(max(0, config["INBOUND_MAX_BYTES"] - config["MAX_CONTENT_LENGTH"]))
+    except RequestEntityTooLarge:
+        metrics.count_inbound_refused("too_large")
+        raise
     try:
         stored = inbound.accept(raw)
     except inbound.TooLarge:
@@ -73,6 +78,15 @@ def mail():
     except parse.Unreadable as refused:
         return jsonify(error=f"The message was refused: {refused.args[0]}."), 422
     return jsonify(outcome=stored.outcome, kind=stored.kind, inquiry=stored.inquiry_id), 202
+
+
+def _whole_body(allowance: int) -> bytes:
+    """The request's body, spooled to a file past MAX_CONTENT_LENGTH, up to the inbound limit: 413 beyond it.
+
+    The whole body is the message: form-encoded (curl's default type) or message/rfc822 alike.
+    """
+    intake.receive_with_files(allowance)
+    return request.get_data(cache=False, parse_form_data=False)
 
 
 @bp.get("/metrics")

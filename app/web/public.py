@@ -301,11 +301,11 @@ def privacy():
             form_store.words(form.title),
             form.retention_days or days,
             form.spam_retention_days,
-            form.retention_clock == retention.Clock.LAST_MESSAGE,
+            form.retention_clock,
         )
         for form in form_store.all_forms(session)
         if form.enabled
-        and (form.retention_days or form.spam_retention_days or form.retention_clock == retention.Clock.LAST_MESSAGE)
+        and (form.retention_days or form.spam_retention_days or form.retention_clock != retention.Clock.RECEIVED)
     ]
     return render_template("public/privacy.html", retention_days=days, spam_retention_days=spam_days, own_retention=own)
 

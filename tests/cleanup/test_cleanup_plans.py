@@ -57,7 +57,8 @@ def _statements(app, target, moment, start):
             return delete(target.model).where(chosen), select(func.min(key)).where(condition)
 
 
-def _moment(app, clock, forms: int = 0) -> batches.Moment:
+def _moment(app, clock, forms: int = 0, clocks: tuple[str, ...] = ("received",)) -> batches.Moment:
+    """Cutoffs for ``forms`` forms of their own period, their retention clocks taken in turn from ``clocks``."""
     now = clock()
     own = {}
     if forms:
@@ -70,12 +71,16 @@ def _moment(app, clock, forms: int = 0) -> batches.Moment:
                     fields=[],
                     retention_days=100 + number,
                     spam_retention_days=10 + number,
+                    retention_clock=clocks[number % len(clocks)],
                 )
                 session.add(form)
                 session.flush()
                 own[form.id] = retention.cutoff_for(now, 100 + number)
             session.commit()
-    return batches.Moment(now=now, cutoff=retention.Cutoffs(retention.cutoff_for(now, 180), own))
+            cutoffs = retention.cutoffs_at(session, now, retention.INBOX, 180)
+    else:
+        cutoffs = retention.Cutoffs(retention.cutoff_for(now, 180), own)
+    return batches.Moment(now=now, cutoff=cutoffs)
 
 
 def _plans(app, session: Session, target, moment) -> list[str]:
@@ -126,6 +131,15 @@ def test_inquiries_over_twenty_forms_with_their_own_retentions_are_found_by_the_
     target = BY_NAME[name]
     for plan in _plans(app, db_session, target, _moment(app, clock, forms=20)):
         assert _read_by_index(plan, "submissions", INDEXES[name]), plan
+
+
+def test_forms_counting_from_the_last_message_or_from_closing_are_found_by_the_same_index(app, db_session, clock):
+    """The other clocks test their column on the rows of the ``created_at`` range: never older than receipt."""
+    target = BY_NAME["inquiries"]
+    moment = _moment(app, clock, forms=6, clocks=("received", "last_message", "closed"))
+    assert len(moment.cutoff.from_last_message) == len(moment.cutoff.from_closing) == 2
+    for plan in _plans(app, db_session, target, moment):
+        assert _read_by_index(plan, "submissions", INDEXES["inquiries"]), plan
 
 
 def test_file_pieces_are_each_checked_by_their_own_inquiry(app, db_session, clock):

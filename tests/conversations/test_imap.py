@@ -4,13 +4,16 @@ claim, each stored message deleted from the mailbox; and a person's answer sent 
 from __future__ import annotations
 
 import smtplib
+import ssl
 import threading
 
 import pytest
+from prometheus_client import REGISTRY
 from sqlalchemy import select
 
 from app.conversations import imap
 from app.conversations.references import reply_address
+from app.core.parsing import parse_imap_url
 from app.models import InboundMessage, Setting
 from devtools import imapserver
 from devtools.receivers import Certificate
@@ -112,10 +115,34 @@ def test_a_refused_message_is_noted_apart_and_deleted(app, mailbox, query):
     assert mailbox.count() == 0
 
 
-def test_tls_is_verified(app, mailbox, query):
+@pytest.mark.parametrize("way", ["imaps", "starttls"])
+def test_tls_is_verified_and_a_failed_fetch_is_counted(app, mailbox, query, way):
+    app.config["IMAP_URL"] = mailbox.url if way == "imaps" else mailbox.starttls_url
     app.config["IMAP_CA_FILE"] = None  # the test certificate is trusted by no system CA
-    with app.app_context(), pytest.raises(OSError):
+    before = REGISTRY.get_sample_value("sundown_imap_fetch_errors_total") or 0
+    with app.app_context(), pytest.raises(ssl.SSLCertVerificationError):
         imap.fetch_if_due()
+    assert REGISTRY.get_sample_value("sundown_imap_fetch_errors_total") == before + 1
+
+
+def test_a_fetch_over_starttls_stores_and_empties_the_mailbox(app, added, clock, query, mailbox):
+    """``imap+starttls://``: the plain port, upgraded to verified TLS before the login."""
+    app.config["IMAP_URL"] = mailbox.starttls_url
+    with app.app_context():
+        client = imap.connect(parse_imap_url(mailbox.starttls_url))
+    try:
+        assert isinstance(client.sock, ssl.SSLSocket) and client.sock.getpeername()[1] == mailbox.port
+        assert client.sock.getpeercert()  # verified: a certificate only a checked handshake returns
+    finally:
+        client.logout()
+    [row] = added([inquiry(clock)])
+    with app.app_context():
+        address = reply_address(row)
+    mailbox.append(mail(to=address, Message_ID="<over-starttls@example.com>"))
+    with app.app_context():
+        assert imap.fetch_if_due() == {"thread": 1}
+    assert [(m.state, m.inquiry_id) for m in query(select(InboundMessage))] == [("thread", row)]
+    assert mailbox.count() == 0
 
 
 def test_a_person_s_answer_over_smtp_reaches_the_thread_through_imap(app, client, added, clock, query, mailbox):

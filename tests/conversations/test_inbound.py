@@ -357,3 +357,31 @@ def test_the_people_export_holds_the_messages_received_but_not_held_mail(app, cl
     csv_text = client.get("/admin/people/export.csv?email=ada@example.com").get_data(as_text=True)
     assert f"{at} message ada@example.com" in csv_text and "=1+1 Monday suits me." in csv_text
     assert "Not Ada" not in csv_text
+
+
+def test_received_and_refused_mail_is_counted_on_metrics(app_config, make_app, added, clock):
+    from tests.core.test_metrics import TOKEN, scrape, value
+
+    app = make_app({**app_config, "METRICS_TOKEN": TOKEN, "INBOUND_MAX_BYTES": 70_000, "INBOUND_RATE_LIMITS": "5/3600"})
+    client = app.test_client()
+    with app.app_context():
+        from app.core.db import get_session
+        from tests.factories import add_inquiries
+
+        [row] = add_inquiries(get_session(), [inquiry(clock)])
+    before = scrape(client)
+    assert post(client, mail(to=tagged(app, row), Message_ID="<m1@example.com>")).json["outcome"] == "thread"
+    assert post(client, mail(to=tagged(app, row), Message_ID="<m1@example.com>")).json["outcome"] == "duplicate"
+    assert post(client, mail(sender="eve@example.net", to=tagged(app, row))).json["outcome"] == "held"
+    assert post(client, mail(body="x" * 80_000)).status_code == 413
+    assert post(client, b"").status_code == 422
+    assert post(client, mail()).status_code == 429
+    after = scrape(client)
+
+    def grew(name: str, **labels) -> float:
+        return value(after, name, **labels) - value(before, name, **labels)
+
+    for outcome in ("thread", "duplicate", "held"):
+        assert grew("sundown_inbound_messages_total", outcome=outcome) == 1, outcome
+    for reason in ("too_large", "unreadable", "rate_limited"):
+        assert grew("sundown_inbound_refused_total", reason=reason) == 1, reason

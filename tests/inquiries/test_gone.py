@@ -160,3 +160,44 @@ def test_the_check_has_teeth_a_plain_delete_leaves_the_marker(app, clock):
         assert holds_marker(app)
     finally:
         connection.close()
+
+
+def _add_message(app, clock, inquiry_id: int | None, state: str) -> int:
+    """A person's e-mail holding the marker, in ``inquiry_id``'s thread or held apart."""
+    from app.models import InboundMessage
+
+    with app.app_context():
+        session = db.get_session()
+        message = InboundMessage(
+            inquiry_id=inquiry_id,
+            state=state,
+            kind="message",
+            sender="marked@example.com",
+            body=f"My answer {MARKER} {INDEX_MARKER}",
+            received_at=clock(),
+        )
+        session.add(message)
+        session.commit()
+        return message.id
+
+
+def test_an_owners_delete_of_held_mail_leaves_no_trace(app, admin_client, clock):
+    held = _add_message(app, clock, None, "held")
+    assert holds_marker(app)
+    with admin_client.post(
+        f"/admin/held/{held}/delete", data={"csrf_token": csrf_token(admin_client, "/admin/held")}
+    ) as response:
+        assert response.status_code == 303
+    settle(app)
+    assert not holds_marker(app)
+
+
+def test_a_deleted_inquiry_takes_the_answers_in_its_thread_without_a_trace(app, admin_client, clock):
+    with app.app_context():
+        (kept,) = add_inquiries(db.get_session(), [inquiry(clock, 1, email="other@example.com", message="stays")])
+        (gone_one,) = add_inquiries(db.get_session(), [inquiry(clock, 1, email="marked@example.com", message="hi")])
+    _add_message(app, clock, gone_one, "thread")
+    assert holds_marker(app)
+    assert post(admin_client, "/admin/inquiries/delete", {"ids": [gone_one], "confirm": "1"}) == 303
+    settle(app)
+    assert not holds_marker(app) and kept

@@ -486,4 +486,39 @@ def test_the_chat_urls_migration_adds_the_forms_column_both_ways_keeping_every_f
         assert connection.execute(sa.select(forms.c.slug, forms.c.notify_urls)).all() == [("contact", None)]
         context = MigrationContext.configure(connection, opts=COMPARE)
         assert compare_metadata(context, Base.metadata) == []
+
+
+def test_the_closed_at_migration_dates_every_closed_inquiry_from_its_triage_both_ways(database_url):
+    engine = make_engine(database_url)
+    _downgrade(engine, "0018")
+    with engine.begin() as connection:
+        for number in (1, 2):
+            connection.execute(
+                sa.text(
+                    "INSERT INTO submissions (id, name, email, message, created_at, status, legal_hold, form_id) "
+                    "VALUES (:id, 'Ina', 'i@example.com', 'hello', :now, 'inbox', false, 1)"
+                ),
+                {"id": number, "now": NOW},
+            )
+        closed_on = datetime(2026, 7, 1, tzinfo=UTC)
+        connection.execute(
+            sa.text(
+                "INSERT INTO inquiry_triage (inquiry_id, state, changed_at) "
+                "VALUES (1, 'closed', :at), (2, 'waiting', :at)"
+            ),
+            {"at": closed_on},
+        )
+    upgrade(engine)
+    with engine.begin() as connection:
+        rows = connection.execute(sa.select(Inquiry.id, Inquiry.closed_at).order_by(Inquiry.id)).all()
+        assert rows == [(1, closed_on), (2, None)]
+    _downgrade(engine, "0018")
+    with engine.connect() as connection:
+        assert "closed_at" not in {column["name"] for column in sa.inspect(connection).get_columns("submissions")}
+        assert connection.scalar(sa.text("SELECT count(*) FROM submissions")) == 2
+    upgrade(engine)
+    with engine.begin() as connection:
+        context = MigrationContext.configure(connection, opts=COMPARE)
+        assert compare_metadata(context, Base.metadata) == []
+        connection.execute(sa.delete(Inquiry.__table__))
     engine.dispose()
