@@ -19,7 +19,7 @@ from flask import current_app
 from sqlalchemy import update
 
 from app import audit
-from app.cleanup import claim, ledger, plans, state
+from app.cleanup import alarm, claim, ledger, plans, state
 from app.cleanup.batches import (
     Limits,
     Moment,
@@ -62,6 +62,7 @@ def run(trigger: str, force: bool = False, should_stop: Callable[[], bool] = lam
         gone.forget_now(should_stop)  # the deleted rows leave SQLite's search index and WAL too
         patiently(lambda: _record_forgotten(row), CLOSE_PATIENCE)
     ledger.log_run(row)
+    alarm.forget()  # this process's banner and /healthz read the outcome at once
     metrics.count_cleanup_run(row.status, progress.deleted)
     return row
 

@@ -1,10 +1,18 @@
-"""``GET /healthz`` and ``flask health``: does the database answer, and is its schema at head?"""
+"""``GET /healthz`` and ``flask health``: does the database answer, and is its schema at head?
+
+``/healthz`` also says whether the cleanup is overdue (``app.cleanup.alarm``):
+a field for monitors, the status stays 200. It is an ordinary request that
+may claim a cleanup after its response, so an uptime monitor keeps an idle
+site's deletions on time.
+"""
 
 from __future__ import annotations
 
 from flask import Blueprint, current_app, jsonify
 from sqlalchemy import select
 
+from app import cleanup
+from app.cleanup import alarm
 from app.core import db, migrate
 
 bp = Blueprint("health", __name__)
@@ -29,7 +37,12 @@ def checks() -> dict[str, bool]:
 
 @bp.get("/healthz")
 def healthz():
-    """200 when every check passes; 503 otherwise."""
+    """200 when every check passes; 503 otherwise. ``cleanup``: ``ok`` or ``overdue`` (``unknown`` with no
+    database); the response may be followed by a cleanup run, like any ordinary request's."""
     results = checks()
     healthy = all(results.values())
-    return jsonify(ok=healthy, **results), 200 if healthy else 503
+    state = "unknown"
+    if healthy:
+        state = "overdue" if alarm.overdue_now().overdue else "ok"
+        cleanup.trigger("healthz")
+    return jsonify(ok=healthy, cleanup=state, **results), 200 if healthy else 503
