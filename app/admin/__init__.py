@@ -32,6 +32,7 @@ from app.admin import (  # noqa: E402,F401
     attachments,
     cleanup,
     display,
+    evidence,
     export,
     forms,
     held,

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from flask import Blueprint, current_app, jsonify
 from sqlalchemy import select
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 
 from app import cleanup
 from app.cleanup import alarm
@@ -43,6 +45,15 @@ def healthz():
     healthy = all(results.values())
     state = "unknown"
     if healthy:
-        state = "overdue" if alarm.overdue_now().overdue else "ok"
+        state = _cleanup_state()
         cleanup.trigger("healthz")
     return jsonify(ok=healthy, cleanup=state, **results), 200 if healthy else 503
+
+
+def _cleanup_state() -> str:
+    """``ok`` or ``overdue``; ``unknown`` if the database stopped answering since the checks."""
+    try:
+        return "overdue" if alarm.overdue_now().overdue else "ok"
+    except (DBAPIError, PoolTimeout):
+        current_app.logger.warning("health: the cleanup alarm could not be read", exc_info=True)
+        return "unknown"

@@ -22,6 +22,7 @@ PAGES = [
     "/admin/notifications",
     "/admin/people",
     "/admin/retention",
+    "/admin/retention/report?form=1",
 ]
 
 
