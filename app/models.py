@@ -361,6 +361,9 @@ class CleanupRun(Base):
     remaining: Mapped[int] = mapped_column(Integer, default=0)
     status: Mapped[str] = mapped_column(String(16), default=CleanupStatus.RUNNING)
     error: Mapped[str | None] = mapped_column(String(500))
+    # The chain (``app.cleanup.chain``): the previous row's hash, and this row's over its content and that one.
+    prev_hash: Mapped[str | None] = mapped_column(String(64))
+    row_hash: Mapped[str | None] = mapped_column(String(64))
 
 
 class AuditAction(StrEnum):

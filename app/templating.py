@@ -22,6 +22,7 @@ from app.admin import display, guard, labels, workflow
 from app.admin.inbox import unread_inquiries
 from app.admin.notifications import deliveries_failing
 from app.attachments import rules as attachment_rules
+from app.cleanup import alarm as cleanup_alarm
 from app.core import i18n
 from app.forms import store as form_store
 from app.inquiries import retention
@@ -58,6 +59,7 @@ GLOBALS: dict[str, Any] = {
     "can": guard.can,  # can("inquiries.delete"): whether the logged-in admin holds a permission
     "unread_inquiries": unread_inquiries,  # the admin navigation's count (a query)
     "deliveries_failing": deliveries_failing,  # the admin pages' banner (a query)
+    "cleanup_overdue": cleanup_alarm.overdue_now,  # the owners' banner (remembered a minute per process)
 }
 
 # Run at every render: values that depend on the request.

@@ -22,13 +22,16 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def wait_until_up(base_url: str, process: subprocess.Popen, log: Path, timeout: float = 30) -> None:
-    """Poll ``/healthz`` until the server answers (any status), or fail with its log."""
+    """Poll the server until it answers (any status), or fail with its log.
+
+    Not ``/healthz``: that may claim a cleanup after its response, and tests arrange the first claim themselves.
+    """
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise RuntimeError(f"server exited with {process.returncode}:\n{log.read_text()}")
         try:
-            urllib.request.urlopen(f"{base_url}/healthz", timeout=1).close()
+            urllib.request.urlopen(f"{base_url}/robots.txt", timeout=1).close()
             return
         except urllib.error.HTTPError:
             return

@@ -33,6 +33,7 @@ from app.admin import (  # noqa: E402,F401
     chat,
     cleanup,
     display,
+    evidence,
     export,
     forms,
     held,

@@ -44,6 +44,7 @@ LABELS = {
     "login_verify": lazy_pgettext("cleanup trigger", "login_verify"),
     "internal": lazy_pgettext("cleanup trigger", "internal"),
     "cli": lazy_pgettext("cleanup trigger", "cli"),
+    "healthz": lazy_pgettext("cleanup trigger", "healthz"),
     # audit actions (AuditAction, written by app.audit)
     AuditAction.DELETED: lazy_pgettext("audit action", "deleted"),
     AuditAction.SPAM_DELETED: lazy_pgettext("audit action", "spam deleted"),

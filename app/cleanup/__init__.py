@@ -9,6 +9,7 @@ Each module does one thing:
 * ``targets``: what is deleted, table by table.
 * ``ledger``: reading the ledger and the log line of a run.
 * ``state``: what this process remembers (targets, when the claim may be due).
+* ``alarm``: expired data still stored, and whether the cleanup is overdue.
 
 Callers outside use the names exported here: ``trigger``, ``run``,
 ``run_if_due``, ``dry_run``, ``next_due_at``, ``as_dict``. What counts as
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 from flask import Flask
 
-from app.cleanup import hook, state
+from app.cleanup import alarm, hook, state
 from app.cleanup.hook import trigger
 from app.cleanup.ledger import as_dict
 from app.cleanup.runs import dry_run, next_due_at, run, run_if_due
@@ -36,4 +37,5 @@ def init_app(app: Flask) -> None:
         raise ConfigurationError("SUNDOWN_CLEANUP_LEASE must be longer than SUNDOWN_CLEANUP_TIME_BUDGET.")
     state.install(app)
     metrics.declare_cleanup_targets(target.name for target in TARGETS)
+    metrics.declare_scraped("cleanup_alarm", alarm.gauges)
     hook.init_app(app)

@@ -19,7 +19,7 @@ from flask import current_app
 from sqlalchemy import update
 
 from app import audit
-from app.cleanup import claim, ledger, plans, state
+from app.cleanup import alarm, chain, claim, ledger, plans, state
 from app.cleanup.batches import (
     Limits,
     Moment,
@@ -62,6 +62,7 @@ def run(trigger: str, force: bool = False, should_stop: Callable[[], bool] = lam
         gone.forget_now(should_stop)  # the deleted rows leave SQLite's search index and WAL too
         patiently(lambda: _record_forgotten(row), CLOSE_PATIENCE)
     ledger.log_run(row)
+    alarm.forget()  # this process's banner and /healthz read the outcome at once
     metrics.count_cleanup_run(row.status, progress.deleted)
     return row
 
@@ -146,8 +147,10 @@ def _close_abandoned(session, moment: datetime) -> None:
         .scalars()
         .all()
     )
-    for run_id in stale:
+    for run_id in sorted(stale):
         log.warning("cleanup run %s was abandoned (its process ended mid-run); its lease expired", run_id)
+        # Sealed here, under the claim just won, before the new run's row: the chain keeps the ledger's order.
+        chain.seal(session, session.get_one(CleanupRun, run_id))
 
 
 def _recorder(row: CleanupRun):
@@ -171,6 +174,10 @@ def _close_ledger(row: CleanupRun, progress: Progress, times: Moment) -> None:
         row.error = progress.error
         row.status = _status(progress, remaining)
         session.add(row)
+        # The hash chains onto the previous row's. No other run can chain onto that same row meanwhile: the
+        # claim, still held until the release below, serialises runs, and a later run seals abandoned rows
+        # only under its own won claim (``_close_abandoned``).
+        chain.seal(session, row)
         counted_from = _counted_from(row, finished, progress.interrupted)
         claim.release(session, clock.epoch_ms(row.started_at), counted_from)
     state.current().next_due_ms = counted_from + _ms(current_app.config["CLEANUP_INTERVAL"])

@@ -23,6 +23,7 @@ from sqlalchemy import func, select
 
 from app import audit, cleanup
 from app.auth import invites, logins, roles
+from app.cleanup import chain
 from app.cli import devserver
 from app.core import background, backup, clock, db, migrate
 from app.core.parsing import ConfigurationError
@@ -69,6 +70,7 @@ def commands() -> tuple[click.Command, ...]:
         health_command,
         dev_server,
         backup_command,
+        verify_ledger_command,
         people_cli.people_group,
         people_cli.erasures_group,
     )
@@ -279,3 +281,15 @@ def backup_command(path: Path) -> None:
     except FileExistsError as error:
         raise click.ClickException(str(error)) from None
     click.echo(f"backup written to {path} ({size} bytes); keep 'flask erasures export' beside it")
+
+
+@click.command("verify-ledger")
+@with_appcontext
+def verify_ledger_command() -> None:
+    """Check the cleanup ledger's hash chain; exit 1 naming the first broken row."""
+    with db.transaction() as session:
+        checked, broken = chain.verify(session)
+    if broken is not None:
+        click.echo(f"Ledger chain broken at run {broken.run_id}: {broken.reason} ({checked} rows before it intact).")
+        click.get_current_context().exit(1)
+    click.echo(f"Ledger chain intact: {checked} rows.")

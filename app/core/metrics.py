@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from flask import Flask, Response, current_app, g, request
 from prometheus_client import (
@@ -108,6 +108,29 @@ def declare_cleanup_targets(names: Iterable[str]) -> None:
         CLEANUP_DELETED.labels(name)
 
 
+# Gauges a feature reads from the database at each scrape, by name (``declare_scraped``).
+_SCRAPED: dict[str, Callable[[], Iterable[GaugeMetricFamily]]] = {}
+
+
+def declare_scraped(name: str, collect: Callable[[], Iterable[GaugeMetricFamily]]) -> None:
+    """Read ``collect()``'s gauges at each scrape (the cleanup's alarm names its own); a database error
+    leaves them out of that scrape."""
+    _SCRAPED[name] = collect
+
+
+class _Scraped:
+    def __init__(self, collect: Callable[[], Iterable[GaugeMetricFamily]]) -> None:
+        self._collect = collect
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        try:
+            families = list(self._collect())
+        except (DBAPIError, PoolTimeout) as error:
+            log.warning("metrics: a gauge could not be read: %s", type(error).__name__)
+            return iter(())
+        return iter(families)
+
+
 _delivery_channels: set[str] = set()  # the channels notifications go out on (``app.notify.channels``)
 
 
@@ -189,6 +212,8 @@ def _observe(response):
 def exposition() -> Response:
     """The counters of every worker, then the cleanup's gauges, in Prometheus text format (``GET /metrics``)."""
     body = generate_latest(_registry()) + generate_latest(_LedgerGauges())
+    for collector in _SCRAPED.values():
+        body += generate_latest(_Scraped(collector))
     return Response(body, content_type=CONTENT_TYPE_LATEST, headers={"Cache-Control": "no-store"})
 
 

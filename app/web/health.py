@@ -1,10 +1,20 @@
-"""``GET /healthz`` and ``flask health``: does the database answer, and is its schema at head?"""
+"""``GET /healthz`` and ``flask health``: does the database answer, and is its schema at head?
+
+``/healthz`` also says whether the cleanup is overdue (``app.cleanup.alarm``):
+a field for monitors, the status stays 200. It is an ordinary request that
+may claim a cleanup after its response, so an uptime monitor keeps an idle
+site's deletions on time.
+"""
 
 from __future__ import annotations
 
 from flask import Blueprint, current_app, jsonify
 from sqlalchemy import select
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 
+from app import cleanup
+from app.cleanup import alarm
 from app.core import db, migrate
 
 bp = Blueprint("health", __name__)
@@ -29,7 +39,21 @@ def checks() -> dict[str, bool]:
 
 @bp.get("/healthz")
 def healthz():
-    """200 when every check passes; 503 otherwise."""
+    """200 when every check passes; 503 otherwise. ``cleanup``: ``ok`` or ``overdue`` (``unknown`` with no
+    database); the response may be followed by a cleanup run, like any ordinary request's."""
     results = checks()
     healthy = all(results.values())
-    return jsonify(ok=healthy, **results), 200 if healthy else 503
+    state = "unknown"
+    if healthy:
+        state = _cleanup_state()
+        cleanup.trigger("healthz")
+    return jsonify(ok=healthy, cleanup=state, **results), 200 if healthy else 503
+
+
+def _cleanup_state() -> str:
+    """``ok`` or ``overdue``; ``unknown`` if the database stopped answering since the checks."""
+    try:
+        return "overdue" if alarm.overdue_now().overdue else "ok"
+    except (DBAPIError, PoolTimeout):
+        current_app.logger.warning("health: the cleanup alarm could not be read", exc_info=True)
+        return "unknown"

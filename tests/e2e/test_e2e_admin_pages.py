@@ -23,6 +23,7 @@ PAGES = [
     "/admin/notifications?channel=email",
     "/admin/people",
     "/admin/retention",
+    "/admin/retention/report?form=1",
 ]
 
 

@@ -172,7 +172,7 @@ def test_the_entrypoint_migrates_and_prints_the_first_admin_link(container):
 
 
 def test_healthz_answers_and_the_health_command_inside_agrees(container):
-    assert container.wait_healthy() == {"database": True, "migrations": True, "ok": True}
+    assert container.wait_healthy() == {"database": True, "migrations": True, "ok": True, "cleanup": "ok"}
     asked = container.exec("sundown", "health", "--url", container.url(""))
     assert json.loads(asked.stdout)["ok"] is True
 

@@ -247,7 +247,7 @@ def test_the_health_command_asks_the_running_server(stack):
         runner = app.test_cli_runner()
         healthy = runner.invoke(args=["health", "--url", stack.direct])
         assert healthy.exit_code == 0
-        assert json.loads(healthy.output) == {"database": True, "migrations": True, "ok": True}
+        assert json.loads(healthy.output) == {"database": True, "migrations": True, "ok": True, "cleanup": "ok"}
         gone = runner.invoke(args=["health", "--url", f"http://127.0.0.1:{free_port()}", "--timeout", "2"])
         assert gone.exit_code == 1 and json.loads(gone.output)["ok"] is False
 

@@ -521,4 +521,42 @@ def test_the_closed_at_migration_dates_every_closed_inquiry_from_its_triage_both
         context = MigrationContext.configure(connection, opts=COMPARE)
         assert compare_metadata(context, Base.metadata) == []
         connection.execute(sa.delete(Inquiry.__table__))
+
+
+def test_the_ledger_chain_migration_seals_every_run_in_order_and_downgrades_dropping_the_hashes(database_url):
+    from app.cleanup import chain
+
+    engine = make_engine(database_url)
+    _downgrade(engine, "0018")
+    ledger = sa.table(
+        "cleanup_runs",
+        *(sa.column(name) for name in ("trigger", "cutoff", "retention_days", "deleted", "remaining", "status")),
+        sa.column("started_at", UTCDateTime()),
+        sa.column("finished_at", UTCDateTime()),
+        sa.column("form_retention_days", sa.JSON()),
+    )
+    rows = [
+        {"trigger": "cli", "started_at": NOW, "finished_at": NOW, "status": "ok", "form_retention_days": {"2": 30}},
+        {"trigger": "cli", "started_at": NOW, "finished_at": None, "status": "abandoned", "form_retention_days": None},
+        {"trigger": "cli", "started_at": NOW, "finished_at": None, "status": "running", "form_retention_days": None},
+    ]
+    with engine.begin() as connection:
+        connection.execute(
+            sa.insert(ledger),
+            [
+                {**row, "cutoff": NOW, "retention_days": 180, "deleted": '{"inquiries": 3}', "remaining": 0}
+                for row in rows
+            ],
+        )
+    upgrade(engine)
+    with Session(engine) as session:
+        sealed = session.scalars(sa.select(CleanupRun).order_by(CleanupRun.id)).all()
+        assert sealed[0].prev_hash == chain.GENESIS and sealed[1].prev_hash == sealed[0].row_hash
+        assert sealed[2].row_hash is None  # a run still running seals its own row
+        assert chain.verify(session) == (2, None)  # the migration's copy of the rule agrees with the app's
+    _downgrade(engine, "0018")
+    assert "row_hash" not in {column["name"] for column in sa.inspect(engine).get_columns("cleanup_runs")}
+    upgrade(engine)
+    with engine.begin() as connection:
+        connection.execute(sa.delete(CleanupRun.__table__))
     engine.dispose()

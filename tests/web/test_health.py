@@ -20,4 +20,4 @@ def test_unmigrated_database_is_unhealthy(app_config, make_app, tmp_path):
     config = dict(app_config, DATABASE_URL=f"sqlite:///{tmp_path / 'empty.db'}")
     response = make_app(config).test_client().get("/healthz")
     assert response.status_code == 503
-    assert response.json == {"ok": False, "database": True, "migrations": False}
+    assert response.json == {"ok": False, "database": True, "migrations": False, "cleanup": "unknown"}

@@ -287,7 +287,7 @@ def test_privacy_states_both_retentions(client, app):
 def test_healthz_reports_database_and_migrations(client):
     response = client.get("/healthz")
     assert response.status_code == 200
-    assert response.json == {"ok": True, "database": True, "migrations": True}
+    assert response.json == {"ok": True, "database": True, "migrations": True, "cleanup": "ok"}
 
 
 @pytest.mark.parametrize("path", ["/", "/privacy", "/thanks", "/healthz", "/nope"])

@@ -1,0 +1,98 @@
+"""The retention report: a form's policy, holds, oldest inquiry, runs and deletions for a period; page, CSV, JSON."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from datetime import timedelta
+
+from app import audit
+from app.core import db
+from app.models import DEFAULT_FORM_ID, AuditAction, CleanupRun, Erasure
+from tests.factories import add_inquiries, aged_inquiries
+
+
+def arrange(app, clock) -> None:
+    now = clock()
+    with app.app_context():  # not the db_session fixture: its app context would be every request's
+        session = db.get_session()
+        add_inquiries(session, aged_inquiries(clock, [40, 3]))
+        add_inquiries(session, aged_inquiries(clock, [500], legal_hold=True, held_at=now - timedelta(days=12)))
+        for status, deleted, days_ago in (
+            ("ok", '{"inquiries": 4, "spam": 1}', 2),
+            ("error", "{}", 1),
+            ("ok", '{"inquiries": 9}', 60),
+        ):
+            moment = now - timedelta(days=days_ago)
+            session.add(
+                CleanupRun(
+                    trigger="cli",
+                    started_at=moment,
+                    finished_at=moment,
+                    cutoff=moment,
+                    retention_days=180,
+                    deleted=deleted,
+                    status=status,
+                    error="OperationalError while deleting from inquiries" if status == "error" else None,
+                )
+            )
+        audit.record(session, "Ada", AuditAction.DELETED, 2, "2 inquiries", at=now - timedelta(days=5))
+        session.add(
+            Erasure(email_hash="a" * 64, count=3, kept_on_hold=0, actor="Ada", created_at=now - timedelta(days=4))
+        )
+        session.add(Erasure(email_hash="b" * 64, count=7, kept_on_hold=0, actor="Bo", form_ids=[999], created_at=now))
+        session.commit()
+
+
+def test_the_json_report_gathers_the_period_s_figures(app, admin_client, clock):
+    arrange(app, clock)
+    response = admin_client.get(f"/admin/retention/report.json?form={DEFAULT_FORM_ID}")
+    assert response.status_code == 200
+    report = response.json
+    assert report["policy"] == {"retention_days": 180, "spam_retention_days": 30, "clock": "received"}
+    assert (report["runs"], report["failed_runs"]) == (2, 1)  # the run 60 days ago is outside the 30 days
+    assert report["deleted_by_cleanup"] == {"inquiries": 4, "spam": 1}
+    assert (report["deleted_by_admins"], report["erased"]) == (2, 3)  # the erasure of another form's is not counted
+    assert [hold["held_days"] for hold in report["holds"]] == [12]
+    assert report["oldest_inquiry_at"].startswith((clock() - timedelta(days=500)).date().isoformat())
+
+
+def test_a_chosen_period_counts_only_its_days(app, admin_client, clock):
+    arrange(app, clock)
+    day = (clock() - timedelta(days=60)).date().isoformat()
+    report = admin_client.get(f"/admin/retention/report.json?form={DEFAULT_FORM_ID}&from={day}&to={day}").json
+    assert (report["runs"], report["deleted_by_cleanup"]["inquiries"], report["deleted_by_admins"]) == (1, 9, 0)
+
+
+def test_the_csv_has_one_figure_a_row_and_the_page_shows_them(app, admin_client, clock):
+    arrange(app, clock)
+    response = admin_client.get(f"/admin/retention/report.csv?form={DEFAULT_FORM_ID}")
+    assert response.status_code == 200 and response.mimetype == "text/csv"
+    rows = dict(csv.reader(io.StringIO(response.get_data(as_text=True).lstrip("\ufeff"))))
+    assert (rows["runs"], rows["failed_runs"], rows["deleted_by_cleanup_inquiries"], rows["erased"]) == (
+        "2",
+        "1",
+        "4",
+        "3",
+    )
+    page = admin_client.get(f"/admin/retention/report?form={DEFAULT_FORM_ID}")
+    assert page.status_code == 200
+    text = page.get_data(as_text=True)
+    assert 'id="report-figures"' in text and "Days held" in text
+
+
+def test_bad_input_is_a_422_with_a_message(admin_client):
+    assert admin_client.get("/admin/retention/report.json?form=9999").json == {"error": "There is no such form."}
+    bad = admin_client.get(f"/admin/retention/report.json?form={DEFAULT_FORM_ID}&from=yesterday")
+    assert bad.status_code == 422 and "YYYY-MM-DD" in bad.json["error"]
+    backwards = admin_client.get(f"/admin/retention/report.csv?form={DEFAULT_FORM_ID}&from=2026-05-02&to=2026-05-01")
+    assert backwards.status_code == 422
+    assert admin_client.get("/admin/retention/report.json").status_code == 422
+    assert admin_client.get("/admin/retention/report?from=nope").status_code == 422
+
+
+def test_the_report_carries_no_personal_data(app, admin_client, clock):
+    arrange(app, clock)
+    body = json.dumps(admin_client.get(f"/admin/retention/report.json?form={DEFAULT_FORM_ID}").json)
+    assert "ada@example.com" not in body and "Hello" not in body
