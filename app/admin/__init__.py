@@ -33,6 +33,7 @@ from app.admin import (  # noqa: E402,F401
     cleanup,
     display,
     export,
+    forecast,
     forms,
     held,
     inbox,

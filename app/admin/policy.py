@@ -58,6 +58,7 @@ POLICY: dict[str, Permission] = {
     "admin.retention_page": Permission.SETTINGS,  # GET  /admin/retention
     "admin.change_retention": Permission.SETTINGS,  # POST /admin/retention
     "admin.change_spam_retention": Permission.SETTINGS,  # POST /admin/retention/spam
+    "admin.retention_forecast": Permission.SETTINGS,  # GET  /admin/retention/forecast.json
     "admin.notifications": Permission.SETTINGS,  # GET  /admin/notifications
     "admin.change_notifications": Permission.SETTINGS,  # POST /admin/notifications
     "admin.rotate_secret": Permission.SETTINGS,  # POST /admin/notifications/secret

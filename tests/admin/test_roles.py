@@ -64,6 +64,7 @@ MATRIX: dict[str, tuple[str, ...]] = {
     "admin.retention_page": (OWNER,),
     "admin.change_retention": (OWNER,),
     "admin.change_spam_retention": (OWNER,),
+    "admin.retention_forecast": (OWNER,),
     "admin.notifications": (OWNER,),
     "admin.change_notifications": (OWNER,),
     "admin.rotate_secret": (OWNER,),
