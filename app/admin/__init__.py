@@ -39,6 +39,7 @@ from app.admin import (  # noqa: E402,F401
     inbox,
     labels,
     notifications,
+    overview,
     people,
     replies,
     retention,

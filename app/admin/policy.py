@@ -15,6 +15,7 @@ POLICY: dict[str, Permission] = {
     # inquiries (app.admin.inbox, spam, attachments, workflow, replies, actions, export)
     "admin.inbox": Permission.READ,  # GET  /admin/
     "admin.spam": Permission.READ,  # GET  /admin/spam
+    "admin.overview": Permission.READ,  # GET  /admin/overview (the forms this admin may read)
     "admin.detail": Permission.READ,  # GET  /admin/inquiries/<id> (records this admin's opening)
     "admin.download_file": Permission.READ,  # GET  /admin/inquiries/<id>/files/<file>
     "admin.preview_file": Permission.READ,  # GET  /admin/inquiries/<id>/files/<file>/preview

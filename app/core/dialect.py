@@ -25,11 +25,12 @@
 from __future__ import annotations
 
 from datetime import date
+from typing import Any
 
 from sqlalchemy import ColumnElement, func
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Dialect
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import QueryableAttribute, Session
 
 _INSERTS = {"sqlite": sqlite.insert, "postgresql": postgresql.insert}
 
@@ -47,7 +48,7 @@ def upsert_for(database: Dialect, table):
     return _INSERTS[database.name](table).execution_options(preserve_rowcount=True)
 
 
-def day_of(session: Session, column: ColumnElement) -> ColumnElement:
+def day_of(session: Session, column: ColumnElement[Any] | QueryableAttribute[Any]) -> ColumnElement[Any]:
     """The UTC day of the timestamp ``column``, for grouping; read the values with ``as_day``.
 
     SQLite stores naive UTC text (``YYYY-MM-DD HH:MM:SS...``): its first ten

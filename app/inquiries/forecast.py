@@ -24,9 +24,10 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
+from typing import Any
 
 from sqlalchemy import ColumnElement, and_, case, func, or_, select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import QueryableAttribute, Session
 
 from app.core import dialect
 from app.inquiries import retention
@@ -153,7 +154,7 @@ def _groups(session: Session, policy: retention.Policy) -> list[_Group]:
     return [_Group(days, last, tuple(ids)) for (days, last), ids in sorted(by.items(), key=lambda kv: kv[0])]
 
 
-def _start(group: _Group) -> ColumnElement:
+def _start(group: _Group) -> ColumnElement[Any] | QueryableAttribute[Any]:
     """When an inquiry's retention started: receipt, or the later of it and the last message."""
     if not group.last_message:
         return Inquiry.created_at

@@ -8,8 +8,7 @@ form's clock, the day). A page shows it while the fingerprint matches
 (a changed retention or a new day makes it wrong, not just old) and asks
 for a new one, after its response, when it is missing, wrong or older than
 ``FRESH``. The refresh is claimed like the cleanup (``app.cleanup.claim``,
-row ``forecast_claim``), so one process computes it; a refreshed forecast
-is what the warning before a first deletion reads (``app.inquiries.first_deletion``).
+row ``forecast_claim``), so one process computes it.
 """
 
 from __future__ import annotations

@@ -28,6 +28,7 @@ OWNER, R, V = "owner", "responder", "viewer"
 MATRIX: dict[str, tuple[str, ...]] = {
     "admin.inbox": (OWNER, R, V),
     "admin.spam": (OWNER, R, V),
+    "admin.overview": (OWNER, R, V),
     "admin.detail": (OWNER, R, V),
     "admin.download_file": (OWNER, R, V),
     "admin.preview_file": (OWNER, R, V),
