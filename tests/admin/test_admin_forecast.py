@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from sqlalchemy import select
+
 from app.auth import roles
 from app.inquiries import forecast_store
-from app.models import Admin, AdminRole
+from app.models import Admin, AdminRole, Setting
 from tests.factories import add_inquiries, inquiry
+from tests.helpers import settle
 
 
 def test_the_retention_page_asks_for_the_forecast_then_draws_it_with_its_table(app, admin_client, db_session, clock):
@@ -49,3 +52,9 @@ def test_the_json_is_for_owners_only(app, login, query):
 
     query.using(demote)
     assert client.get("/admin/retention/forecast.json").status_code == 403
+
+
+def test_a_page_with_no_forecast_asks_for_one_after_its_response(app, admin_client, query):
+    admin_client.get("/admin/retention").close()  # the response's close hands the refresh to the runner
+    settle(app)
+    assert query(select(Setting.key).where(Setting.key == forecast_store.KEY)) == [forecast_store.KEY]
