@@ -14,7 +14,7 @@ from flask import Flask
 from app import admin, auth, cleanup, cli, config, conversations, notify, outbox, replies, templating
 from app.core import background, db, i18n, logs, metrics, paths
 from app.forms import embed
-from app.inquiries import gone
+from app.inquiries import forecast_store, gone
 from app.web import errors, health, intake, internal, public, security
 
 
@@ -46,6 +46,7 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
     notify.init_app(app)  # notifications of new inquiries, on every channel in force
     replies.init_app(app)  # replies and acknowledgements to the people who wrote
     conversations.init_app(app)  # people's answers by e-mail: the IMAP mailbox fetched after responses
+    forecast_store.init_app(app)  # the retention forecast, computed after a response that asked for it
     gone.init_app(app)  # after a delete or an erasure: the index and the WAL forget it, off the connection
     app.register_blueprint(public.bp)  # /, /api/inquiries, /privacy
     app.register_blueprint(health.bp)  # /healthz

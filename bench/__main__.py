@@ -21,6 +21,7 @@ from bench import (
     claiming,
     exactly_once,
     export,
+    forecast,
     forms,
     notify,
     search,
@@ -47,6 +48,7 @@ BENCHMARKS = [
     forms,
     uploads,
     spamset,
+    forecast,
 ]
 
 

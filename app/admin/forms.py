@@ -18,10 +18,12 @@ from sqlalchemy.exc import IntegrityError
 
 from app import audit
 from app.admin import bp
+from app.admin import forecast as forecast_view
 from app.core import clock, db, i18n
 from app.forms import editor, embed, store
 from app.forms import refused as refused_sites
 from app.forms.fields import TYPES, dump
+from app.inquiries import forecast_store
 from app.models import DEFAULT_FORM_ID, AuditAction, Form
 from app.notify import settings as notify_settings
 
@@ -208,4 +210,5 @@ def _editor(draft: editor.Draft, form: Form | None, errors: dict[str, str]):
         types=TYPES,
         type_names=TYPE_NAMES,
         is_default=form is not None and form.id == DEFAULT_FORM_ID,
+        fc=forecast_view.view(forecast_store.current(session), [form.id]) if form else None,
     )

@@ -15,6 +15,7 @@ POLICY: dict[str, Permission] = {
     # inquiries (app.admin.inbox, spam, attachments, workflow, replies, actions, export)
     "admin.inbox": Permission.READ,  # GET  /admin/
     "admin.spam": Permission.READ,  # GET  /admin/spam
+    "admin.overview": Permission.READ,  # GET  /admin/overview (the forms this admin may read)
     "admin.detail": Permission.READ,  # GET  /admin/inquiries/<id> (records this admin's opening)
     "admin.download_file": Permission.READ,  # GET  /admin/inquiries/<id>/files/<file>
     "admin.preview_file": Permission.READ,  # GET  /admin/inquiries/<id>/files/<file>/preview
@@ -61,6 +62,7 @@ POLICY: dict[str, Permission] = {
     "admin.retention_report": Permission.SETTINGS,  # GET  /admin/retention/report (owners: evidence)
     "admin.retention_report_csv": Permission.SETTINGS,  # GET  /admin/retention/report.csv
     "admin.retention_report_json": Permission.SETTINGS,  # GET  /admin/retention/report.json
+    "admin.retention_forecast": Permission.SETTINGS,  # GET  /admin/retention/forecast.json
     "admin.notifications": Permission.SETTINGS,  # GET  /admin/notifications
     "admin.change_notifications": Permission.SETTINGS,  # POST /admin/notifications
     "admin.rotate_secret": Permission.SETTINGS,  # POST /admin/notifications/secret

@@ -11,9 +11,10 @@ from flask_login import current_user
 
 from app import audit
 from app.admin import bp
+from app.admin import forecast as forecast_view
 from app.core import db
 from app.forms import store as form_store
-from app.inquiries import retention
+from app.inquiries import forecast_store, retention
 from app.models import AuditAction
 
 
@@ -64,8 +65,23 @@ def _page(form: Form | None = None, raw: str = "", error: str | None = None):
     current = {each.field: retention.retention_days(session, each.policy) for each in (INQUIRIES, SPAM)}
     values = dict(current, **({form.field: raw} if form else {}))
     errors = {form.field: error} if form else {}
-    own = [form for form in form_store.all_forms(session) if form.retention_days or form.spam_retention_days]
-    return render_template("admin/retention.html", current=current, values=values, errors=errors, own=own)
+    forms = form_store.all_forms(session)
+    own = [form for form in forms if form.retention_days or form.spam_retention_days]
+    snapshot = forecast_store.current(session)
+    by_form = (
+        [(form, snapshot.forecast.line(form.id, "inbox"), snapshot.forecast.line(form.id, "spam")) for form in forms]
+        if snapshot
+        else []
+    )
+    return render_template(
+        "admin/retention.html",
+        current=current,
+        values=values,
+        errors=errors,
+        own=own,
+        fc=forecast_view.view(snapshot),
+        by_form=by_form,
+    )
 
 
 def _change(form: Form):

@@ -68,7 +68,8 @@ def enroll_verify(token: str):
             f"passkey #{passkey.id}",
         )
         token, _row = logins.start_login(admin.id, passkey.id, browser_name(request.user_agent.string), writer)
-    return web.logged_in_response(token)
+        landing = web.landing(admin)
+    return web.logged_in_response(token, landing_path=landing)
 
 
 @bp.post("/register/options")

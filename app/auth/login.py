@@ -25,7 +25,7 @@ def login():
     confirm with the passkey again (``reauth=1``: before inviting an admin)."""
     next_path = safe_next(request.args.get("next"))
     if current_user.is_authenticated and request.args.get("reauth") != "1":
-        return redirect(next_path or web.DEFAULT_AFTER_LOGIN)
+        return redirect(next_path or web.landing(current_user))
     return render_template("auth/login.html", next_path=next_path, wrong_origin=origins.wrong_origin())
 
 
@@ -44,17 +44,17 @@ def login_verify():
     cleanup.trigger("login_verify")
     try:
         body = web.json_body()
-        token = _verify(body.get("credential"))
+        token, landing = _verify(body.get("credential"))
     except BadRequest:  # CeremonyFailed, or a body that is not a JSON object
         metrics.count_login("refused")
         throttle.record_failure()
         raise
     metrics.count_login("ok")
-    return web.logged_in_response(token, body.get("next"))
+    return web.logged_in_response(token, body.get("next"), landing)
 
 
-def _verify(credential) -> str:
-    """Check the assertion, record the passkey's use and start a login; its token."""
+def _verify(credential) -> tuple[str, str]:
+    """Check the assertion, record the passkey's use and start a login; its token and the admin's landing page."""
     ceremony = challenges.consume(challenges.LOGIN)
     if ceremony is None:
         raise CeremonyFailed(_("This login attempt expired or was already used. Please try again."))
@@ -72,7 +72,7 @@ def _verify(credential) -> str:
         ):
             raise CeremonyFailed(_("The passkey could not be verified. Please try again."))
         token, _row = logins.start_login(admin.id, passkey.id, browser_name(request.user_agent.string), writer)
-    return token
+    return token, web.landing(admin)
 
 
 @bp.post("/logout")

@@ -29,6 +29,7 @@ OWNER, R, V = "owner", "responder", "viewer"
 MATRIX: dict[str, tuple[str, ...]] = {
     "admin.inbox": (OWNER, R, V),
     "admin.spam": (OWNER, R, V),
+    "admin.overview": (OWNER, R, V),
     "admin.detail": (OWNER, R, V),
     "admin.download_file": (OWNER, R, V),
     "admin.preview_file": (OWNER, R, V),
@@ -68,6 +69,7 @@ MATRIX: dict[str, tuple[str, ...]] = {
     "admin.retention_report": (OWNER,),
     "admin.retention_report_csv": (OWNER,),
     "admin.retention_report_json": (OWNER,),
+    "admin.retention_forecast": (OWNER,),
     "admin.notifications": (OWNER,),
     "admin.change_notifications": (OWNER,),
     "admin.rotate_secret": (OWNER,),

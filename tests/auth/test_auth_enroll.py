@@ -35,7 +35,7 @@ def test_invite_prints_a_one_time_url_whose_token_is_stored_hashed(app, query):
 def test_enrollment_creates_the_admin_passkey_and_session(app, browser, query):
     response = browser.enroll(invite(app, "Ada"))
     assert response.status_code == 200, response.get_json()
-    assert response.get_json()["redirect"] == "/admin/"
+    assert response.get_json()["redirect"] == "/admin/overview"  # an owner lands on the Overview
     admin = query.scalar(select(Admin))
     passkey = query.scalar(select(Passkey))
     assert admin.name == "Ada" and len(admin.user_handle) == 64

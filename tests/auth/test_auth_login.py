@@ -26,7 +26,7 @@ def browser(app, client) -> PasskeyBrowser:
 def test_login_creates_a_login_row_and_opens_the_admin_area(browser, query):
     response = browser.login()
     assert response.status_code == 200, response.get_json()
-    assert response.get_json() == {"ok": True, "redirect": "/admin/"}
+    assert response.get_json() == {"ok": True, "redirect": "/admin/overview"}
     assert query.count(AdminLogin) == 1
     assert browser.client.get("/admin/account").status_code == 200
     assert query.scalar(SIGN_COUNT) == 1
@@ -44,7 +44,7 @@ def test_login_redirects_to_a_local_next_path_only(browser):
     options = browser.login_options()
     assertion = browser.authenticator.get(options, browser.origin)
     evil = browser.login_verify(assertion, next="//evil.example/admin")
-    assert evil.get_json()["redirect"] == "/admin/"
+    assert evil.get_json()["redirect"] == "/admin/overview"
     options = browser.login_options()
     good = browser.login_verify(browser.authenticator.get(options, browser.origin), next="/admin/retention")
     assert good.get_json()["redirect"] == "/admin/retention"

@@ -128,4 +128,4 @@ def test_the_login_page_sends_a_logged_in_admin_on(client, login):
     response = client.get("/auth/login?next=/admin/retention")
     assert response.status_code == 302 and response.headers["Location"] == "/admin/retention"
     response = client.get("/auth/login?next=https://evil.example/")
-    assert response.headers["Location"] == "/admin/"
+    assert response.headers["Location"] == "/admin/overview"

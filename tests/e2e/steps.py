@@ -13,6 +13,7 @@ from devtools.server import ROOT
 from tests.e2e.conftest import Authenticator
 
 ADMIN_HOME = re.compile(r"/admin/$")
+OWNER_HOME = re.compile(r"/admin/overview$")  # where an owner lands after logging in
 LOGIN_PAGE = re.compile(r"/auth/login(\?.*)?$")
 
 
@@ -42,19 +43,28 @@ def wait_like_a_person(page: Page) -> None:
 
 
 def enroll(page: Page, link: str) -> None:
-    """Open an enrollment link, create the passkey, and land in the inbox."""
+    """Open an enrollment link, create the passkey, land on the Overview (an owner), and open the inbox."""
     page.goto(link)
     page.get_by_role("button", name="Create passkey").click()
-    expect(page).to_have_url(ADMIN_HOME)
+    expect(page).to_have_url(OWNER_HOME)
     page.wait_for_load_state("load")  # the script's redirect: its stylesheet may still be on the way
+    open_inbox(page)
+
+
+def open_inbox(page: Page) -> None:
+    """Follow the navigation's Inbox link."""
+    page.get_by_role("navigation", name="Main").get_by_role("link", name=re.compile(r"^Inbox")).click()
+    expect(page).to_have_url(ADMIN_HOME)
+    page.wait_for_load_state("load")
 
 
 def log_in(page: Page) -> None:
-    """Username-less passkey login from the login page; lands in the inbox."""
+    """Username-less passkey login from the login page; lands on the Overview (an owner), then opens the inbox."""
     page.goto("/auth/login")
     page.get_by_role("button", name="Log in with a passkey").click()
-    expect(page).to_have_url(ADMIN_HOME)
+    expect(page).to_have_url(OWNER_HOME)
     page.wait_for_load_state("load")
+    open_inbox(page)
 
 
 def log_out(page: Page) -> None:

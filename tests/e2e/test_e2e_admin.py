@@ -18,11 +18,13 @@ from tests.e2e.conftest import Authenticator
 from tests.e2e.steps import (
     ADMIN_HOME,
     LOGIN_PAGE,
+    OWNER_HOME,
     copy_passkeys,
     enroll,
     expect_logged_out,
     log_in,
     log_out,
+    open_inbox,
     row_with,
     submit_inquiry,
 )
@@ -40,7 +42,8 @@ def test_invited_operator_registers_a_passkey_and_sees_the_inquiry(server, page,
     shot(page, "enrollment-page")
     page.get_by_role("button", name="Create passkey").click()
 
-    expect(page).to_have_url(ADMIN_HOME)
+    expect(page).to_have_url(OWNER_HOME)  # an owner lands on the Overview
+    open_inbox(page)
     expect(page.get_by_role("heading", name="Inbox")).to_be_visible()
     expect(row_with(page, "Ada Lovelace")).to_contain_text("When does the analytical engine ship?")
     expect(page.get_by_role("button", name="Log out Olga Operator")).to_be_visible()

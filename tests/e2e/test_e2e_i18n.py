@@ -15,7 +15,7 @@ from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import expect
 
 from tests.e2e.conftest import Authenticator
-from tests.e2e.steps import ADMIN_HOME, FILL_SECONDS, row_with
+from tests.e2e.steps import FILL_SECONDS, OWNER_HOME, row_with
 
 PHONE = {"width": 390, "height": 844}
 # The elements that stick out of the window on the right (for the failure message).
@@ -138,7 +138,9 @@ def test_admin_enrolls_logs_in_and_reads_the_inbox_in_the_browser_language(serve
     page.goto(server.invite_link(f"Admin {locale}"))
     check_page(page, shot, f"{locale}-enroll", words["lang"])
     page.get_by_role("button", name=words["enroll"]).click()
-    expect(page).to_have_url(ADMIN_HOME)
+    expect(page).to_have_url(OWNER_HOME)  # an owner lands on the Overview
+    check_page(page, shot, f"{locale}-overview", words["lang"])
+    page.goto("/admin/")
     expect(page.get_by_role("heading", name=words["inbox"])).to_be_visible()
     expect(row_with(page, f"{words['person']} {locale}")).to_contain_text(words["text"])
     check_page(page, shot, f"{locale}-inbox", words["lang"])
@@ -151,7 +153,7 @@ def test_admin_enrolls_logs_in_and_reads_the_inbox_in_the_browser_language(serve
     expect(page.get_by_text(words["logged_out"])).to_be_visible()
     check_page(page, shot, f"{locale}-login", words["lang"])
     page.get_by_role("button", name=words["login"]).click()
-    expect(page).to_have_url(ADMIN_HOME)
+    expect(page).to_have_url(OWNER_HOME)
     assert len(authenticator.credentials()) == 1
 
 
