@@ -69,11 +69,10 @@ def main() -> None:
     ctx = Context(args.quick, report, workdir, write_docs=not args.no_write, rows=args.rows)
     started = time.perf_counter()
     broken = []
+    chosen = [module for module in BENCHMARKS if not args.only or _name(module) in args.only]
     try:
-        for module in BENCHMARKS:
-            name = module.__name__.rsplit(".", 1)[1]
-            if args.only and name not in args.only:
-                continue
+        for index, module in enumerate(chosen):
+            name = _name(module)
             begun = time.perf_counter()
             try:
                 module.run(ctx)
@@ -81,6 +80,10 @@ def main() -> None:
             except Exception:  # noqa: BLE001 - one broken benchmark must not hide the others
                 broken.append(name)
                 print(f"# {name} failed (server logs in {workdir}):\n{traceback.format_exc()}", flush=True)
+            except SystemExit:  # stopped: what was measured is still written, saying what was not
+                report.not_run = [_name(each) for each in chosen[index:]]
+                broken.append(f"{name} (stopped)")
+                break
     finally:
         ctx.close()
     report.seconds = time.perf_counter() - started
@@ -93,6 +96,10 @@ def main() -> None:
     else:
         shutil.rmtree(workdir, ignore_errors=True)
     raise SystemExit(_verdict(report, broken, args.strict))
+
+
+def _name(module) -> str:
+    return module.__name__.rsplit(".", 1)[1]
 
 
 def _exit_on_sigterm(_signum, _frame) -> None:

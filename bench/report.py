@@ -116,6 +116,7 @@ class Report:
         self.seconds = 0.0
         self.picture = ""
         self.sections: list[tuple[str, list[str]]] = []  # (title, Markdown lines) after the controls
+        self.not_run: list[str] = []  # the benchmarks a run stopped early never reached
 
     def add(self, name: str, value, goal: str, database: str, note: str = "", **extra) -> Figure:
         """Record and print one figure (``extra``: samples, ratio, tail, variant)."""
@@ -195,5 +196,6 @@ class Report:
             " spread, its A/A control's spread and the A/A control's distance from 1), and for a p99,"
             f" at least {MIN_TAIL} requests above it. Spread: half the interquartile range over rounds.",
             "What each figure means and how it is measured: `bench/README.md`.",
+            *([f"Stopped early (SIGTERM): not run this time: {', '.join(self.not_run)}."] if self.not_run else []),
             "",
         ]
