@@ -1,5 +1,6 @@
 """Notifications' fixtures: a real SMTP server (aiosmtpd with STARTTLS and AUTH, its certificate made here)
-and a real HTTP receiver that checks signatures with ``standardwebhooks``, the app configured to use both."""
+and a real HTTP receiver that checks signatures with ``standardwebhooks``, the app configured to use both;
+``api``, a receiver speaking the chat services' APIs, for the tests that configure chat."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from devtools.receivers import Certificate, MailServer, WebhookReceiver
+from devtools.receivers import ApiReceiver, Certificate, MailServer, WebhookReceiver
 from tests.conftest import FakeClock
 
 SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
@@ -54,3 +55,11 @@ def app_config(app_config, mail, receiver, certificate) -> dict:
         "DELIVERY_RETRY_BASE": 60,
         "CLEANUP_TOKEN": "t" * 24,
     }
+
+
+@pytest.fixture
+def api():
+    """A receiver speaking each chat service's API (``devtools.receivers.ApiReceiver``)."""
+    server = ApiReceiver().start()
+    yield server
+    server.stop()

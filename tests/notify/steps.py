@@ -8,6 +8,7 @@ from app.models import Delivery
 from tests.helpers import settle
 
 DELIVERIES = select(Delivery).order_by(Delivery.id)
+CHAT_SERVICES = ("slack", "discord", "msteams", "telegram", "matrix", "ntfy")
 
 
 def request_after(client) -> None:

@@ -17,22 +17,14 @@ from app.core.chaturls import UnknownService, parse_api_bases, parse_notify_url,
 from app.core.parsing import ConfigurationError
 from app.models import Delivery
 from app.notify.channels.chat import wait_of
-from devtools.receivers import ApiReceiver
 from tests.helpers import VALID, csrf_token, settle, submit_inquiry
+from tests.notify.steps import CHAT_SERVICES
 from tests.notify.test_files import include_content_setting
 
 SLACK = "slack://sundown@T0001/B0002/SlackSecret1234/#inquiries"
 DISCORD = "discord://112233/DiscordSecret1234"
 TEAMS = "workflows://prod.example.logic.azure.com/wf42/TeamsSignature1234"
 TELEGRAM = "tgram://123456:TelegramSecret1234/-100777"
-CHAT_SERVICES = ("slack", "discord", "msteams", "telegram", "matrix", "ntfy")
-
-
-@pytest.fixture
-def api():
-    server = ApiReceiver().start()
-    yield server
-    server.stop()
 
 
 @pytest.fixture

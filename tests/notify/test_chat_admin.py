@@ -18,21 +18,12 @@ from app.cleanup.targets import DELIVERIES_KEEP
 from app.core import chaturls
 from app.models import AuditEntry, Delivery, Form, Preference
 from app.notify import log as delivery_log
-from devtools.receivers import ApiReceiver
 from tests.helpers import csrf_token, editor_post, settle, solution, submit_inquiry
-from tests.notify.steps import DELIVERIES, request_after
+from tests.notify.steps import CHAT_SERVICES, DELIVERIES, request_after
 
 SLACK = "slack://T0001/B0002/SlackSecret1234"
 DISCORD = "discord://112233/DiscordSecret1234"
 JOBS_DISCORD = "discord://445566/JobsSecret98765"
-CHAT = ("slack", "discord", "msteams", "telegram", "matrix", "ntfy")
-
-
-@pytest.fixture
-def api():
-    server = ApiReceiver().start()
-    yield server
-    server.stop()
 
 
 @pytest.fixture
@@ -48,7 +39,7 @@ def save_chat(admin_client, urls: str, **digests: str):
 
 
 def chat_rows(query) -> list[Delivery]:
-    return [row for row in query(DELIVERIES) if row.channel in CHAT]
+    return [row for row in query(DELIVERIES) if row.channel in CHAT_SERVICES]
 
 
 # --- The site's chat URLs ----------------------------------------------------------
