@@ -512,6 +512,7 @@ class DeliveryKind(StrEnum):
     ACK = "ack"  # a form's acknowledgement to the person who wrote
     MESSAGE = "message"  # the person's answer by e-mail joined the inquiry's conversation (``app.notify``)
     SPAM = "spam"  # how many of a form's inquiries went to spam in a window (``app.notify.spamnote``)
+    ASSIGNEE = "assignee"  # the person's answer told to the inquiry's assignee at their own address (``app.notify``)
 
 
 class Delivery(Base):

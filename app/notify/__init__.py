@@ -25,7 +25,8 @@ from sqlalchemy.orm import Session
 
 from app.core import clock, metrics, ratelimit
 from app.models import DeliveryChannel, DeliveryKind, Form, Inquiry
-from app.notify import channels, digest, sending, settings, spamnote, state
+from app.notify import assignee, channels, digest, sending, settings, spamnote, state
+from app.notify.channels import email
 from app.outbox import handlers, hook, store
 
 
@@ -107,7 +108,7 @@ def note_spam(session: Session, inquiry_id: int, form: Form | None) -> bool:
 
 
 # What an inquiry's notifications are: moved to spam, those not sent yet are cancelled.
-NOTIFICATION_KINDS = (DeliveryKind.INQUIRY, DeliveryKind.CAPPED, DeliveryKind.MESSAGE)
+NOTIFICATION_KINDS = (DeliveryKind.INQUIRY, DeliveryKind.CAPPED, DeliveryKind.MESSAGE, DeliveryKind.ASSIGNEE)
 
 
 def cancel_inquiries(session: Session, inquiry_ids: list[int]) -> int:
@@ -119,17 +120,23 @@ def cancel_inquiries(session: Session, inquiry_ids: list[int]) -> int:
 
 def enqueue_message(session: Session, inquiry_id: int) -> int:
     """Enqueue, in the caller's transaction, one delivery per channel in force for the inquiry's form saying
-    that the person answered (kind ``message``); how many. Never in a digest: past the hourly cap the e-mail
-    and chat messages are left out (the inquiry is unread again all the same) and the webhook still goes."""
+    that the person answered (kind ``message``), and one e-mail to the inquiry's assignee (kind ``assignee``:
+    whether it goes is decided at send time, ``app.notify.assignee``); how many. Never in a digest: past the
+    hourly cap the e-mails and chat messages are left out (the inquiry is unread again all the same) and the
+    webhook still goes."""
     [(form, _ids)] = _by_form(session, [inquiry_id]) or [(None, [])]
     names = channels.in_force(settings.for_new_inquiries(session).for_form(form))
-    if any(digest.cappable(name) for name in names) and _over_hourly_cap(session, 1):
+    assigned = email.configured() and assignee.has_one(session, inquiry_id)
+    if (assigned or any(digest.cappable(name) for name in names)) and _over_hourly_cap(session, 1):
         names = [name for name in names if not digest.cappable(name)]
+        assigned = False
         metrics.count_capped_notifications(1)
     store.enqueue(session, [inquiry_id], names, kind=DeliveryKind.MESSAGE)
-    if names:
+    if assigned:
+        store.enqueue(session, [inquiry_id], [DeliveryChannel.EMAIL], kind=DeliveryKind.ASSIGNEE)
+    if names or assigned:
         hook.wake()
-    return len(names)
+    return len(names) + int(assigned)
 
 
 def _over_hourly_cap(session: Session, count: int) -> bool:

@@ -25,7 +25,7 @@ from app.outbox import store
 KEEP = timedelta(days=30)
 PER_PAGE = 50
 MAX_PAGE = 1000  # 50,000 rows: further than 30 days of notifications reach at any sane rate
-KINDS = (DeliveryKind.INQUIRY, DeliveryKind.CAPPED, DeliveryKind.TEST, DeliveryKind.MESSAGE)
+KINDS = (DeliveryKind.INQUIRY, DeliveryKind.CAPPED, DeliveryKind.TEST, DeliveryKind.MESSAGE, DeliveryKind.ASSIGNEE)
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,8 @@ An e-mail goes only to the recipients who hear of its inquiry's form
 (``app.notify.recipients``: a responder's or viewer's address hears of their
 forms only). An e-mail digest is one message per group of recipients who hear of the
 same inquiries, each listing those; a row whose every recipient is scoped
-away is done with no e-mail.
+away is done with no e-mail. An ``assignee`` row is the e-mail of a
+person's answer to the inquiry's assignee alone (``app.notify.assignee``).
 """
 
 from __future__ import annotations
@@ -40,24 +41,33 @@ from app.models import (
     MessageKind,
     MessageState,
 )
-from app.notify import channels, digest, recipients, spamnote
+from app.notify import assignee, channels, digest, recipients, spamnote
 from app.notify import settings as notify_settings
 from app.notify.channels import email
 from app.notify.message import File, Notice
 from app.outbox.handlers import Batch
 from app.outbox.store import Attempt, Outcome
 
-KINDS = (DeliveryKind.INQUIRY, DeliveryKind.CAPPED, DeliveryKind.TEST, DeliveryKind.MESSAGE, DeliveryKind.SPAM)
+KINDS = (
+    DeliveryKind.INQUIRY,
+    DeliveryKind.CAPPED,
+    DeliveryKind.TEST,
+    DeliveryKind.MESSAGE,
+    DeliveryKind.SPAM,
+    DeliveryKind.ASSIGNEE,
+)
+ANSWERS = (DeliveryKind.MESSAGE, DeliveryKind.ASSIGNEE)  # the kinds that tell of a person's answer
 
 
 @dataclass(frozen=True)
 class Job:
-    """One notification of a batch, with the settings read at the batch's start (the site's) and who of the
-    recipients is scoped to some forms."""
+    """One notification of a batch, with the settings read at the batch's start (the site's), who of the
+    recipients is scoped to some forms, and for an ``assignee`` row the address told (None: nobody)."""
 
     notice: Notice
     settings: notify_settings.Notifications
     scopes: recipients.Scopes
+    assignee: str | None = None
 
 
 class Notifications:
@@ -68,14 +78,17 @@ class Notifications:
         config = notify_settings.load(session)
         emails = any(row.channel == DeliveryChannel.EMAIL for row in rows)
         scopes = recipients.load(session) if emails else {}
-        return {
-            notice.delivery.id: Job(notice, config, scopes) for notice in notices(session, rows, config.include_content)
-        }
+        found = notices(session, rows, config.include_content)
+        assigned = [notice for notice in found if notice.delivery.kind == DeliveryKind.ASSIGNEE]
+        told = assignee.to_tell(session, assigned, config, scopes)
+        return {notice.delivery.id: Job(notice, config, scopes, told.get(notice.delivery.id)) for notice in found}
 
     def send(self, job: Job, batch: Batch) -> Outcome | list[Attempt]:
         """One attempt on the row's channel with its form's settings; or a digest: its attempts."""
         if digest.applies(job.notice, job.settings):
             return _deliver_digest(job.notice, batch, job.settings, job.scopes)
+        if job.notice.delivery.kind == DeliveryKind.ASSIGNEE:
+            return _tell_assignee(job, batch)
         if spamnote.is_note(job.notice):
             return _deliver_listed([job.notice], batch, job.settings.for_form(job.notice.form), job.scopes)
         channel = channels.named(job.notice.delivery.channel)
@@ -94,6 +107,15 @@ class Notifications:
 
 
 HANDLER = Notifications()
+
+
+def _tell_assignee(job: Job, batch: Batch) -> Outcome:
+    """The e-mail of the answer to the assignee's own address alone; done with no e-mail when nobody is told
+    (``app.notify.assignee``)."""
+    if job.assignee is None:
+        return Outcome()
+    config = replace(job.settings.for_form(job.notice.form), emails=[job.assignee])
+    return email.CHANNEL.send(job.notice, config, clock.now(), batch)
 
 
 def _deliver_digest(
@@ -219,7 +241,7 @@ def notices(session: Session, rows: Sequence[Delivery], include_content: bool) -
     )
     files = attachments.of_inquiries(session, wanted)
     forms = _forms(session)
-    answers = _answers(session, [row for row in rows if row.kind == DeliveryKind.MESSAGE])
+    answers = _answers(session, [row for row in rows if row.kind in ANSWERS])
     found = []
     for row in rows:
         inquiry = None if row.inquiry_id is None else inquiries.get(row.inquiry_id)
@@ -239,7 +261,8 @@ def notices(session: Session, rows: Sequence[Delivery], include_content: bool) -
 
 
 def _answers(session: Session, rows: list[Delivery]) -> dict[int, InboundMessage]:
-    """For each ``message`` row, by delivery id, the person's latest answer in its thread when it was queued."""
+    """For each ``message`` or ``assignee`` row, by delivery id, the person's latest answer in its thread when it
+    was queued."""
     if not rows:
         return {}
     found = {}
