@@ -513,6 +513,8 @@ class DeliveryKind(StrEnum):
     MESSAGE = "message"  # the person's answer by e-mail joined the inquiry's conversation (``app.notify``)
     SPAM = "spam"  # how many of a form's inquiries went to spam in a window (``app.notify.spamnote``)
     ASSIGNEE = "assignee"  # the person's answer told to the inquiry's assignee at their own address (``app.notify``)
+    RETENTION = "retention"  # forms about to lose inquiries for the first time (``app.notify.warning``)
+    RETENTION_WEEK = "retention_week"  # the weekly summary of what the next seven days delete (``app.notify.summary``)
 
 
 class Delivery(Base):

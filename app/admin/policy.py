@@ -59,6 +59,7 @@ POLICY: dict[str, Permission] = {
     "admin.retention_page": Permission.SETTINGS,  # GET  /admin/retention
     "admin.change_retention": Permission.SETTINGS,  # POST /admin/retention
     "admin.change_spam_retention": Permission.SETTINGS,  # POST /admin/retention/spam
+    "admin.change_retention_summary": Permission.SETTINGS,  # POST /admin/retention/summary
     "admin.retention_report": Permission.SETTINGS,  # GET  /admin/retention/report (owners: evidence)
     "admin.retention_report_csv": Permission.SETTINGS,  # GET  /admin/retention/report.csv
     "admin.retention_report_json": Permission.SETTINGS,  # GET  /admin/retention/report.json

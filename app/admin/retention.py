@@ -16,6 +16,8 @@ from app.core import db
 from app.forms import store as form_store
 from app.inquiries import forecast_store, retention
 from app.models import AuditAction
+from app.notify import settings as notify_settings
+from app.notify import summary
 
 
 @dataclass(frozen=True)
@@ -59,6 +61,24 @@ def change_spam_retention():
     return _change(SPAM)
 
 
+@bp.post("/retention/summary")
+def change_retention_summary():
+    """Turn the weekly e-mail of what the next seven days delete on or off (``app.notify.summary``)."""
+    session = db.get_session(write=True)
+    chosen = request.form.get("weekly_summary") == "1"
+    notify_settings.save(session, summary.KEY, "1" if chosen else None)
+    audit.record(
+        session, current_user, AuditAction.NOTIFICATIONS_CHANGED, 0, f"weekly retention summary: {_on_off(chosen)}"
+    )
+    session.commit()
+    flash(_("Weekly summary turned on.") if chosen else _("Weekly summary turned off."))
+    return redirect(url_for("admin.retention_page"), 303)
+
+
+def _on_off(chosen: bool) -> str:
+    return "on" if chosen else "off"  # stored words stay English: the audit log is a record
+
+
 def _page(form: Form | None = None, raw: str = "", error: str | None = None):
     """The page; ``form`` (with its ``raw`` value and ``error``) is the one just refused."""
     session = db.get_session()
@@ -81,6 +101,7 @@ def _page(form: Form | None = None, raw: str = "", error: str | None = None):
         own=own,
         fc=forecast_view.view(snapshot),
         by_form=by_form,
+        weekly_summary=summary.enabled(session),
     )
 
 

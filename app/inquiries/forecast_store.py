@@ -35,6 +35,7 @@ JOB = "forecast"
 FRESH = timedelta(minutes=15)
 CLAIM_INTERVAL_MS = 10_000  # two refreshes at most this close together, whatever asks
 LEASE_MS = 600_000  # a refresh that died releases its claim after this
+LISTENERS = "forecast_listeners"  # app.extensions: who hears of each stored forecast (``on_stored``)
 START_WAIT = 1.0  # seconds a refresh waits, at most, for a quiet moment
 
 
@@ -77,6 +78,14 @@ def current(session: Session) -> Snapshot | None:
     return Snapshot(forecast.from_json(stored["forecast"]), computed_at)
 
 
+def stored(session: Session) -> Snapshot | None:
+    """The stored forecast as it is, whatever it follows (a notification sent later reads what was stored)."""
+    data = _parsed(session.scalar(select(Setting.value).where(Setting.key == KEY)))
+    if data is None:
+        return None
+    return Snapshot(forecast.from_json(data["forecast"]), datetime.fromisoformat(data["computed_at"]))
+
+
 def _parsed(raw: str | None) -> dict | None:
     if raw is None:
         return None
@@ -112,7 +121,15 @@ def store() -> Snapshot:
         session.execute(
             statement.on_conflict_do_update(index_elements=["key"], set_={"value": statement.excluded.value})
         )
-    return Snapshot(computed, now)
+    snapshot = Snapshot(computed, now)
+    for listener in current_app.extensions.get(LISTENERS, ()):
+        listener(snapshot)
+    return snapshot
+
+
+def on_stored(app: Flask, listener: Callable[[Snapshot], object]) -> None:
+    """Call ``listener`` with each forecast this process stores (in the refresh that won the claim)."""
+    app.extensions.setdefault(LISTENERS, []).append(listener)
 
 
 def _wanted() -> str | None:

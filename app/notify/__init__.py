@@ -24,8 +24,9 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.core import clock, metrics, ratelimit
+from app.inquiries import forecast_store
 from app.models import DeliveryChannel, DeliveryKind, Form, Inquiry
-from app.notify import assignee, channels, digest, sending, settings, spamnote, state
+from app.notify import assignee, channels, digest, sending, settings, spamnote, state, warning
 from app.notify.channels import email
 from app.outbox import handlers, hook, store
 
@@ -36,6 +37,21 @@ def init_app(app: Flask) -> None:
     state.install(app)
     metrics.declare_delivery_channels(channel.name for channel in channels.CHANNELS)
     handlers.register(app, sending.KINDS, sending.HANDLER)
+    handlers.register(app, warning.KINDS, warning.HANDLER)
+    forecast_store.on_stored(app, _warn_before_first_deletion)
+
+
+def _warn_before_first_deletion(snapshot: forecast_store.Snapshot) -> None:
+    """Warn, after a stored forecast, of forms about to lose inquiries for the first time (``app.notify.warning``);
+    the warning counts against the hourly cap like every e-mail."""
+    warning.decide(snapshot.forecast, _one_over_cap)
+
+
+def _one_over_cap(session: Session) -> bool:
+    if _over_hourly_cap(session, 1):
+        metrics.count_capped_notifications(1)
+        return True
+    return False
 
 
 def enqueue_inquiries(session: Session, inquiry_ids: list[int], form: Form | None = None) -> int:

@@ -42,6 +42,12 @@ def wake() -> None:
     g.outbox_wake = True
 
 
+def look_next_request() -> None:
+    """Have the next request of this process hand off a pass: a delivery was enqueued off any request
+    (after a response, in the background), where ``wake()`` has no response to follow."""
+    state.current().next_due_ms = 0
+
+
 def _wanted() -> str | None:
     """``woken`` (counted, so that a pass running now looks once more), ``due``, or None."""
     if g.pop("outbox_wake", False):

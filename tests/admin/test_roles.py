@@ -66,6 +66,7 @@ MATRIX: dict[str, tuple[str, ...]] = {
     "admin.retention_page": (OWNER,),
     "admin.change_retention": (OWNER,),
     "admin.change_spam_retention": (OWNER,),
+    "admin.change_retention_summary": (OWNER,),
     "admin.retention_report": (OWNER,),
     "admin.retention_report_csv": (OWNER,),
     "admin.retention_report_json": (OWNER,),
