@@ -141,6 +141,7 @@ def test_hold_delete_and_export_csv(server, page, authenticator, shot):
         "hold_by",
         "replies",
         "last_reply_utc",
+        "notes",
     ]
     assert by_name["Hanna Held"]["legal_hold"] == "yes"
     assert by_name["Hanna Held"]["hold_reason"] == "Open legal claim 2026-17"

@@ -18,7 +18,7 @@ from sqlalchemy import select
 from app.core.db import get_session
 from app.models import Form
 from tests.e2e.conftest import Authenticator
-from tests.e2e.steps import ADMIN_HOME, catalog, check_widths, row_with
+from tests.e2e.steps import ADMIN_HOME, OWNER_HOME, catalog, check_widths, row_with
 from tests.factories import add_inquiries, inquiry, wall_clock
 
 # The browser's locale, and the app's language it asks for (the catalog's folder, the page's lang).
@@ -58,7 +58,7 @@ def test_an_owner_invites_a_responder_who_sees_only_their_form(server, new_conte
     Authenticator(owner)
     owner.goto(server.quick_invite_link(f"Olga {locale}"))
     owner.get_by_role("button", name=say("Create passkey")).click()
-    expect(owner).to_have_url(ADMIN_HOME)
+    expect(owner).to_have_url(OWNER_HOME)  # an owner lands on the Overview
     owner.goto("/admin/account")  # just enrolled: the passkey was verified a moment ago
     expect(owner.locator("html")).to_have_attribute("lang", lang)
     problems += check_widths(owner, shot, f"{locale}-owner-account")

@@ -343,7 +343,7 @@ def test_the_csv_export_of_one_form_has_a_column_per_field(admin_client, client)
     assert "sundown-quote-" in response.headers["Content-Disposition"]
     assert lines[0] == (
         "id,received_utc,name,work_email,budget,size,topics,start,phone,site,details,privacy,"
-        "campaign,other_answers,legal_hold,hold_reason,hold_by,replies,last_reply_utc"
+        "campaign,other_answers,legal_hold,hold_reason,hold_by,replies,last_reply_utc,notes"
     )
     assert len(lines) == 2
     assert ',Grace Hopper,Grace@example.com,2500,11-50,"design, run",2027-01-15,' in lines[1]
