@@ -141,15 +141,21 @@ class LockHolder:
         self.connection.close()
 
 
+def arrange_expired(app, clock) -> None:
+    """Three expired inquiries, written by ``app`` (one with the usual timeouts: on a busy machine a write
+    under a 50 ms statement timeout can fail before the test begins)."""
+    with app.app_context():
+        add_inquiries(db.get_session(), aged_inquiries(clock, [200] * 3, legal_hold=False))
+
+
 def test_a_batch_refused_the_lock_past_the_busy_timeout_backs_off_and_the_run_finishes(
     app_config, make_app, clock, db_kind
 ):
     """A busy lock is not an error: with a busy timeout of 50 ms, the lock held for 5.5 s (longer than the
     five seconds a batch used to keep trying before the run ended in error), the batch backs off, tries
     again within the run's time budget, and the run deletes everything."""
+    arrange_expired(make_app(app_config), clock)  # with the usual timeout: 50 ms is for the run alone
     app = make_app({**app_config, "DB_STATEMENT_TIMEOUT": 0.05, "CLEANUP_TIME_BUDGET": 60, "CLEANUP_LEASE": 120})
-    with app.app_context():
-        add_inquiries(db.get_session(), aged_inquiries(clock, [200] * 3, legal_hold=False))
     holder = LockHolder(app, db_kind, "submissions", 5.5)
     try:
         with app.app_context():
@@ -163,9 +169,8 @@ def test_a_batch_refused_the_lock_past_the_busy_timeout_backs_off_and_the_run_fi
 
 @pytest.mark.parametrize("db_kind", ["sqlite"])  # only SQLite refuses a lock after a busy timeout
 def test_a_run_whose_budget_ends_while_the_lock_is_refused_ends_partial_not_in_error(app_config, make_app, clock):
+    arrange_expired(make_app(app_config), clock)
     app = make_app({**app_config, "DB_STATEMENT_TIMEOUT": 0.05, "CLEANUP_TIME_BUDGET": 0.3, "CLEANUP_LEASE": 60})
-    with app.app_context():
-        add_inquiries(db.get_session(), aged_inquiries(clock, [200] * 3, legal_hold=False))
     holder = LockHolder(app, "sqlite", "submissions", 0.6)
     try:
         with app.app_context():
