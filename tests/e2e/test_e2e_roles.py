@@ -15,6 +15,7 @@ import pytest
 from playwright.sync_api import expect
 from sqlalchemy import select
 
+from app.core import db
 from app.core.db import get_session
 from app.models import Form
 from tests.e2e.conftest import Authenticator
@@ -27,20 +28,26 @@ LANGUAGES = {"en-US": ("en", "en"), "ja-JP": ("ja", "ja"), "zh-CN": ("zh_Hans", 
 
 def arrange(server, tag: str) -> dict[str, int]:
     """The quote form (made once per server) beside contact, and an inquiry about a roof on each, named with
-    ``tag``: their ids by form."""
+    ``tag``: their ids by form.
+
+    The live server writes to the same SQLite file (its first requests claim a cleanup): each write here
+    begins as a write (``db.transaction(write=True)``, or a first statement that writes), never as a read
+    that later writes, which SQLite refuses at once when another connection wrote in between."""
     with server.app().app_context():
-        session = get_session()
-        quote = session.scalar(select(Form).where(Form.slug == "quote"))
-        if quote is None:
-            contact = session.get(Form, 1)
-            quote = Form(slug="quote", title={"en": "Quote"}, fields=contact.fields, email_field=contact.email_field)
-            session.add(quote)
-            session.commit()
+        with db.transaction(write=True) as session:
+            quote_id = session.scalar(select(Form.id).where(Form.slug == "quote"))
+            if quote_id is None:
+                contact = session.get(Form, 1)
+                fields, email_field = contact.fields, contact.email_field
+                quote = Form(slug="quote", title={"en": "Quote"}, fields=fields, email_field=email_field)
+                session.add(quote)
+                session.flush()
+                quote_id = quote.id
         contact_id, quote_id = add_inquiries(
-            session,
+            get_session(),
             [
                 inquiry(wall_clock, 0.1, name=f"Carla {tag}", email="carla@example.com", message="Call me: the roof"),
-                inquiry(wall_clock, 0.1, name=f"Quentin {tag}", form_id=quote.id, message="Quote the roof, please"),
+                inquiry(wall_clock, 0.1, name=f"Quentin {tag}", form_id=quote_id, message="Quote the roof, please"),
             ],
         )
     return {"contact": contact_id, "quote": quote_id}
