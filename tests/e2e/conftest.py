@@ -18,6 +18,7 @@ import secrets
 import shutil
 import subprocess
 import sys
+import time
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -171,6 +172,7 @@ def server(request, tmp_path_factory):
         with running_server(env, log, port=port) as (base_url, _process):
             assert_healthy(base_url)
             server = Server(base_url, env, database_url, log, make_engine(database_url))
+            first_cleanup_ended(server.engine)
             yield server
     finally:
         if server is not None:
@@ -183,6 +185,19 @@ def assert_healthy(base_url: str) -> None:
     with urllib.request.urlopen(f"{base_url}/healthz", timeout=10) as response:
         assert response.status == 200
         assert json.load(response)["ok"] is True
+
+
+def first_cleanup_ended(engine, limit: float = 60.0) -> None:
+    """Wait for the cleanup run that ``/healthz``, the server's first request, claims after its response:
+    arranging rows in the database while it runs raced it for SQLite's write lock."""
+    deadline = time.monotonic() + limit
+    finished = sa.text("SELECT count(*) FROM cleanup_runs WHERE status <> 'running'")
+    while time.monotonic() < deadline:
+        with engine.connect() as connection:
+            if connection.scalar(finished):
+                return
+        time.sleep(0.1)
+    raise AssertionError(f"the first cleanup run did not end within {limit:.0f} s")
 
 
 def _fresh_database(request, workdir: Path):
