@@ -34,6 +34,7 @@ import re
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from flask import current_app
 from sqlalchemy import delete, select
@@ -75,6 +76,28 @@ def _key(token: str) -> str:
 
 def _sender(address: str) -> str:
     return _key("from:" + address.strip().casefold())
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """What admins' moves say of one inquiry: whether its sender was marked, and the probability its text is spam
+    (None until they made enough moves)."""
+
+    marked_sender: bool
+    probability: float | None
+
+
+def judge(session: Session, text: str, sender: str) -> Judgement:
+    """``marked_sender`` and ``score`` in as few reads as they need: the sender's row and the count of moves in
+    one statement, the text's tokens (tokenised, keyed and read) only once admins have taught enough."""
+    sender_key = _sender(sender) if sender else None
+    wanted = [TOTAL, sender_key] if sender_key else [TOTAL]
+    rows = {row.token: row for row in session.scalars(select(SpamToken).where(SpamToken.token.in_(wanted)))}
+    marked = sender_key in rows and rows[sender_key].spam > rows[sender_key].ham
+    total = rows.get(TOTAL)
+    if total is None or min(total.spam, total.ham) < MIN_MOVES:
+        return Judgement(marked, None)
+    return Judgement(marked, score(session, text))
 
 
 def score(session: Session, text: str) -> float | None:

@@ -424,9 +424,10 @@ def weigh(session: Session, verdict: Verdict, text: str, sender: str) -> Verdict
     listed = signals.listed_match(text, sender, signals.words_for_intake(session))
     if listed:
         found.append(f"{Reason.LISTED_WORD}:{listed}")
-    if learned.marked_sender(session, sender):
+    judgement = learned.judge(session, text, sender)
+    if judgement.marked_sender:
         found.append(Reason.MARKED_SENDER.value)
-    probability = learned.score(session, text)
+    probability = judgement.probability
     if probability is not None and (probability > 0.9 or probability < 0.1):
         found.append(f"{Reason.LEARNED}:{probability:.3f}")
     return verdict.adding(*found)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from typing import Any
 
@@ -60,13 +61,14 @@ def clean_text(
     return value, None
 
 
+# Unicode's control characters (category Cc: U+0000-U+001F, U+007F-U+009F) and lone surrogates (Cs): one
+# regular expression rather than a category lookup per character, which cost a submission ~0.5 ms.
+_FORBIDDEN = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+_FORBIDDEN_MULTILINE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")  # tab and line feed allowed
+
+
 def _has_forbidden_characters(value: str, multiline: bool) -> bool:
-    allowed = {"\n", "\t"} if multiline else set()
-    for char in value:
-        category = unicodedata.category(char)
-        if category == "Cs" or (category == "Cc" and char not in allowed):
-            return True
-    return False
+    return (_FORBIDDEN_MULTILINE if multiline else _FORBIDDEN).search(value) is not None
 
 
 def clean_email(value: str) -> tuple[str, str | None]:
