@@ -159,19 +159,25 @@ def run(ctx) -> None:
                 if rate == ctx.sizes["rates"][0]:
                     cleanups = sorted((t for t in trials if t.method == "cleanup"), key=lambda t: t.rate)
                     pictures[kind] = cleanups[len(cleanups) // 2]
-            if rows in ctx.sizes["backlog_defaults_sizes"]:
-                shipped_defaults(ctx, template, sized(kind, rows))
-            if rows in ctx.sizes["backlog_forms_sizes"]:
-                over_forms(ctx, template, sized(kind, rows), rows)
-            if rows == sizes[0]:
-                with_threads(ctx, template, sized(kind, rows), rows)
-    for name, (label, variant, rows_key, settings, budget_key) in CONTROLS.items():
-        template = ctx.template("sqlite", ctx.sizes[rows_key])
-        budget = ctx.sizes[budget_key] if budget_key else 3600
-        _control(ctx, Control(name, label), template, variant, budget, settings)
+            variants(ctx, template, kind, rows)
+    if ctx.sizes["backlog_controls"]:
+        for name, (label, variant, rows_key, settings, budget_key) in CONTROLS.items():
+            template = ctx.template("sqlite", ctx.sizes[rows_key])
+            budget = ctx.sizes[budget_key] if budget_key else 3600
+            _control(ctx, Control(name, label), template, variant, budget, settings)
     growth.report(ctx)
     if ctx.write_docs:
         ctx.report.picture = write_backlog_picture(pictures, sizes[-1], WARM)
+
+
+def variants(ctx, template, kind: str, rows: int) -> None:
+    """At the sizes the mode names for each: the shipped defaults' clearing, twenty forms, threads."""
+    if rows in ctx.sizes["backlog_defaults_sizes"]:
+        shipped_defaults(ctx, template, sized(kind, rows))
+    if rows in ctx.sizes["backlog_forms_sizes"]:
+        over_forms(ctx, template, sized(kind, rows), rows)
+    if rows in ctx.sizes["backlog_threads_sizes"]:
+        with_threads(ctx, template, sized(kind, rows), rows)
 
 
 # Controls whose cost grows with the backlog: at the quick sizes (a few thousand rows) nothing separates them.

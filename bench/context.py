@@ -24,18 +24,20 @@ FULL = {
     "backlog_trials": 1,  # of each, per size and rate: plain DELETE and cleanup run, alternated
     "backlog_forms_sizes": (50_000,),  # those run again over twenty forms (bench/backlog.over_forms)
     "backlog_defaults_sizes": (50_000,),  # those with the shipped defaults' clearing (bench/backlog.shipped_defaults)
+    "backlog_threads_sizes": (50_000,),  # those run again with a thread of answers each (bench/backlog.with_threads)
+    "backlog_controls": True,  # the backlog's controls (``--rows`` runs its one size's trials alone)
     "upload_rounds": 5,  # of eight 10 MB uploads at once (bench/uploads.py)
     "backlog_files_sizes": (50_000,),  # those run again with files present (bench/backlog_files.py)
     "backlog_files_share": 200,  # one inquiry in this many carries files (about 530 MB at 50k with the 24 of 10 MB)
     "secure_delete_trials": 1,  # of each: on and off, alternated
     "rates": (40.0, 100.0),  # scheduled submissions per second during backlog trials, each in turn
     "rate": 40.0,  # the backlog variants' (forms, files, secure_delete, controls)
-    "idle_seconds": 20.0,  # of open-loop traffic before each trial's delete starts
+    "idle_seconds": 12.0,  # of open-loop traffic before each trial's delete starts
     "calm_load": 3.0,  # a trial waits for the 1-minute load average to fall below this...
     "calm_seconds": 10.0,  # ...for at most this long
     "defaults_limit_seconds": 300.0,  # how long the shipped-defaults variant may run (then: a projection)
-    "claiming_rows": 20_000,
-    "claiming_rounds": 4,  # direct, and as many again through Caddy
+    "claiming_rows": 10_000,  # a run of these outlasts the follow-up request several times over on both databases
+    "claiming_rounds": 3,  # direct, and as many again through Caddy
     "pause": 1.0,  # seconds of quiet before each measured request in a claiming round
     "overhead_rounds": 5,
     "overhead_seconds": 3.0,
@@ -53,6 +55,8 @@ QUICK = {  # a smoke run under 5 minutes: figures with few samples, every contro
     "backlog_sizes": (5_000, 10_000, 20_000),
     "backlog_forms_sizes": (5_000,),
     "backlog_defaults_sizes": (5_000,),
+    "backlog_threads_sizes": (5_000,),
+    "backlog_controls": True,
     "upload_rounds": 3,
     "backlog_files_sizes": (5_000,),
     "backlog_files_share": 20,
@@ -101,10 +105,12 @@ class Context:
             **sizes,
             "backlog_rows": self.rows,
             "backlog_sizes": (self.rows,),
-            "backlog_forms_sizes": (self.rows,),
-            "backlog_defaults_sizes": (self.rows,),
-            "control_rows": self.rows,
-            "crisis_rows": self.rows,
+            # One size's alternated trials at both rates, nothing else: the variants and the controls keep to
+            # the full run's smallest size (a million rows over twenty forms or with threads would take hours).
+            "backlog_forms_sizes": (),
+            "backlog_defaults_sizes": (),
+            "backlog_threads_sizes": (),
+            "backlog_controls": False,
         }
 
     def cluster(self) -> Cluster:
