@@ -32,7 +32,10 @@ FULL = {
     "secure_delete_trials": 1,  # of each: on and off, alternated
     "rates": (40.0, 100.0),  # scheduled submissions per second during backlog trials, each in turn
     "rate": 40.0,  # the backlog variants' (forms, files, secure_delete, controls)
-    "idle_seconds": 12.0,  # of open-loop traffic before each trial's delete starts
+    "idle_seconds": 10.0,  # of open-loop traffic before each trial's delete starts, at least...
+    "idle_requests": 1000,  # ...and as long as this many submissions take at the trial's rate (25 s at 40/s)
+    "window_requests": 2000,  # SQLite: more cleanup runs until their windows hold this many submissions...
+    "window_trials": 3,  # ...up to this many cleanup runs in all
     "calm_load": 3.0,  # a trial waits for the 1-minute load average to fall below this...
     "calm_seconds": 10.0,  # ...for at most this long
     "defaults_limit_seconds": 300.0,  # how long the shipped-defaults variant may run (then: a projection)
@@ -65,6 +68,9 @@ QUICK = {  # a smoke run under 5 minutes: figures with few samples, every contro
     "rates": (40.0, 100.0),
     "rate": 40.0,
     "idle_seconds": 2.0,
+    "idle_requests": 0,
+    "window_requests": 0,
+    "window_trials": 2,
     "calm_load": 3.0,
     "calm_seconds": 10.0,
     "defaults_limit_seconds": 10.0,
