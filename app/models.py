@@ -17,6 +17,7 @@ from flask_login import UserMixin
 from sqlalchemy import (
     JSON,
     Boolean,
+    CheckConstraint,
     DateTime,
     ForeignKey,
     Index,
@@ -627,13 +628,21 @@ class Attachment(Base):
 
     The bytes are in ``attachment_chunks``, in the same database, so every
     replica reads them and a deletion takes them in its own transaction: an
-    inquiry's deletion cascades here, and on to its chunks.
+    inquiry's deletion cascades here, and on to its chunks. A file of an
+    e-mail held apart belongs to that message (``held_message_id``) until an
+    owner puts it into a thread; exactly one of the two is set.
     """
 
     __tablename__ = "attachments"
+    __table_args__ = (
+        CheckConstraint("(inquiry_id IS NULL) <> (held_message_id IS NULL)", name="ck_attachments_one_owner"),
+    )
 
     id: Mapped[int] = mapped_column(primary_key=True)
-    inquiry_id: Mapped[int] = mapped_column(ForeignKey("submissions.id", ondelete="CASCADE"), index=True)
+    inquiry_id: Mapped[int | None] = mapped_column(ForeignKey("submissions.id", ondelete="CASCADE"), index=True)
+    held_message_id: Mapped[int | None] = mapped_column(
+        ForeignKey("inbound_messages.id", ondelete="CASCADE"), index=True
+    )
     field_key: Mapped[str] = mapped_column(String(40))
     name: Mapped[str] = mapped_column(String(200))  # sanitised, for display and downloads only
     content_type: Mapped[str] = mapped_column(String(100))  # detected from the bytes, never the name
@@ -769,8 +778,9 @@ class InboundMessage(Base):
     nothing matched it, or it came from another address than the inquiry's;
     ``inquiry_id`` then names the inquiry it pointed at, if any). Deleted
     with its inquiry (``ON DELETE CASCADE``), as its files are (the
-    inquiry's attachments with ``field_key`` ``mail:<id>``); a held one the
-    cleanup deletes after ``app.cleanup.targets.HELD_KEEP``.
+    inquiry's attachments with ``field_key`` ``mail:<id>``; a held one's
+    files are its own, ``Attachment.held_message_id``, until it is put into
+    a thread); a held one the cleanup deletes after ``app.cleanup.targets.HELD_KEEP``.
     """
 
     __tablename__ = "inbound_messages"

@@ -12,6 +12,7 @@ from pathlib import Path
 from alembic import context
 
 from app.core.db import make_engine
+from app.core.migrate import check_foreign_keys, foreign_keys_off
 from app.models import Base
 from app.inquiries.search import is_search_index
 
@@ -35,15 +36,21 @@ def _made_by_models(object_, name, type_, reflected, compare_to) -> bool:
 
 
 def run_migrations(connection) -> None:
+    """Run the migrations asked for on ``connection``; on SQLite its foreign keys are off (``foreign_keys_off``),
+    so a table rebuilt deletes nothing that refers to it, and what refers to nothing is refused before commit."""
+    applied = []
     context.configure(
         connection=connection,
         target_metadata=Base.metadata,
         render_as_batch=connection.dialect.name == "sqlite",
         compare_type=True,
         include_object=_made_by_models,
+        on_version_apply=lambda **_step: applied.append(True),
     )
     with context.begin_transaction():
         context.run_migrations()
+        if applied:
+            check_foreign_keys(connection)
 
 
 connection = config.attributes.get("connection")
@@ -54,6 +61,8 @@ else:
     if url.startswith("sqlite:///"):
         Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
     engine = make_engine(url)
-    with engine.connect() as conn:
+    # One transaction, begun after the foreign keys are off, as ``app.core.migrate`` runs them: the check
+    # before commit then covers every migration of the run.
+    with engine.connect() as conn, foreign_keys_off(conn), conn.begin():
         run_migrations(conn)
     engine.dispose()

@@ -31,7 +31,7 @@ def download_file(inquiry_id: int, attachment_id: int):
     access; a preview is part of the inquiry's page, whose opening is recorded)."""
     attachment = _file_or_404(inquiry_id, attachment_id)
     access.record(current_user, AccessKind.FILE, [inquiry_id])
-    return _send(attachment, "attachment")
+    return stream_file(attachment, "attachment")
 
 
 @bp.get("/inquiries/<int:inquiry_id>/files/<int:attachment_id>/preview")
@@ -40,7 +40,7 @@ def preview_file(inquiry_id: int, attachment_id: int):
     attachment = _file_or_404(inquiry_id, attachment_id)
     if attachment.content_type not in rules.PREVIEWED:
         abort(404, _("Only images are shown in the page; download this file instead."))
-    return _send(attachment, "inline")
+    return stream_file(attachment, "inline")
 
 
 def _file_or_404(inquiry_id: int, attachment_id: int) -> Attachment:
@@ -51,7 +51,7 @@ def _file_or_404(inquiry_id: int, attachment_id: int) -> Attachment:
     return attachment
 
 
-def _send(attachment: Attachment, disposition: str) -> Response:
+def stream_file(attachment: Attachment, disposition: str) -> Response:
     """The file's bytes streamed a piece at a time, with headers that keep the browser from running them."""
     response = Response(store.chunks(db.get_engine(), attachment.id), mimetype=attachment.content_type)
     response.headers.update(

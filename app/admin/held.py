@@ -4,7 +4,8 @@ address than the inquiry's, for owners to look at; never put into a thread witho
 An owner may put a held message into the inquiry it named (its sender then
 was another address: a person writing from their work address, say), or
 delete it, forgotten then as a deleted inquiry is (``app.inquiries.gone``). Unanswered, the cleanup
-deletes it after ``HELD_KEEP``.
+deletes it after ``HELD_KEEP``. Its files wait with it (``Attachment.held_message_id``): listed here and
+downloaded as an inquiry's are, moved to the inquiry when it joins the thread, deleted with it.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from sqlalchemy import delete, select, update
 
 from app import audit
 from app.admin import bp
+from app.admin.attachments import stream_file
 from app.cleanup.targets import HELD_KEEP
 from app.conversations import store
 from app.core import clock, db
@@ -27,7 +29,18 @@ from app.models import AuditAction, InboundMessage, Inquiry, MessageKind, Messag
 def held_messages():
     """The messages held apart, newest first, with the inquiry each one named, if any."""
     session = db.get_session()
-    return render_template("admin/held.html", messages=store.held(session), keep_days=HELD_KEEP.days)
+    messages = store.held(session)
+    files = store.held_files(session, [message.id for message in messages])
+    return render_template("admin/held.html", messages=messages, files=files, keep_days=HELD_KEEP.days)
+
+
+@bp.get("/held/<int:message_id>/files/<int:attachment_id>")
+def download_held_file(message_id: int, attachment_id: int):
+    """File ``attachment_id`` of held message ``message_id``, as a download under its display name."""
+    attachment = store.held_file(db.get_session(), message_id, attachment_id)
+    if attachment is None:
+        abort(404, _("This file does not exist, or its message was deleted or put into a conversation."))
+    return stream_file(attachment, "attachment")
 
 
 def _held_or_404(session, message_id: int) -> InboundMessage:
@@ -49,6 +62,7 @@ def thread_held(message_id: int):
     session.execute(
         update(InboundMessage).where(InboundMessage.id == message_id).values(state=MessageState.THREAD, reason=None)
     )
+    store.thread_files(session, message_id, message.inquiry_id)
     if message.kind == MessageKind.MESSAGE:
         store.reopen(session, message.inquiry_id, clock.now())
     audit.record(session, current_user, AuditAction.HELD_MESSAGE_THREADED, 1, f"inquiry {message.inquiry_id}")
@@ -59,7 +73,7 @@ def thread_held(message_id: int):
 
 @bp.post("/held/<int:message_id>/delete")
 def delete_held(message_id: int):
-    """Delete a held message."""
+    """Delete a held message, its files with it (``ON DELETE CASCADE``)."""
     session = db.get_session(write=True)
     _held_or_404(session, message_id)
     session.execute(delete(InboundMessage).where(InboundMessage.id == message_id))

@@ -76,6 +76,7 @@ POLICY: dict[str, Permission] = {
     "admin.held_messages": Permission.SETTINGS,  # GET  /admin/held
     "admin.thread_held": Permission.SETTINGS,  # POST /admin/held/<id>/thread
     "admin.delete_held": Permission.SETTINGS,  # POST /admin/held/<id>/delete
+    "admin.download_held_file": Permission.SETTINGS,  # GET  /admin/held/<id>/files/<file>
     # admins (app.admin.admins, account)
     "admin.admins": Permission.ADMINS,  # GET  /admin/admins
     "admin.change_role": Permission.ADMINS,  # POST /admin/admins/<id>/role

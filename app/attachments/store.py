@@ -54,7 +54,8 @@ def of_inquiries(session: Session, inquiry_ids: list[int]) -> dict[int, list[Att
         for attachment in session.scalars(
             select(Attachment).where(Attachment.inquiry_id.in_(inquiry_ids)).order_by(Attachment.id)
         ):
-            found.setdefault(attachment.inquiry_id, []).append(attachment)
+            if attachment.inquiry_id is not None:  # always, by the query: a held e-mail's file has none
+                found.setdefault(attachment.inquiry_id, []).append(attachment)
     return found
 
 
@@ -67,7 +68,7 @@ def counts(session: Session, inquiry_ids: list[int]) -> dict[int, int]:
         .where(Attachment.inquiry_id.in_(inquiry_ids))
         .group_by(Attachment.inquiry_id)
     )
-    return {inquiry_id: count for inquiry_id, count in rows}
+    return {inquiry_id: count for inquiry_id, count in rows if inquiry_id is not None}
 
 
 def one(session: Session, inquiry_id: int, attachment_id: int) -> Attachment | None:

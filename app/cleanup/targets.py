@@ -18,7 +18,8 @@ from __future__ import annotations
 from datetime import timedelta
 
 from flask import current_app
-from sqlalchemy import ColumnElement, and_, or_, select
+from sqlalchemy import ColumnElement, ScalarSelect, and_, or_, select
+from sqlalchemy.orm import InstrumentedAttribute
 
 from app.attachments.store import CHUNK_SIZE
 from app.cleanup.batches import Moment, Target
@@ -53,12 +54,18 @@ def spam_expired(moment: Moment) -> ColumnElement[bool]:
     return retention.expired_in(retention.SPAM, cutoffs)
 
 
-def files_expired(moment: Moment) -> ColumnElement[bool]:
-    """The pieces of the files of inquiries expired in the inbox or the spam folder at ``moment``.
+def held_expired(moment: Moment) -> ColumnElement[bool]:
+    """E-mails held apart for longer than ``HELD_KEEP`` at ``moment``."""
+    return and_(InboundMessage.state == MessageState.HELD, InboundMessage.received_at < moment.now - HELD_KEEP)
 
-    Each piece is checked by its own file's inquiry (a correlated subquery:
-    two lookups by primary key), in the pieces' id order, so a batch reads
-    about as many pieces as it deletes, and none when there are no files.
+
+def files_expired(moment: Moment) -> ColumnElement[bool]:
+    """The pieces of the files of inquiries expired in the inbox or the spam folder at ``moment``, and of
+    e-mails held apart past ``HELD_KEEP``.
+
+    Each piece is checked by its own file's inquiry or held e-mail (correlated
+    subqueries: lookups by primary key), in the pieces' id order, so a batch
+    reads about as many pieces as it deletes, and none when there are no files.
     ``attachment_id IN (the files of expired inquiries)`` instead was planned
     as a read of every expired inquiry, inside the batch's write lock: 0.2 s
     at 50,000 expired rows, up to 1 s at 300,000, with no file at all.
@@ -66,11 +73,22 @@ def files_expired(moment: Moment) -> ColumnElement[bool]:
     expired = or_(retention.expired_in(retention.INBOX, moment.cutoff), spam_expired(moment))
     # Nested scalar subqueries, not EXISTS over a join: the planners could turn that into a join that reads
     # every expired inquiry (PostgreSQL did); a key equal to a scalar subquery is looked up whatever the plan.
-    own_file = (
-        select(Attachment.inquiry_id).where(Attachment.id == AttachmentChunk.attachment_id).correlate(AttachmentChunk)
+    own_inquiry = select(Inquiry.id).where(Inquiry.id == _own_file(Attachment.inquiry_id), expired)
+    # A file names its e-mail only while that is held (threading moves it to the inquiry in the same
+    # transaction), so its age alone decides: a test of ``state`` too was planned by PostgreSQL as a read
+    # of every held e-mail through the index on ``state``, once per piece.
+    own_message = select(InboundMessage.id).where(
+        InboundMessage.id == _own_file(Attachment.held_message_id),
+        InboundMessage.received_at < moment.now - HELD_KEEP,
     )
-    own_inquiry = select(Inquiry.id).where(Inquiry.id == own_file.scalar_subquery(), expired)
-    return own_inquiry.scalar_subquery().is_not(None)
+    return or_(own_inquiry.scalar_subquery().is_not(None), own_message.scalar_subquery().is_not(None))
+
+
+def _own_file(owner: InstrumentedAttribute) -> ScalarSelect:
+    """``owner`` (the inquiry's or the held e-mail's id) of the piece's own file, looked up by its key."""
+    return (
+        select(owner).where(Attachment.id == AttachmentChunk.attachment_id).correlate(AttachmentChunk).scalar_subquery()
+    )
 
 
 def audit_expired(moment: Moment) -> ColumnElement[bool]:
@@ -101,12 +119,8 @@ TARGETS: tuple[Target, ...] = (
     # Pending deliveries have no finished_at and are never deleted here (their inquiry's deletion cascades).
     Target("deliveries", Delivery, lambda m: Delivery.finished_at < m.now - DELIVERIES_KEEP, Delivery.finished_at),
     # Messages in a thread go with their inquiry (``ON DELETE CASCADE``); held-apart ones after HELD_KEEP.
-    Target(
-        "held_messages",
-        InboundMessage,
-        lambda m: and_(InboundMessage.state == MessageState.HELD, InboundMessage.received_at < m.now - HELD_KEEP),
-        InboundMessage.received_at,
-    ),
+    # Their files' pieces go first, with the other expired files' (``files_expired``).
+    Target("held_messages", InboundMessage, held_expired, InboundMessage.received_at),
     Target("cleanup_runs", CleanupRun, lambda m: CleanupRun.started_at < m.now - LEDGER_KEEP, CleanupRun.started_at),
     Target("audit_entries", AuditEntry, audit_expired, AuditEntry.created_at),
     Target("accesses", Access, accesses_expired, Access.created_at),

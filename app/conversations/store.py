@@ -101,8 +101,10 @@ def receive(session: Session, parsed: Parsed) -> Stored:
         .returning(InboundMessage.id)
     ).scalar_one()
     if state == MessageState.THREAD and inquiry is not None:
-        _save_files(session, inquiry.id, stored_id, parsed, now)
+        _save_files(session, {"inquiry_id": inquiry.id}, stored_id, parsed, now)
         _effects(session, inquiry.id, parsed, now)
+    else:  # held apart: its files wait with it, for an owner to put into a thread or delete
+        _save_files(session, {"held_message_id": stored_id}, stored_id, parsed, now)
     return Stored(state.value, inquiry.id if inquiry else None, stored_id, parsed.kind)
 
 
@@ -189,13 +191,15 @@ def file_key(stored_id: int) -> str:
     return f"mail:{stored_id}"
 
 
-def _save_files(session: Session, inquiry_id: int, stored_id: int, parsed: Parsed, now: datetime) -> None:
-    """The message's files as the form's are stored: a row each, their bytes in pieces."""
+def _save_files(session: Session, owner: dict[str, int], stored_id: int, parsed: Parsed, now: datetime) -> None:
+    """The message's files as the form's are stored: a row each, their bytes in pieces; ``owner`` is the
+    inquiry's id (``inquiry_id``) for a message in its thread, the message's own (``held_message_id``) for one
+    held apart."""
     for file in parsed.files:
         attachment_id = session.execute(
             insert(Attachment)
             .values(
-                inquiry_id=inquiry_id,
+                **owner,
                 field_key=file_key(stored_id),
                 name=file.name,
                 content_type=file.content_type,
@@ -232,4 +236,31 @@ def held(session: Session, limit: int = 200) -> list[InboundMessage]:
             .order_by(InboundMessage.received_at.desc(), InboundMessage.id.desc())
             .limit(limit)
         )
+    )
+
+
+def held_files(session: Session, message_ids: list[int]) -> dict[int, list[Attachment]]:
+    """The files of each of the held messages ``message_ids``, in the order they were sent, in one query."""
+    if not message_ids:
+        return {}
+    files = list(
+        session.scalars(select(Attachment).where(Attachment.held_message_id.in_(message_ids)).order_by(Attachment.id))
+    )
+    return {message_id: [each for each in files if each.held_message_id == message_id] for message_id in message_ids}
+
+
+def held_file(session: Session, message_id: int, attachment_id: int) -> Attachment | None:
+    """File ``attachment_id`` if it came with held message ``message_id``."""
+    return session.scalar(
+        select(Attachment).where(Attachment.id == attachment_id, Attachment.held_message_id == message_id)
+    )
+
+
+def thread_files(session: Session, message_id: int, inquiry_id: int) -> None:
+    """A held message's files move to ``inquiry_id`` as it joins that thread (their ``field_key`` already names
+    the message, so the thread lists them under it)."""
+    session.execute(
+        update(Attachment)
+        .where(Attachment.held_message_id == message_id)
+        .values(inquiry_id=inquiry_id, held_message_id=None)
     )

@@ -18,7 +18,20 @@ from sqlalchemy import select
 
 from app.admin import policy
 from app.auth import permissions, roles
-from app.models import Admin, AdminLogin, AdminRole, Delivery, Erasure, Form, InboundMessage, Inquiry, Passkey, Tag
+from app.models import (
+    Admin,
+    AdminLogin,
+    AdminRole,
+    Attachment,
+    AttachmentChunk,
+    Delivery,
+    Erasure,
+    Form,
+    InboundMessage,
+    Inquiry,
+    Passkey,
+    Tag,
+)
 from tests.admin.test_policy import DELETING, FIELDS, endpoint_of
 from tests.admin.test_team import STEP_UP_POSTS
 from tests.factories import add_file, add_inquiries, inquiry
@@ -82,6 +95,7 @@ MATRIX: dict[str, tuple[str, ...]] = {
     "admin.held_messages": (OWNER,),
     "admin.thread_held": (OWNER,),
     "admin.delete_held": (OWNER,),
+    "admin.download_held_file": (OWNER,),
     "admin.admins": (OWNER,),
     "admin.change_role": (OWNER,),
     "admin.log_out_everywhere": (OWNER,),
@@ -160,15 +174,25 @@ def team(app, query, login, clock):
                 files_refused=0,
                 received_at=clock(),
             )
-            for _each in range(2)
+            for _each in range(3)
         ]
         failed = Delivery(
             inquiry_id=ids[0], channel="slack", kind="inquiry", status="failed", attempts=1,
             next_attempt_at=clock(), idempotency_key="msg_roles", created_at=clock(), finished_at=clock(),
         )  # fmt: skip
         session.add_all([tag, *held, failed])
+        session.flush()
+        held_file = Attachment(
+            held_message_id=held[2].id, field_key=f"mail:{held[2].id}", name="dot.png", content_type="image/png",
+            size=len(PNG),
+        )  # fmt: skip
+        session.add(held_file)
+        session.flush()
+        session.add(AttachmentChunk(attachment_id=held_file.id, seq=0, data=PNG))
         session.commit()
         return {
+            "admin.download_held_file:message_id": held[2].id,
+            "admin.download_held_file:attachment_id": held_file.id,
             "delivery_id": failed.id,
             "message_id": held[0].id,
             "admin.delete_held:message_id": held[1].id,

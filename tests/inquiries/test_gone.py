@@ -7,6 +7,7 @@ disk. PostgreSQL keeps dead tuples until vacuum: docs/cleanup.md.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 
@@ -201,3 +202,44 @@ def test_a_deleted_inquiry_takes_the_answers_in_its_thread_without_a_trace(app, 
     assert post(admin_client, "/admin/inquiries/delete", {"ids": [gone_one], "confirm": "1"}) == 303
     settle(app)
     assert not holds_marker(app) and kept
+
+
+def _add_held_file(app, held_id: int, data: bytes) -> None:
+    """``data`` as a file of held e-mail ``held_id``, in pieces as the inbound pipeline stores it."""
+    from app.attachments.store import CHUNK_SIZE
+    from app.models import Attachment, AttachmentChunk
+
+    with app.app_context():
+        session = db.get_session()
+        file = Attachment(
+            held_message_id=held_id, field_key=f"mail:{held_id}", name="plan.txt", content_type="text/plain",
+            size=len(data),
+        )  # fmt: skip
+        session.add(file)
+        session.flush()
+        for seq, start in enumerate(range(0, len(data), CHUNK_SIZE)):
+            session.add(AttachmentChunk(attachment_id=file.id, seq=seq, data=data[start : start + CHUNK_SIZE]))
+        session.commit()
+
+
+def test_an_owners_delete_of_held_mail_takes_its_files_without_a_trace(app, admin_client, clock):
+    held = _add_message(app, clock, None, "held")
+    _add_held_file(app, held, MARKED_FILE)
+    assert any("zqfilemarker" in found for found in holds_marker(app))
+    with admin_client.post(
+        f"/admin/held/{held}/delete", data={"csrf_token": csrf_token(admin_client, "/admin/held")}
+    ) as response:
+        assert response.status_code == 303
+    settle(app)
+    assert not holds_marker(app)
+
+
+def test_the_cleanup_of_held_mail_takes_its_files_without_a_trace(app, clock):
+    held = _add_message(app, clock, None, "held")
+    _add_held_file(app, held, MARKED_FILE)
+    assert any("zqfilemarker" in found for found in holds_marker(app))
+    clock.advance(days=31)
+    with app.app_context():
+        run = cleanup.run("test", force=True)
+    assert run is not None and run.status == "ok" and json.loads(run.deleted)["attachment_chunks"] == 3
+    assert not holds_marker(app)

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from datetime import UTC, datetime
+from pathlib import Path
 
+import pytest
 import sqlalchemy as sa
 from alembic import command
 from alembic.autogenerate import compare_metadata
@@ -12,10 +17,11 @@ from sqlalchemy.orm import Session
 
 from app.core import db
 from app.core.db import make_engine
-from app.core.migrate import alembic_config, current_revision, head_revision, upgrade
+from app.core.migrate import alembic_config, current_revision, downgrade, head_revision, upgrade
 from app.inquiries import search
 from app.inquiries.search import is_search_index
 from app.models import Admin, AuditEntry, Base, CleanupRun, Inquiry, InquiryView, UTCDateTime
+from tests.conftest import new_database_url
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
 
@@ -78,10 +84,7 @@ def test_the_spam_migration_downgrades_and_upgrades_keeping_every_inquiry(databa
 
 
 def _downgrade(engine, revision: str) -> None:
-    cfg = alembic_config()
-    with engine.begin() as connection:
-        cfg.attributes["connection"] = connection
-        command.downgrade(cfg, revision)
+    downgrade(engine, revision)
 
 
 def test_the_lean_writes_migration_keeps_every_delivery_and_used_challenge_both_ways(database_url):
@@ -559,4 +562,143 @@ def test_the_ledger_chain_migration_seals_every_run_in_order_and_downgrades_drop
     upgrade(engine)
     with engine.begin() as connection:
         connection.execute(sa.delete(CleanupRun.__table__))
+    engine.dispose()
+
+
+PIECES = [b"first piece " * 100, b"second piece " * 100]
+
+
+def _files(connection) -> list[tuple]:
+    """Every file with its owner and its pieces' bytes, in order."""
+    rows = connection.execute(
+        sa.text(
+            "SELECT a.id, a.inquiry_id, c.seq, c.data FROM attachments a "
+            "JOIN attachment_chunks c ON c.attachment_id = a.id ORDER BY a.id, c.seq"
+        )
+    )
+    return [(row[0], row[1], row[2], bytes(row[3])) for row in rows]
+
+
+def _add_file(connection, owner: str, owner_id: int, pieces: list[bytes]) -> None:
+    file_id = connection.execute(
+        sa.text(
+            f"INSERT INTO attachments ({owner}, field_key, name, content_type, size, created_at) "
+            "VALUES (:owner, 'mail:1', 'a.txt', 'text/plain', :size, :now) RETURNING id"
+        ),
+        {"owner": owner_id, "size": sum(map(len, pieces)), "now": NOW},
+    ).scalar_one()
+    for seq, data in enumerate(pieces):
+        connection.execute(
+            sa.text("INSERT INTO attachment_chunks (attachment_id, seq, data) VALUES (:id, :seq, :data)"),
+            {"id": file_id, "seq": seq, "data": data},
+        )
+
+
+def test_the_held_files_migration_keeps_every_file_and_its_pieces_both_ways(database_url):
+    """0023 rebuilds ``attachments`` on SQLite: with foreign keys on, dropping the old table would take every
+    piece of every file with it (``ON DELETE CASCADE``). Run as the app runs migrations, nothing is lost."""
+    engine = make_engine(database_url)
+    _downgrade(engine, "0022")
+    with engine.begin() as connection:
+        connection.execute(
+            sa.text(
+                "INSERT INTO submissions (id, name, email, message, created_at, status, legal_hold, form_id) "
+                "VALUES (7, 'Ada', 'ada@example.com', 'm', :now, 'inbox', false, 1)"
+            ),
+            {"now": NOW},
+        )
+        _add_file(connection, "inquiry_id", 7, PIECES)
+        before = _files(connection)
+    assert [(seq, data) for _id, _owner, seq, data in before] == list(enumerate(PIECES))
+    upgrade(engine)
+    with engine.begin() as connection:
+        assert _files(connection) == before
+        if connection.dialect.name == "sqlite":  # rebuilt: the new table's own definition
+            made = connection.scalar(sa.text("SELECT sql FROM sqlite_master WHERE name = 'attachments'"))
+            assert "held_message_id" in made and "ck_attachments_one_owner" in made
+        held = connection.execute(
+            sa.text(
+                "INSERT INTO inbound_messages (inquiry_id, state, kind, sender, sender_name, subject, body, "
+                "files_refused, received_at) VALUES (NULL, 'held', 'message', 'eve@example.net', '', '', 'hi', 0, "
+                ":now) RETURNING id"
+            ),
+            {"now": NOW},
+        ).scalar_one()
+        _add_file(connection, "held_message_id", held, [b"held piece"])
+    for both in ("7, :held", "NULL, NULL"):  # exactly one owner
+        with pytest.raises(sa.exc.IntegrityError), engine.begin() as connection:
+            connection.execute(
+                sa.text(
+                    "INSERT INTO attachments (inquiry_id, held_message_id, field_key, name, content_type, size, "
+                    f"created_at) VALUES ({both}, 'f', 'a', 'text/plain', 1, :now)"
+                ),
+                {"held": held, "now": NOW} if ":held" in both else {"now": NOW},
+            )
+    _downgrade(engine, "0022")
+    assert "held_message_id" not in {column["name"] for column in sa.inspect(engine).get_columns("attachments")}
+    with engine.connect() as connection:
+        assert _files(connection) == before  # the held e-mail's file and its piece gone, the inquiry's kept
+        assert connection.scalar(sa.text("SELECT count(*) FROM attachment_chunks")) == len(PIECES)
+    upgrade(engine)
+    with engine.begin() as connection:
+        assert _files(connection) == before
+        context = MigrationContext.configure(connection, opts=COMPARE)
+        assert compare_metadata(context, Base.metadata) == []
+        connection.execute(sa.delete(Inquiry.__table__))  # the foreign keys still cascade
+        assert connection.scalar(sa.text("SELECT count(*) FROM attachment_chunks")) == 0
+    engine.dispose()
+
+
+def test_the_held_files_migration_refuses_to_run_with_sqlites_foreign_keys_on(tmp_path, request):
+    """Run on a connection whose foreign keys are on (inside a transaction, where the pragma cannot be
+    changed), 0023 refuses before touching the table: the pieces are all still there."""
+    engine = make_engine(new_database_url("sqlite", request, tmp_path))
+    _downgrade(engine, "0022")
+    with engine.begin() as connection:
+        connection.execute(
+            sa.text(
+                "INSERT INTO submissions (id, name, email, message, created_at, status, legal_hold, form_id) "
+                "VALUES (7, 'Ada', 'ada@example.com', 'm', :now, 'inbox', false, 1)"
+            ),
+            {"now": NOW},
+        )
+        _add_file(connection, "inquiry_id", 7, PIECES)
+    cfg = alembic_config()
+    with pytest.raises(RuntimeError, match="every file's pieces"), engine.begin() as connection:
+        cfg.attributes["connection"] = connection
+        command.upgrade(cfg, "0023")
+    with engine.connect() as connection:
+        assert connection.scalar(sa.text("SELECT count(*) FROM attachment_chunks")) == len(PIECES)
+        assert connection.scalar(sa.text("PRAGMA foreign_keys")) == 1
+    assert current_revision(engine) == "0022"
+    engine.dispose()
+
+
+def test_the_alembic_command_runs_the_held_files_migration_keeping_every_piece(tmp_path, request):
+    """``alembic upgrade head`` (migrations/env.py's own connection) turns SQLite's foreign keys off too."""
+    url = new_database_url("sqlite", request, tmp_path)
+    engine = make_engine(url)
+    _downgrade(engine, "0022")
+    with engine.begin() as connection:
+        connection.execute(
+            sa.text(
+                "INSERT INTO submissions (id, name, email, message, created_at, status, legal_hold, form_id) "
+                "VALUES (7, 'Ada', 'ada@example.com', 'm', :now, 'inbox', false, 1)"
+            ),
+            {"now": NOW},
+        )
+        _add_file(connection, "inquiry_id", 7, PIECES)
+    engine.dispose()
+    result = subprocess.run(
+        [sys.executable, "-m", "alembic", "upgrade", "head"],
+        cwd=Path(__file__).parents[2],
+        env={**os.environ, "SUNDOWN_DATABASE_URL": url},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert current_revision(engine) == head_revision()
+    with engine.connect() as connection:
+        assert [data for _id, _owner, _seq, data in _files(connection)] == PIECES
     engine.dispose()
