@@ -205,18 +205,18 @@ def run(ctx) -> None:
     """In ``python -m bench``: server costs, the browser's solve time, the throughput ratio and its control."""
     for name, value in server_costs(ctx.workdir).items():
         ctx.report.add(name, value, "", "none", "in-process, median of 2000")
-    loads = 3 if ctx.quick else 20
+    loads = 3 if ctx.quick else 10
     for name, value in solve_times(ctx.workdir, rounds=loads).items():
         ctx.report.add(name, value, "", "chromium", f"{loads} form loads")
     control = Control("verification about 1 ms slower (10 package verifications)", "slow_verify")
-    rounds = 2 if ctx.quick else 8
+    rounds = 2 if ctx.quick else 5
     # Full mode: 200 requests per client and round (smaller rounds spread about as much: docs/benchmarks.md).
     per_client = 40 if ctx.quick else 100
     for kind in ("sqlite", "postgresql"):
         database = ctx.database(kind, "pow")
         figure = throughput_ratio(ctx.workdir, database.url, "wsgi:app", rounds, per_client=per_client)
         slowed = throughput_ratio(
-            ctx.workdir, database.url, "bench.pow_app:app", 1 if ctx.quick else rounds, per_client=per_client
+            ctx.workdir, database.url, "bench.pow_app:app", 1 if ctx.quick else 3, per_client=per_client
         )
         database.drop()
         samples = f"{rounds} rounds of {4 * 2 * per_client} submissions"
