@@ -16,7 +16,7 @@ import pytest
 from sqlalchemy import func, select, update
 
 from app import cleanup
-from app.cleanup import ledger
+from app.cleanup import evidence, ledger
 from app.core import db
 from app.forms.answers import stored
 from app.forms.fields import Choice, Field, dump
@@ -249,3 +249,15 @@ def test_the_forecast_counts_what_is_still_to_anonymise_under_its_own_label(app,
         after = forecast.compute(db.get_session(), clock() + timedelta(seconds=1))
     assert after.line(survey["form"], "inbox").days[0].inquiries == 0
     assert forecast.from_json(forecast.as_json(after)).line(survey["form"], "inbox").action == "anonymise"
+
+
+def test_the_retention_report_names_the_forms_expiry_and_counts_the_anonymised_apart(app, survey, clock):
+    run(app)
+    with app.app_context():
+        session = db.get_session()
+        today = clock().date()
+        report = evidence.build(session, session.get(Form, survey["form"]), evidence.Period(today, today))
+        data = evidence.as_dict(report, clock())
+    assert data["policy"]["expiry"] == "anonymise"
+    assert (data["anonymised_by_cleanup"], data["deleted_by_cleanup"]["inquiries"]) == (1, 1)
+    assert "anonymised" not in data["deleted_by_cleanup"]
