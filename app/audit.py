@@ -77,7 +77,8 @@ def scrub(session: Session, ids: list[int], word: str = "(erased)") -> int:
 
 
 def scrub_deleted(session: Session) -> int:
-    """The entries with text about inquiries that no longer exist (the cleanup deleted them): scrubbed."""
+    """The entries with text about inquiries that no longer exist (the cleanup deleted them) or were
+    anonymised (``app.cleanup.anonymise``): scrubbed."""
     entries = [
         (entry_id, inquiry_of(detail))
         for entry_id, detail in session.execute(select(AuditEntry.id, AuditEntry.detail).where(WITH_TEXT)).all()
@@ -86,7 +87,7 @@ def scrub_deleted(session: Session) -> int:
     named = {inquiry_id for _entry, inquiry_id in entries if inquiry_id is not None}
     if not named:
         return 0
-    existing = set(session.scalars(select(Inquiry.id).where(Inquiry.id.in_(named))))
+    existing = set(session.scalars(select(Inquiry.id).where(Inquiry.id.in_(named), Inquiry.anonymised_at.is_(None))))
     return _replace(
         session,
         [(entry, inquiry_id) for entry, inquiry_id in entries if inquiry_id is not None and inquiry_id not in existing],

@@ -125,6 +125,8 @@ class Form(Base):
     # ``ack_quote_new``.
     retention_clock: Mapped[str] = mapped_column(String(16), default="received", server_default="received")
     ack_quote_new: Mapped[bool] = mapped_column(Boolean, default=False, server_default="0")
+    # What the cleanup does to its inquiries past their retention (``app.inquiries.retention.Expiry``).
+    expiry_action: Mapped[str] = mapped_column(String(16), default="delete", server_default="delete")
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
@@ -144,6 +146,15 @@ class Inquiry(Base):
         Index("ix_submissions_email_key", "email_key"),
         # The inbox of one form, newest first, and the cleanup of a form with a retention of its own.
         Index("ix_submissions_status_form_id_created_at_id", "status", "form_id", "created_at", "id"),
+        # The cleanup's batches: rows anonymised stay past their retention and are never read again.
+        Index(
+            "ix_submissions_not_anonymised",
+            "status",
+            "created_at",
+            "id",
+            sqlite_where=text("anonymised_at IS NULL"),
+            postgresql_where=text("anonymised_at IS NULL"),
+        ),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -180,6 +191,8 @@ class Inquiry(Base):
     # When it was closed (``app.inquiries.triage``); None while open or waiting, so a form whose retention counts
     # from closing keeps it.
     closed_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    # When the cleanup anonymised it (``app.cleanup.anonymise``); None for every other inquiry.
+    anonymised_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
 
 class Setting(Base):

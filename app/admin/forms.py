@@ -133,6 +133,7 @@ def _submit(form: Form | None):
         "ack_include_message",
         "ack_quote_new",
         "retention_clock",
+        "expiry_action",
     ):
         setattr(target, name, getattr(draft, name))
     target.ack_texts = draft.ack_texts or None

@@ -20,6 +20,7 @@ LABELS = {
     # cleanup targets (app.cleanup.targets)
     "inquiries": lazy_pgettext("cleanup target", "inquiries"),
     "spam": lazy_pgettext("cleanup target", "spam"),
+    "anonymised": lazy_pgettext("cleanup target", "inquiries anonymised"),
     "attachment_chunks": lazy_pgettext("cleanup target", "pieces of files (256 KB each)"),
     "used_challenges": lazy_pgettext("cleanup target", "used passkey challenges"),
     "one_time_secrets": lazy_pgettext("cleanup target", "one-time links"),

@@ -7,6 +7,7 @@ Each module does one thing:
 * ``runs``: a run (claim, batches, ledger row, release); the dry-run.
 * ``batches`` and ``plans``: the batch delete and how each database plans it.
 * ``targets``: what is deleted, table by table.
+* ``anonymise``: what a form that anonymises keeps of its expired inquiries, instead of deleting them.
 * ``ledger``: reading the ledger and the log line of a run.
 * ``state``: what this process remembers (targets, when the claim may be due).
 * ``alarm``: expired data still stored, and whether the cleanup is overdue.

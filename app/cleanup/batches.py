@@ -52,7 +52,9 @@ class Target:
 
     ``most`` caps a batch's rows where rows are heavy (a file's pieces), so a
     batch stays bounded by bytes too; ``dated`` is False when ``age`` is an
-    id, not a time, and the dry-run then names no oldest row.
+    id, not a time, and the dry-run then names no oldest row. ``act``, when
+    set, does to a batch's rows what the target does instead of deleting them
+    (``app.cleanup.anonymise``), and says how many it did.
     """
 
     name: str
@@ -61,6 +63,7 @@ class Target:
     age: InstrumentedAttribute
     most: int | None = None
     dated: bool = True
+    act: Callable[[Connection, ColumnElement[bool], Moment], int] | None = None
 
     def batch_of(self, size: int) -> int:
         """``size`` rows, or ``most`` if fewer."""
@@ -84,7 +87,10 @@ def delete_batch(
     if start is not None:
         condition = and_(condition, key >= start)
     chosen = plans.oldest_rows(connection, target.model, condition, target.age, size)
-    deleted = connection.execute(delete(target.model).where(chosen)).rowcount
+    if target.act is not None:
+        deleted = target.act(connection, chosen, moment)
+    else:
+        deleted = connection.execute(delete(target.model).where(chosen)).rowcount
     if deleted < size:
         return deleted, False, None
     following = connection.scalar(select(func.min(key)).where(condition))

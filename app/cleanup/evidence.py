@@ -9,7 +9,8 @@ how many failed, with the rows they deleted; the inquiries admins deleted
 What the records allow per form, and what they do not: the cleanup's ledger
 counts per target (inquiries, spam) for the whole site, and the audit log
 counts an admin's deletion without its forms, so those three figures are
-the site's (``site_wide`` names them); an erasure names its forms when the
+the site's (``site_wide`` names them), as is the count of inquiries the
+cleanup anonymised instead of deleting them (``anonymised_by_cleanup``); an erasure names its forms when the
 admin who made it was given some, and counts for every form otherwise.
 """
 
@@ -23,12 +24,13 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from app.cleanup.anonymise import ANONYMISED
 from app.inquiries import retention
 from app.models import AuditAction, AuditEntry, CleanupRun, CleanupStatus, Erasure, Form, Inquiry, InquiryStatus
 
 FAILED = (CleanupStatus.ERROR, CleanupStatus.ABANDONED)
 ADMIN_DELETIONS = (AuditAction.DELETED, AuditAction.SPAM_DELETED)
-SITE_WIDE = ("deleted_by_cleanup", "deleted_by_admins", "runs", "failed_runs")
+SITE_WIDE = ("deleted_by_cleanup", "anonymised_by_cleanup", "deleted_by_admins", "runs", "failed_runs")
 
 
 @dataclass(frozen=True)
@@ -58,11 +60,13 @@ class Report:
     retention_days: int
     spam_retention_days: int
     clock: str
+    expiry: str = retention.Expiry.DELETE
     holds: list[tuple[int, datetime | None]] = field(default_factory=list)
     oldest: datetime | None = None
     runs: int = 0
     failed_runs: int = 0
     deleted_by_cleanup: dict[str, int] = field(default_factory=dict)
+    anonymised_by_cleanup: int = 0  # inquiries of forms that anonymise, kept without what named a person
     deleted_by_admins: int = 0
     erased: int = 0
 
@@ -75,6 +79,7 @@ def build(session: Session, form: Form, period: Period) -> Report:
         retention_days=form.retention_days or retention.retention_days(session),
         spam_retention_days=form.spam_retention_days or retention.spam_retention_days(session),
         clock=form.retention_clock,
+        expiry=form.expiry_action,
     )
     held = select(Inquiry.id, Inquiry.held_at).where(Inquiry.form_id == form.id, Inquiry.legal_hold.is_(True))
     report.holds = [(row.id, row.held_at) for row in session.execute(held.order_by(Inquiry.id))]
@@ -111,7 +116,7 @@ def _add_runs(session: Session, report: Report) -> None:
             CleanupRun.started_at >= report.period.start, CleanupRun.started_at < report.period.end
         )
     )
-    totals = {"inquiries": 0, "spam": 0}
+    totals = {"inquiries": 0, "spam": 0, ANONYMISED: 0}
     for status, deleted in rows:
         report.runs += 1
         report.failed_runs += status in FAILED
@@ -121,6 +126,7 @@ def _add_runs(session: Session, report: Report) -> None:
             counts = {}
         for target in totals:
             totals[target] += int(counts.get(target, 0))
+    report.anonymised_by_cleanup = totals.pop(ANONYMISED)
     report.deleted_by_cleanup = totals
 
 
@@ -133,6 +139,7 @@ def as_dict(report: Report, now: datetime) -> dict[str, Any]:
             "retention_days": report.retention_days,
             "spam_retention_days": report.spam_retention_days,
             "clock": report.clock,
+            "expiry": report.expiry,
         },
         "holds": [
             {"inquiry_id": inquiry_id, "held_at": _iso(held_at), "held_days": _days(now, held_at)}
@@ -142,6 +149,7 @@ def as_dict(report: Report, now: datetime) -> dict[str, Any]:
         "runs": report.runs,
         "failed_runs": report.failed_runs,
         "deleted_by_cleanup": report.deleted_by_cleanup,
+        "anonymised_by_cleanup": report.anonymised_by_cleanup,
         "deleted_by_admins": report.deleted_by_admins,
         "erased": report.erased,
         "site_wide": list(SITE_WIDE),
@@ -160,6 +168,7 @@ def csv_rows(report: Report, now: datetime) -> list[tuple[str, str]]:
         ("runs", str(report.runs)),
         ("failed_runs", str(report.failed_runs)),
         *((f"deleted_by_cleanup_{key}", str(value)) for key, value in report.deleted_by_cleanup.items()),
+        ("anonymised_by_cleanup", str(report.anonymised_by_cleanup)),
         ("deleted_by_admins", str(report.deleted_by_admins)),
         ("erased", str(report.erased)),
     ]

@@ -11,6 +11,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.cleanup.anonymise import ANONYMISED
 from app.models import CleanupRun, CleanupStatus
 
 log = logging.getLogger("app.cleanup")
@@ -71,8 +72,13 @@ class RunView:
 
     @property
     def total(self) -> int:
-        """Rows deleted across every target."""
-        return sum(self.counts.values())
+        """Rows deleted across every target (inquiries anonymised are not deleted: ``anonymised``)."""
+        return sum(count for target, count in self.counts.items() if target != ANONYMISED)
+
+    @property
+    def anonymised(self) -> int:
+        """Inquiries the run anonymised instead of deleting them."""
+        return self.counts.get(ANONYMISED, 0)
 
 
 def view_of(row: CleanupRun) -> RunView:

@@ -53,7 +53,11 @@ def run(trigger: str, force: bool = False, should_stop: Callable[[], bool] = lam
         _learn_next_due(moment)
         return None
     with db.transaction() as session:
-        clocks = retention.from_last_message(session), retention.counting_from(session, retention.Clock.CLOSED)
+        clocks = (
+            retention.from_last_message(session),
+            retention.counting_from(session, retention.Clock.CLOSED),
+            retention.anonymising(session),
+        )
     times = Moment(now=moment, cutoff=recorded_cutoffs(row, *clocks))
     progress = delete_all(state.current().targets, times, batch_limits(), _recorder(row), should_stop)
     patiently(lambda: _close_ledger(row, progress, times), CLOSE_PATIENCE)
@@ -68,15 +72,19 @@ def run(trigger: str, force: bool = False, should_stop: Callable[[], bool] = lam
 
 
 def recorded_cutoffs(
-    row: CleanupRun, from_last_message: frozenset[int] = frozenset(), from_closing: frozenset[int] = frozenset()
+    row: CleanupRun,
+    from_last_message: frozenset[int] = frozenset(),
+    from_closing: frozenset[int] = frozenset(),
+    anonymising: frozenset[int] = frozenset(),
 ) -> retention.Cutoffs:
     """The inbox cutoffs a run captured with its claim: the site's and each form's, from its ledger row, with
-    the forms whose retention counts from the last message or from closing (read as the run starts)."""
+    the forms whose retention counts from the last message or from closing, and those that anonymise (read
+    as the run starts)."""
     own = {
         int(form_id): retention.cutoff_for(row.started_at, days)
         for form_id, days in (row.form_retention_days or {}).items()
     }
-    return retention.Cutoffs(row.cutoff, own, from_last_message, from_closing)
+    return retention.Cutoffs(row.cutoff, own, from_last_message, from_closing, anonymising)
 
 
 def run_if_due(trigger: str, should_stop: Callable[[], bool] = lambda: False) -> CleanupRun | None:

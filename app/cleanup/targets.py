@@ -6,7 +6,10 @@ cascade to their files, find no bytes left to delete and stay as short as
 rows without files (an inquiry can carry 10 MB). Both use the same cutoffs.
 
 Inquiries and spam are two targets on one table, each with its own cutoffs:
-the site's, and one per form with a period of its own. A run's ``Moment``
+the site's, and one per form with a period of its own. The inbox's inquiries
+of forms that anonymise them are a third target, ``anonymised``
+(``app.cleanup.anonymise``), whose batches empty rows instead of deleting
+them; the ledger counts it apart from the deletions. A run's ``Moment``
 carries the inbox cutoffs, fixed when the run took the claim and recorded
 in its ledger row; the spam cutoffs are read from their stored retentions
 each time a batch is planned (two small reads per batch), so they are the
@@ -22,6 +25,7 @@ from sqlalchemy import ColumnElement, ScalarSelect, and_, or_, select
 from sqlalchemy.orm import InstrumentedAttribute
 
 from app.attachments.store import CHUNK_SIZE
+from app.cleanup import anonymise
 from app.cleanup.batches import Moment, Target
 from app.core import db
 from app.inquiries import retention
@@ -47,11 +51,11 @@ HELD_KEEP = timedelta(days=30)  # e-mails held apart (matched no inquiry): an ow
 FILE_BATCH_BYTES = 8 * 1024 * 1024  # a file batch's most bytes: as long a transaction as a batch of long messages
 
 
-def spam_expired(moment: Moment) -> ColumnElement[bool]:
+def spam_expired(moment: Moment, by_key: bool = False) -> ColumnElement[bool]:
     """Spam inquiries past their form's spam retention at ``moment.now`` (and not on hold)."""
     with db.transaction() as session:
         cutoffs = retention.cutoffs_at(session, moment.now, retention.SPAM)
-    return retention.expired_in(retention.SPAM, cutoffs)
+    return retention.expired_in(retention.SPAM, cutoffs, by_key)
 
 
 def held_expired(moment: Moment) -> ColumnElement[bool]:
@@ -70,7 +74,7 @@ def files_expired(moment: Moment) -> ColumnElement[bool]:
     as a read of every expired inquiry, inside the batch's write lock: 0.2 s
     at 50,000 expired rows, up to 1 s at 300,000, with no file at all.
     """
-    expired = or_(retention.expired_in(retention.INBOX, moment.cutoff), spam_expired(moment))
+    expired = or_(retention.expired_in(retention.INBOX, moment.cutoff, by_key=True), spam_expired(moment, by_key=True))
     # Nested scalar subqueries, not EXISTS over a join: the planners could turn that into a join that reads
     # every expired inquiry (PostgreSQL did); a key equal to a scalar subquery is looked up whatever the plan.
     own_inquiry = select(Inquiry.id).where(Inquiry.id == _own_file(Attachment.inquiry_id), expired)
@@ -88,6 +92,13 @@ def _own_file(owner: InstrumentedAttribute) -> ScalarSelect:
     """``owner`` (the inquiry's or the held e-mail's id) of the piece's own file, looked up by its key."""
     return (
         select(owner).where(Attachment.id == AttachmentChunk.attachment_id).correlate(AttachmentChunk).scalar_subquery()
+    )
+
+
+def inbox_expired(moment: Moment) -> ColumnElement[bool]:
+    """The inbox's inquiries past their retention at ``moment`` whose form deletes them."""
+    return and_(
+        retention.expired_in(retention.INBOX, moment.cutoff), retention.by_expiry(moment.cutoff, anonymise=False)
     )
 
 
@@ -110,7 +121,15 @@ TARGETS: tuple[Target, ...] = (
         most=FILE_BATCH_BYTES // CHUNK_SIZE,
         dated=False,
     ),
-    Target("inquiries", Inquiry, lambda m: retention.expired_in(retention.INBOX, m.cutoff), Inquiry.created_at),
+    Target("inquiries", Inquiry, inbox_expired, Inquiry.created_at),
+    Target(
+        anonymise.ANONYMISED,
+        Inquiry,
+        anonymise.expired,
+        Inquiry.created_at,
+        most=anonymise.MOST,
+        act=anonymise.anonymise,
+    ),
     Target("spam", Inquiry, spam_expired, Inquiry.created_at),
     Target("used_challenges", UsedChallenge, lambda m: UsedChallenge.expires_at < m.now, UsedChallenge.expires_at),
     Target("one_time_secrets", OneTimeSecret, lambda m: OneTimeSecret.expires_at < m.now, OneTimeSecret.expires_at),

@@ -52,6 +52,7 @@ class Draft:
     retention_days: int | None = None
     spam_retention_days: int | None = None
     retention_clock: str = "received"  # ``retention.Clock``: from receipt, the thread's last message, or closing
+    expiry_action: str = "delete"  # ``retention.Expiry``: what expiry does to its inquiries
     notify_emails: list[str] | None = None
     webhook_url: str | None = None
     notify_urls: list[str] | None = None  # chat URLs besides the site's (secrets in them: shown masked only)
@@ -81,6 +82,7 @@ class Draft:
             retention_days=form.retention_days,
             spam_retention_days=form.spam_retention_days,
             retention_clock=form.retention_clock,
+            expiry_action=form.expiry_action,
             ack_quote_new=form.ack_quote_new,
             notify_emails=form.notify_emails,
             webhook_url=form.webhook_url,
@@ -120,6 +122,10 @@ def read(
     if draft.retention_clock not in set(retention.Clock):
         errors["retention_clock"] = _("Choose when the retention starts.")
         draft.retention_clock = retention.Clock.RECEIVED
+    draft.expiry_action = data.get("expiry_action", retention.Expiry.DELETE)
+    if draft.expiry_action not in set(retention.Expiry):
+        errors["expiry_action"] = _("Choose what happens to its inquiries at the end of their retention.")
+        draft.expiry_action = retention.Expiry.DELETE
     draft.notify_emails = _emails(data, errors)
     draft.webhook_url = _webhook(data, errors)
     draft.notify_urls = _chat_urls(data, chat, errors, draft.raw)

@@ -5,6 +5,9 @@ rule (``app.inquiries.retention``): an inquiry is deleted on the UTC day its
 retention ends, counted from receipt or, for a form whose clock is
 ``Clock.LAST_MESSAGE``, from its thread's last message; one already past it
 counts on today (the next cleanup deletes it); one on legal hold not at all.
+A form that anonymises its inquiries instead (``retention.Expiry``) has
+lines whose ``action`` says so, counting the inquiries the cleanup will
+anonymise (never one anonymised already); its spam is deleted as any form's.
 
 The counts come from grouped queries, one per policy and retention: the
 inquiries of the forms sharing it, read along the ``(status, form_id,
@@ -26,7 +29,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, case, func, or_, select
+from sqlalchemy import ColumnElement, and_, case, func, or_, select, true
 from sqlalchemy.orm import QueryableAttribute, Session
 
 from app.core import dialect
@@ -65,6 +68,7 @@ class Line:
     clock: str
     days: list[Bucket] = field(default_factory=list)
     months: list[Bucket] = field(default_factory=list)
+    action: str = retention.Expiry.DELETE  # what the cleanup does to them: delete or anonymise
 
     def total(self) -> int:
         """Inquiries deleted in the twelve months."""
@@ -90,12 +94,12 @@ class Forecast:
         """The line of form ``form_id`` and ``policy``."""
         return next((each for each in self.lines if each.form_id == form_id and each.policy == policy), None)
 
-    def summed(self, policy: str, form_ids: Iterable[int] | None = None) -> Line:
-        """One line adding up ``policy``'s lines (of ``form_ids``, or every form)."""
+    def summed(self, policy: str, form_ids: Iterable[int] | None = None, action: str | None = None) -> Line:
+        """One line adding up ``policy``'s lines (of ``form_ids``, or every form; of one ``action``, or both)."""
         wanted = None if form_ids is None else set(form_ids)
-        total = Line(None, policy, 0, retention.Clock.RECEIVED, *empty_buckets(self.today))
+        total = Line(None, policy, 0, retention.Clock.RECEIVED, *empty_buckets(self.today), action=action or "")
         for each in self.lines:
-            if each.policy == policy and (wanted is None or each.form_id in wanted):
+            if each.policy == policy and (wanted is None or each.form_id in wanted) and action in (None, each.action):
                 for mine, theirs in zip(total.days + total.months, each.days + each.months, strict=True):
                     mine.add(theirs.inquiries, theirs.files, theirs.bytes)
         return total
@@ -120,6 +124,7 @@ class _Group:
 
     days: int
     last_message: bool
+    anonymise: bool
     form_ids: tuple[int | None, ...]
 
 
@@ -136,7 +141,7 @@ def compute(session: Session, now: datetime) -> Forecast:
                 if form_id is None:
                     continue
                 clock_name = retention.Clock.LAST_MESSAGE if group.last_message else retention.Clock.RECEIVED
-                line = Line(form_id, policy.status, group.days, clock_name, *empty_buckets(today))
+                line = Line(form_id, policy.status, group.days, clock_name, *empty_buckets(today), _action(group))
                 _fill(line, today, counts.get(form_id, {}))
                 lines.append(line)
     return Forecast(today, lines)
@@ -146,12 +151,23 @@ def _groups(session: Session, policy: retention.Policy) -> list[_Group]:
     """The forms (and inquiries with no form: ``None``) grouped by their retention and clock."""
     site = retention.retention_days(session, policy)
     own = retention.form_retentions(session, policy)
-    clocks = retention.from_last_message(session) if policy is retention.INBOX else frozenset()
-    by: dict[tuple[int, bool], list[int | None]] = defaultdict(list)
-    by[site, False].append(None)
+    inbox = policy is retention.INBOX
+    clocks = retention.from_last_message(session) if inbox else frozenset()
+    anonymising = retention.anonymising(session) if inbox else frozenset()
+    by: dict[tuple[int, bool, bool], list[int | None]] = defaultdict(list)
+    by[site, False, False].append(None)
     for form_id in session.scalars(select(Form.id).order_by(Form.id)):
-        by[own.get(form_id, site), form_id in clocks].append(form_id)
-    return [_Group(days, last, tuple(ids)) for (days, last), ids in sorted(by.items(), key=lambda kv: kv[0])]
+        by[own.get(form_id, site), form_id in clocks, form_id in anonymising].append(form_id)
+    return [_Group(*key, tuple(ids)) for key, ids in sorted(by.items(), key=lambda kv: kv[0])]
+
+
+def _action(group: _Group) -> str:
+    return retention.Expiry.ANONYMISE if group.anonymise else retention.Expiry.DELETE
+
+
+def _not_done(group: _Group) -> ColumnElement[bool]:
+    """An anonymising group's inquiries not anonymised yet (those are never expired again); any other's."""
+    return Inquiry.anonymised_at.is_(None) if group.anonymise else true()
 
 
 def _start(group: _Group) -> ColumnElement[Any] | QueryableAttribute[Any]:
@@ -180,7 +196,13 @@ def _counts(session: Session, policy: retention.Policy, groups: list[_Group], en
         start = _start(group)
         day = dialect.day_of(session, start)
         bound = _bound(group, end)
-        kept = and_(Inquiry.status == policy.status, Inquiry.legal_hold.is_(False), start < bound, _in_group(group))
+        kept = and_(
+            Inquiry.status == policy.status,
+            Inquiry.legal_hold.is_(False),
+            start < bound,
+            _in_group(group),
+            _not_done(group),
+        )
         rows = session.execute(
             select(Inquiry.form_id, day, func.count())
             .where(kept, Inquiry.created_at < bound)
@@ -209,6 +231,7 @@ def _files(session: Session, policy: retention.Policy, group: _Group, bound: dat
         Inquiry.legal_hold.is_(False),
         start < bound,
         _in_group(group),
+        _not_done(group),
     )
     return (
         select(Inquiry.form_id, day, func.count(Attachment.id), func.sum(Attachment.size))
@@ -241,6 +264,7 @@ def as_json(forecast: Forecast) -> dict:
                 "policy": line.policy,
                 "retention_days": line.retention_days,
                 "clock": line.clock,
+                "action": line.action,
                 "days": [_bucket_json(bucket) for bucket in line.days],
                 "months": [_bucket_json(bucket) for bucket in line.months],
             }
@@ -268,6 +292,7 @@ def from_json(data: dict) -> Forecast:
             each["clock"],
             [_bucket_of(bucket) for bucket in each["days"]],
             [_bucket_of(bucket) for bucket in each["months"]],
+            each.get("action", retention.Expiry.DELETE),
         )
         for each in data["lines"]
     ]

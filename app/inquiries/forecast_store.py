@@ -53,9 +53,12 @@ def init_app(app: Flask) -> None:
 
 
 def fingerprint(session: Session, now: datetime) -> str:
-    """What the forecast follows at ``now``: the day, each policy's retention, each form's own and its clock."""
+    """What the forecast follows at ``now``: the day, each policy's retention, each form's own, its clock and
+    its expiry."""
     forms = session.execute(
-        select(Form.id, Form.retention_days, Form.spam_retention_days, Form.retention_clock).order_by(Form.id)
+        select(
+            Form.id, Form.retention_days, Form.spam_retention_days, Form.retention_clock, Form.expiry_action
+        ).order_by(Form.id)
     )
     parts = [now.astimezone(UTC).date().isoformat()]
     parts += [str(retention.retention_days(session, policy)) for policy in retention.POLICIES]

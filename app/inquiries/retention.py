@@ -25,7 +25,11 @@ spam folder, each with its own stored period and so its own cutoff.
 * ``visible(cutoffs)``, the read predicate: an inquiry past its form's
   retention is hidden at once, even before a cleanup deletes it, unless it
   is on legal hold;
-* ``expired(cutoffs)``, the delete predicate: its exact complement.
+* ``expired(cutoffs)``, the delete predicate: its exact complement;
+* what expiry does: a form deletes its expired inquiries (``Expiry.DELETE``)
+  or anonymises them (``Expiry.ANONYMISE``, ``app.cleanup.anonymise``): an
+  anonymised inquiry stays, visible and never expired again, with nothing
+  personal left in it (``by_expiry`` tells the two kinds of form apart).
 
 ``visible_in`` and ``expired_in`` apply them to one policy's inquiries (its
 status); ``visible_now`` is what the admin pages read through.
@@ -40,7 +44,7 @@ from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 
 from flask import current_app
-from sqlalchemy import ColumnElement, and_, func, or_, select
+from sqlalchemy import ColumnElement, and_, false, func, or_, select, true
 from sqlalchemy.orm import Session
 
 from app.core import clock, dialect
@@ -62,6 +66,13 @@ class Clock(StrEnum):
     RECEIVED = "received"
     LAST_MESSAGE = "last_message"
     CLOSED = "closed"  # kept while open or waiting; counted from when it was closed
+
+
+class Expiry(StrEnum):
+    """What the cleanup does to a form's inquiries past their retention (``Form.expiry_action``)."""
+
+    DELETE = "delete"
+    ANONYMISE = "anonymise"  # keeps the form, dates, status and the answers that name nobody
 
 
 def default_days() -> int:
@@ -137,6 +148,7 @@ class Cutoffs:
     forms: dict[int, datetime] = field(default_factory=dict)
     from_last_message: frozenset[int] = frozenset()  # forms whose clock is ``Clock.LAST_MESSAGE``
     from_closing: frozenset[int] = frozenset()  # forms whose clock is ``Clock.CLOSED``
+    anonymising: frozenset[int] = frozenset()  # forms whose expiry is ``Expiry.ANONYMISE``
 
     def for_form(self, form_id: int | None) -> datetime:
         """The cutoff of form ``form_id``."""
@@ -184,6 +196,25 @@ def counting_from(session: Session, kind: Clock) -> frozenset[int]:
     return frozenset(session.scalars(select(Form.id).where(Form.retention_clock == kind)))
 
 
+def anonymising(session: Session) -> frozenset[int]:
+    """The forms that anonymise their expired inquiries instead of deleting them."""
+    return frozenset(session.scalars(select(Form.id).where(Form.expiry_action == Expiry.ANONYMISE)))
+
+
+def by_expiry(cutoffs: Cutoffs, anonymise: bool) -> ColumnElement[bool]:
+    """The inquiries of the forms that anonymise (``anonymise``), or of those that delete.
+
+    The forms are tested as ``form_id + 0``, which no index serves: on the
+    index by form, the range of a form that anonymises holds its anonymised
+    rows too, which the batches would read again each time; the index of
+    rows not anonymised leads instead (``expired``).
+    """
+    ids = sorted(cutoffs.anonymising)
+    if anonymise:
+        return (Inquiry.form_id + 0).in_(ids) if ids else false()
+    return or_(Inquiry.form_id.is_(None), Inquiry.form_id.not_in(ids)) if ids else true()
+
+
 def from_last_message(session: Session) -> frozenset[int]:
     """The forms whose inbox retention counts from the thread's last message."""
     return counting_from(session, Clock.LAST_MESSAGE)
@@ -195,7 +226,13 @@ def clocked(session: Session, moment: datetime, days: int, own: dict[int, int], 
     forms = {form_id: cutoff_for(moment, each) for form_id, each in own.items()}
     if policy is not INBOX:
         return Cutoffs(cutoff_for(moment, days), forms)
-    return Cutoffs(cutoff_for(moment, days), forms, from_last_message(session), counting_from(session, Clock.CLOSED))
+    return Cutoffs(
+        cutoff_for(moment, days),
+        forms,
+        from_last_message(session),
+        counting_from(session, Clock.CLOSED),
+        anonymising(session),
+    )
 
 
 def cutoffs_at(session: Session, moment: datetime, policy: Policy = INBOX, days: int | None = None) -> Cutoffs:
@@ -248,20 +285,29 @@ def _by_form(cutoffs: Cutoffs, older: bool) -> ColumnElement[bool]:
 
 
 def visible(cutoff: datetime | Cutoffs) -> ColumnElement[bool]:
-    """The read predicate: inquiries admins may see at ``cutoff`` (held ones always)."""
-    return or_(Inquiry.legal_hold.is_(True), _by_form(_as_cutoffs(cutoff), older=False))
+    """The read predicate: inquiries admins may see at ``cutoff`` (held and anonymised ones always)."""
+    return or_(
+        Inquiry.legal_hold.is_(True), Inquiry.anonymised_at.is_not(None), _by_form(_as_cutoffs(cutoff), older=False)
+    )
 
 
-def expired(cutoff: datetime | Cutoffs) -> ColumnElement[bool]:
-    """The delete predicate: older than its form's cutoff and not on hold.
+def expired(cutoff: datetime | Cutoffs, by_key: bool = False) -> ColumnElement[bool]:
+    """The delete predicate: older than its form's cutoff, not on hold, not anonymised already.
 
     With forms of their own period, the newest cutoff bounds ``created_at``
-    too (implied, so the same rows): the index range then ends there.
+    too (implied, so the same rows): the index range then ends there. The
+    test on ``anonymised_at`` is the condition of the index of rows not
+    anonymised (migration 0024), which the batches then follow. ``by_key``:
+    for inquiries looked up by id, where that test would only tempt a
+    planner into that index, it is left out (the caller's rows then are
+    never anonymised ones: an anonymised inquiry has no files).
     """
     cutoffs = _as_cutoffs(cutoff)
+    held = Inquiry.legal_hold.is_(False)
+    kept = held if by_key else and_(held, Inquiry.anonymised_at.is_(None))
     if not cutoffs.own():
-        return and_(Inquiry.legal_hold.is_(False), Inquiry.created_at < cutoffs.default)
-    return and_(Inquiry.legal_hold.is_(False), Inquiry.created_at < cutoffs.newest(), _by_form(cutoffs, older=True))
+        return and_(kept, Inquiry.created_at < cutoffs.default)
+    return and_(kept, Inquiry.created_at < cutoffs.newest(), _by_form(cutoffs, older=True))
 
 
 def visible_in(policy: Policy, cutoff: datetime | Cutoffs, by_id: bool = False) -> ColumnElement[bool]:
@@ -274,9 +320,9 @@ def visible_in(policy: Policy, cutoff: datetime | Cutoffs, by_id: bool = False) 
     return and_(status == policy.status, visible(cutoff))
 
 
-def expired_in(policy: Policy, cutoff: datetime | Cutoffs) -> ColumnElement[bool]:
-    """The policy's inquiries that a cleanup at ``cutoff`` deletes."""
-    return and_(Inquiry.status == policy.status, expired(cutoff))
+def expired_in(policy: Policy, cutoff: datetime | Cutoffs, by_key: bool = False) -> ColumnElement[bool]:
+    """The policy's inquiries that a cleanup at ``cutoff`` deletes (``by_key`` as in ``expired``)."""
+    return and_(Inquiry.status == policy.status, expired(cutoff, by_key))
 
 
 def visible_now(session: Session, policy: Policy | None = INBOX, by_id: bool = False) -> ColumnElement[bool]:

@@ -44,6 +44,7 @@ from sqlalchemy.orm import Session
 from app.core import clock, db, dialect, i18n
 from app.forms import store as form_store
 from app.inquiries import forecast
+from app.inquiries.retention import Expiry
 from app.models import Delivery, DeliveryChannel, DeliveryKind, Form, Setting
 from app.notify import recipients, summary
 from app.notify import settings as notify_settings
@@ -156,16 +157,25 @@ def _enqueue(session: Session, kind: str) -> int:
 
 @dataclass(frozen=True)
 class Line:
-    """One form's line of a warning."""
+    """One form's line of a warning; ``anonymise`` when the form anonymises its inquiries instead of deleting."""
 
     form_id: int
     title: str
     first: date
     count: int
+    anonymise: bool = False
 
     def text(self) -> str:
         """The form, the date and the count."""
         when = i18n.local_date(datetime.combine(self.first, time(12), UTC))
+        if self.anonymise:
+            return ngettext(
+                "%(form)s: %(num)d inquiry will be anonymised on %(when)s, the first under its retention.",
+                "%(form)s: %(num)d inquiries will be anonymised on %(when)s, the first under its retention.",
+                self.count,
+                form=self.title,
+                when=when,
+            )
         return ngettext(
             "%(form)s: %(num)d inquiry will be deleted on %(when)s, the first under its retention.",
             "%(form)s: %(num)d inquiries will be deleted on %(when)s, the first under its retention.",
@@ -182,7 +192,13 @@ def lines_of(session: Session, delivery_id: int) -> list[Line]:
         return []
     forms = session.scalars(select(Form).where(Form.id.in_(records))).all()
     found = [
-        Line(form.id, form_store.words(form.title), records[form.id].first or date.min, records[form.id].count)
+        Line(
+            form.id,
+            form_store.words(form.title),
+            records[form.id].first or date.min,
+            records[form.id].count,
+            form.expiry_action == Expiry.ANONYMISE,
+        )
         for form in forms
     ]
     return sorted(found, key=lambda each: (each.first, each.title))

@@ -50,7 +50,13 @@ def test_the_json_report_gathers_the_period_s_figures(app, admin_client, clock):
     response = admin_client.get(f"/admin/retention/report.json?form={DEFAULT_FORM_ID}")
     assert response.status_code == 200
     report = response.json
-    assert report["policy"] == {"retention_days": 180, "spam_retention_days": 30, "clock": "received"}
+    assert report["policy"] == {
+        "retention_days": 180,
+        "spam_retention_days": 30,
+        "clock": "received",
+        "expiry": "delete",
+    }
+    assert report["anonymised_by_cleanup"] == 0
     assert (report["runs"], report["failed_runs"]) == (2, 1)  # the run 60 days ago is outside the 30 days
     assert report["deleted_by_cleanup"] == {"inquiries": 4, "spam": 1}
     assert (report["deleted_by_admins"], report["erased"]) == (2, 3)  # the erasure of another form's is not counted

@@ -185,6 +185,7 @@ def test_every_target_loses_exactly_its_expired_rows(app, db_session, clock):
     assert json.loads(run.deleted) == {
         "attachment_chunks": 6,
         "inquiries": 1,
+        "anonymised": 0,  # no form anonymises
         "spam": 1,
         "used_challenges": 1,
         "one_time_secrets": 1,

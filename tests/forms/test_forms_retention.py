@@ -132,7 +132,9 @@ def test_a_batch_with_forms_of_their_own_retention_walks_an_index_in_age_order(a
     condition = target.where(Moment(clock(), cutoffs))
     plan = query_plan(db_session, select(Inquiry.id).where(condition).order_by(Inquiry.created_at).limit(500))
     oldest = query_plan(db_session, select(func.min(Inquiry.created_at)).where(condition))
-    assert "ix_submissions_status" in plan and "ix_submissions_status" in oldest
+    # The index of the rows not anonymised (migration 0024) has the same columns as the folder's, fewer rows.
+    by_index = ("ix_submissions_status", "ix_submissions_not_anonymised")
+    assert any(name in plan for name in by_index) and any(name in oldest for name in by_index)
     assert "SCAN submissions" not in plan and "Seq Scan" not in plan
 
 

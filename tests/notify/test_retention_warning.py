@@ -202,3 +202,16 @@ def test_a_changed_clock_warns_again_with_its_own_first_date(app, client, clock,
     first, second = (text(message) for message in mail.messages)
     assert f"Contact: 1 inquiry will be deleted on {first_day(app, clock, 3)}" in first
     assert f"Contact: 1 inquiry will be deleted on {first_day(app, clock, 0)}" in second
+
+
+def test_a_form_that_anonymises_is_warned_of_its_first_anonymisation(app, admin_client, client, clock, query, mail):
+    survey = add_form(query, "survey", retention_days=30, expiry_action="anonymise")
+    add(query, [deleted_in(clock, 3, retention=30, form_id=survey)])
+    store_forecast(app)
+    request_after(client)
+    [message] = mail.messages
+    payload = text(message)
+    assert (
+        f"Survey: 1 inquiry will be anonymised on {first_day(app, clock, 3)}, the first under its retention." in payload
+    )
+    assert "Survey: 1 inquiry will be deleted" not in payload

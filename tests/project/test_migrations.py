@@ -20,7 +20,7 @@ from app.core.db import make_engine
 from app.core.migrate import alembic_config, current_revision, downgrade, head_revision, upgrade
 from app.inquiries import search
 from app.inquiries.search import is_search_index
-from app.models import Admin, AuditEntry, Base, CleanupRun, Inquiry, InquiryView, UTCDateTime
+from app.models import Admin, AuditEntry, Base, CleanupRun, Form, Inquiry, InquiryView, UTCDateTime
 from tests.conftest import new_database_url
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
@@ -701,4 +701,42 @@ def test_the_alembic_command_runs_the_held_files_migration_keeping_every_piece(t
     assert current_revision(engine) == head_revision()
     with engine.connect() as connection:
         assert [data for _id, _owner, _seq, data in _files(connection)] == PIECES
+def test_the_anonymise_migration_adds_the_forms_choice_and_the_mark_both_ways_keeping_every_row(database_url):
+    engine = make_engine(database_url)
+    submissions = sa.table("submissions", sa.column("id"), sa.column("name"), sa.column("anonymised_at", UTCDateTime()))
+    with engine.begin() as connection:
+        connection.execute(sa.update(Form.__table__).where(Form.id == 1).values(expiry_action="anonymise"))
+        connection.execute(
+            sa.insert(Inquiry.__table__),
+            [
+                {"name": "", "email": "", "message": "", "created_at": NOW, "form_id": 1, "anonymised_at": NOW},
+                {
+                    "name": "Ada",
+                    "email": "ada@example.com",
+                    "message": "Hi",
+                    "created_at": NOW,
+                    "form_id": 1,
+                    "anonymised_at": None,
+                },
+            ],
+        )
+    _downgrade(engine, "0023")
+    inspector = sa.inspect(engine)
+    assert "anonymised_at" not in {column["name"] for column in inspector.get_columns("submissions")}
+    assert "expiry_action" not in {column["name"] for column in inspector.get_columns("forms")}
+    assert "ix_submissions_not_anonymised" not in {index["name"] for index in inspector.get_indexes("submissions")}
+    with engine.connect() as connection:
+        assert connection.scalar(sa.text("SELECT count(*) FROM submissions")) == 2
+    upgrade(engine)
+    with engine.connect() as connection:
+        assert connection.execute(sa.select(Form.expiry_action).where(Form.id == 1)).scalar_one() == "delete"
+        rows = connection.execute(sa.select(submissions.c.name, submissions.c.anonymised_at).order_by("id")).all()
+        assert rows == [("", None), ("Ada", None)]
+        assert "ix_submissions_not_anonymised" in {
+            index["name"] for index in sa.inspect(connection).get_indexes("submissions")
+        }
+        context = MigrationContext.configure(connection, opts=COMPARE)
+        assert compare_metadata(context, Base.metadata) == []
+    with engine.begin() as connection:
+        connection.execute(sa.delete(Inquiry.__table__))
     engine.dispose()
