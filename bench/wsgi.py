@@ -37,7 +37,9 @@ Every variant counts, in memory shared by all workers (gunicorn ``--preload``
 imports this module once, before forking): requests, statements, statements
 that name the ``settings`` table and those of them that write, from a
 SQLAlchemy ``before_cursor_execute`` listener on the app's engine (the
-runner's claims and batches included). ``GET /_bench/counters`` returns them.
+runner's claims and batches included), and the microseconds its jobs waited
+for quiet moments (``background.Activity.wait_for_quiet``) with when the last
+wait longer than ``MACHINE_WAIT`` ended. ``GET /_bench/counters`` returns them.
 """
 
 from __future__ import annotations
@@ -63,7 +65,10 @@ from app.outbox import hook as outbox_hook
 from app.web import intake
 from bench import txlog
 
-COUNTERS = ("requests", "statements", "settings_statements", "settings_writes")
+COUNTERS = ("requests", "statements", "settings_statements", "settings_writes", "quiet_waits_us", "machine_wait_end_us")
+# A wait for a quiet moment longer than this waited for the machine (other work on the CPUs), not for a gap
+# between requests (``background.QUIET_GAP``): the notify benchmark keeps when the last such wait ended.
+MACHINE_WAIT = background.STOP_CHECK  # bench.notify uses the same
 _SETTINGS = re.compile(r"\bsettings\b", re.IGNORECASE)
 _WRITES = ("INSERT", "UPDATE", "DELETE", "REPLACE")
 _shared = multiprocessing.Array("q", len(COUNTERS))  # before the fork: one block for every worker
@@ -89,6 +94,25 @@ def _count_request() -> None:
         _count("requests")
 
 
+def _timed_quiet(activity: background.Activity) -> None:
+    """Count how long ``activity``'s jobs wait for quiet moments, and when the last long wait ended."""
+    waiting = activity.wait_for_quiet
+
+    def wait_for_quiet(*args, **kwargs) -> None:
+        began = time.time()
+        try:
+            waiting(*args, **kwargs)
+        finally:
+            ended = time.time()
+            with _shared.get_lock():
+                _shared[COUNTERS.index("quiet_waits_us")] += int((ended - began) * 1_000_000)
+                if ended - began > MACHINE_WAIT:
+                    end = COUNTERS.index("machine_wait_end_us")
+                    _shared[end] = max(_shared[end], int(ended * 1_000_000))
+
+    activity.wait_for_quiet = wait_for_quiet
+
+
 def counters():
     """``GET /_bench/counters``: every worker's counts so far, as JSON."""
     with _shared.get_lock():
@@ -100,6 +124,7 @@ def instrument(app: Flask) -> Flask:
     event.listen(db.engine_of(app), "before_cursor_execute", _count_statement)
     app.before_request(_count_request)
     app.add_url_rule("/_bench/counters", "bench_counters", counters)
+    _timed_quiet(background.activity_of(app))
     return app
 
 

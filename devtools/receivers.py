@@ -11,7 +11,8 @@ and a webhook endpoint.
 * ``ApiReceiver``: an HTTP server standing in for a chat service's API
   (Slack, Discord, Teams, Telegram, Matrix, ntfy): it keeps each request's
   method, path, headers and JSON, and answers with a chosen status and
-  ``Retry-After``.
+  ``Retry-After``; a ``GET`` says how many requests it answered and when
+  the last arrived (a benchmark's look from another process).
 """
 
 from __future__ import annotations
@@ -301,16 +302,21 @@ class ApiReceiver:
     calls: list[ApiCall] = field(default_factory=list)
     port: int = 0  # 0: any free port
     keep_calls: bool = True  # a benchmark's receiver keeps none
+    counted: int = 0  # requests answered, kept or not
+    last_at: float = 0.0  # time.time() of the last one's arrival
 
     def start(self) -> ApiReceiver:
         """Serve in a thread."""
-        receiver = self
+        receiver, lock = self, threading.Lock()
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
             def _record(self):
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                with lock:
+                    receiver.counted += 1
+                    receiver.last_at = time.time()
                 headers = {key.lower(): value for key, value in self.headers.items()}
                 if receiver.keep_calls:
                     receiver.calls.append(ApiCall(self.command, self.path, headers, body))
@@ -323,6 +329,16 @@ class ApiReceiver:
                 self.wfile.write(receiver.answer)
 
             do_POST = do_PUT = _record  # noqa: N815 - http.server's names
+
+            def do_GET(self):  # noqa: N802 - http.server's name
+                """How many requests arrived and when the last did (a benchmark's look from another process)."""
+                with lock:
+                    answer = json.dumps({"counted": receiver.counted, "last_at": receiver.last_at}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(answer)))
+                self.end_headers()
+                self.wfile.write(answer)
 
             def log_message(self, *args):
                 pass

@@ -107,9 +107,23 @@ def _flash_test_outcome(delivery_id: int, channel: str, status: str | None) -> N
     if status == DeliveryStatus.DONE:
         flash(_("%(channel)s test delivered.", channel=name))
         return
+    if status is None:  # a pass after another response took it first: its outcome is in the delivery log
+        flash(_("%(channel)s test is being sent: its outcome will show in the delivery log.", channel=name), "warning")
+        return
     row = db.get_session().get(Delivery, delivery_id)
-    reason = row.last_error if row is not None else None
-    flash(_("%(channel)s test failed: %(reason)s. It will be retried.", channel=name, reason=reason or "?"), "error")
+    reason = (row.last_error if row is not None else None) or "?"
+    if status == DeliveryStatus.PENDING:
+        flash(_("%(channel)s test failed: %(reason)s. It will be retried.", channel=name, reason=reason), "error")
+        return
+    # A permanent answer (a 404, a revoked token, a refused address) ends the delivery: no retry would mend it.
+    flash(
+        _(
+            "%(channel)s test failed: %(reason)s. It will not be retried: check the channel's address or token.",
+            channel=name,
+            reason=reason,
+        ),
+        "error",
+    )
 
 
 def _parse_form(current: notify_settings.Notifications) -> tuple[dict, dict]:

@@ -159,7 +159,7 @@ def _over_hourly_cap(session: Session, count: int) -> bool:
     """Count ``count`` inquiries notified by e-mail or chat against ``SUNDOWN_NOTIFY_HOURLY_CAP``; whether
     the hour's cap is passed."""
     cap = [ratelimit.Limit(current_app.config["NOTIFY_HOURLY_CAP"], 3600)]
-    return any(ratelimit.hit("notify-email", "all", cap, session) is not None for _ in range(count))
+    return any(ratelimit.hit(digest.CAP_BUCKET, "all", cap, session) is not None for _ in range(count))
 
 
 def _by_form(session: Session, inquiry_ids: list[int]) -> list[tuple[Form | None, list[int]]]:

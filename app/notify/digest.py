@@ -34,6 +34,9 @@ MAX_LISTED = 100
 
 
 CAP_WINDOW_MINUTES = 60  # e-mails over the hourly cap wait for the end of the hour, then go as one
+# The hourly cap's counter in ``rate_limits``: inquiries notified by e-mail or chat (``notify-email`` before
+# chat; migration 0025 renamed the rows counting the hour of an upgrade).
+CAP_BUCKET = "notify-messages"
 
 
 def window_end(now: datetime, minutes: int) -> datetime:

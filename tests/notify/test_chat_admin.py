@@ -265,6 +265,29 @@ def test_a_test_is_sent_on_the_one_channel_asked(admin_client, api):
     assert [call.path for call in api.calls] == ["/api/webhooks/112233/DiscordSecret1234"]
 
 
+def test_a_failed_test_says_whether_it_will_be_retried(admin_client, query, api):
+    save_chat(admin_client, SLACK)
+    token = csrf_token(admin_client, "/admin/notifications")
+
+    def test_slack() -> str:
+        with admin_client.post("/admin/notifications/test", data={"csrf_token": token, "channel": "slack"}) as sent:
+            assert sent.status_code == 303
+        return admin_client.get("/admin/notifications").get_data(as_text=True)
+
+    api.status = 500
+    page = test_slack()
+    assert "Slack test failed: slack HTTP 500. It will be retried." in page
+    api.status = 404  # the webhook is gone for good: Slack's answer to a removed or revoked one
+    page = test_slack()
+    permanent = "Slack test failed: slack HTTP 404. It will not be retried: check the channel&#39;s address or token."
+    assert permanent in page
+    assert "It will be retried" not in page
+    assert [(row.status, row.last_error) for row in chat_rows(query)] == [
+        ("pending", "slack HTTP 500"),
+        ("failed", "slack HTTP 404"),
+    ]
+
+
 def test_no_secret_is_logged_whatever_the_outcome(admin_client, api, caplog):
     caplog.set_level(logging.DEBUG)
     save_chat(admin_client, f"{SLACK}\n{DISCORD}")

@@ -740,3 +740,30 @@ def test_the_anonymise_migration_adds_the_forms_choice_and_the_mark_both_ways_ke
     with engine.begin() as connection:
         connection.execute(sa.delete(Inquiry.__table__))
     engine.dispose()
+
+
+def test_the_notify_cap_migration_renames_the_hours_counted_both_ways_and_leaves_other_counters(database_url):
+    from app.notify import digest
+
+    engine = make_engine(database_url)
+    _downgrade(engine, "0024")
+    limits = sa.table("rate_limits", sa.column("key"), sa.column("count"), sa.column("expires_at", UTCDateTime()))
+    rows = {"notify-email:3600:all:493776": 97, "submit-all:3600:all:493776": 5, "notify-emailish:60:all:1": 2}
+    with engine.begin() as connection:
+        connection.execute(sa.delete(limits))
+        connection.execute(sa.insert(limits), [{"key": k, "count": c, "expires_at": NOW} for k, c in rows.items()])
+    upgrade(engine)
+    counted = sa.select(limits.c.key, limits.c.count)
+    with engine.connect() as connection:
+        assert dict(connection.execute(counted).all()) == {
+            f"{digest.CAP_BUCKET}:3600:all:493776": 97,  # the app's cap goes on counting the same hour
+            "submit-all:3600:all:493776": 5,
+            "notify-emailish:60:all:1": 2,
+        }
+    _downgrade(engine, "0024")
+    with engine.connect() as connection:
+        assert dict(connection.execute(counted).all()) == rows
+    upgrade(engine)
+    with engine.begin() as connection:
+        connection.execute(sa.delete(limits))
+    engine.dispose()
