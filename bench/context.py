@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -147,7 +148,15 @@ class Context:
         return self._templates[kind, rows]
 
     def _cached_template(self, kind: str, rows: int) -> Database:
-        name = f"template_{rows}_{template_key(rows)}"
+        return self.cached(kind, f"template_{rows}", rows, lambda db: db.load_rows(realistic_rows(rows, rows // 10)))
+
+    def cached(self, kind: str, prefix: str, rows: int, load: Callable[[Database], object]) -> Database:
+        """The database ``prefix`` of ``kind`` that ``load`` fills, made once (its ``rows`` named in the messages)
+        and kept in ``bench/.data`` under a name that changes with the schema, the generator and the week.
+
+        Benchmarks work on copies of it. A load is timed and printed; an interrupted one is never reused.
+        """
+        name = f"{prefix}_{template_key(rows)}"
         folder = CACHE / "sqlite"
         cached = (
             Database.existing_sqlite(folder, name)
@@ -155,7 +164,7 @@ class Context:
             else Database.existing_postgresql(self.cluster(), name)
         )
         if cached is not None:
-            print(f"# {kind}: reusing the template of {rows + rows // 10} realistic rows", flush=True)
+            print(f"# {kind}: reusing {prefix} ({rows} rows)", flush=True)
             return cached
         folder.mkdir(parents=True, exist_ok=True)
         # Loaded under a working name and renamed when whole, so an interrupted load is never reused.
@@ -164,9 +173,10 @@ class Context:
             if kind == "sqlite"
             else Database.postgresql(self.cluster(), f"{name}_loading")
         )
-        seconds = database.load_rows(realistic_rows(rows, rows // 10))
-        print(f"# {kind}: loaded {rows + rows // 10} realistic rows in {seconds:.0f} s", flush=True)
-        database.drop_stale_templates(f"template_{rows}_")
+        started = time.perf_counter()
+        load(database)
+        print(f"# {kind}: loaded {prefix} ({rows} rows) in {time.perf_counter() - started:.0f} s", flush=True)
+        database.drop_stale_templates(f"{prefix}_")
         return database.rename(name)
 
     def close(self) -> None:
