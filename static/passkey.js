@@ -139,6 +139,8 @@
       })
       .then(function (credential) {
         var body = { credential: credentialJSON(credential) };
+        var chosen = document.querySelector("[data-display-name]");
+        if (chosen) { body.display_name = chosen.value; }
         if (next) { body.next = next; }
         return postJSON(button.dataset.verifyUrl, body);
       })

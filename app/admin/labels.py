@@ -89,6 +89,7 @@ LABELS = {
     AuditAction.PASSKEY_RENAMED: lazy_pgettext("audit action", "passkey renamed"),
     AuditAction.PASSKEY_REMOVED: lazy_pgettext("audit action", "passkey removed"),
     AuditAction.EMAIL_CHANGED: lazy_pgettext("audit action", "reply address changed"),
+    AuditAction.NAME_CHANGED: lazy_pgettext("audit action", "name changed"),
     # admin roles (AdminRole)
     AdminRole.OWNER: lazy_pgettext("admin role", "Owner"),
     AdminRole.RESPONDER: lazy_pgettext("admin role", "Responder"),
