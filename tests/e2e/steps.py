@@ -125,9 +125,10 @@ def assert_fits(page: Page) -> None:
 _BROKEN_WORDS = """() => {
   const measure = document.createElement("canvas").getContext("2d");
   const found = [];
-  for (const cell of document.querySelectorAll("main table th, main table td")) {
+  for (const cell of document.querySelectorAll("main table caption, main table th, main table td")) {
     const head = cell.closest("thead");
-    if (!cell.getClientRects().length || (head && getComputedStyle(head).position === "absolute")) continue;
+    const unseen = cell.closest(".visually-hidden") || (head && getComputedStyle(head).position === "absolute");
+    if (!cell.getClientRects().length || unseen) continue;
     const style = getComputedStyle(cell);
     measure.font = `${style.fontWeight} ${style.fontSize} ${style.fontFamily}`;
     const room = cell.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
