@@ -423,6 +423,7 @@ class AuditAction(StrEnum):
     PASSKEY_RENAMED = "passkey_renamed"
     PASSKEY_REMOVED = "passkey_removed"
     EMAIL_CHANGED = "email_changed"
+    NAME_CHANGED = "name_changed"  # an admin's display name (the account page)
     LANGUAGE_CHANGED = "language_changed"
     ROLE_CHANGED = "role_changed"
     # triage

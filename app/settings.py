@@ -208,6 +208,24 @@ SETTINGS: tuple[Variable, ...] = (
         " See [Languages](#languages).",
     ),
     Variable(
+        "OPERATOR_NAME",
+        None,
+        _optional(rule(text, lambda s: 0 < len(s.strip()) <= 200)),
+        "unset or a name of at most 200 characters, e.g. Example Ltd, 1 Main Street, Lyon",
+        "Who runs this site and decides what happens to its inquiries (the data controller), named on the"
+        " privacy page. Unset: the privacy page says that the owner has yet to set it.",
+        example="Example Ltd, 1 Main Street, 69001 Lyon, France",
+    ),
+    Variable(
+        "OPERATOR_CONTACT",
+        None,
+        _optional(rule(text, lambda s: 0 < len(s.strip()) <= 200)),
+        "unset or an e-mail address, a web address or a postal address (at most 200 characters)",
+        "Where people write to see or erase what is held about them, given on the privacy page beside"
+        " `SUNDOWN_OPERATOR_NAME` (an e-mail address is a link). Unset: the privacy page sends them to the form.",
+        example="privacy@example.org",
+    ),
+    Variable(
         "PROXY_FIX",
         0,
         rule(_integer, lambda n: 0 <= n <= 10),

@@ -36,9 +36,13 @@ FILTERS: dict[str, Callable[..., Any]] = {
     "days": i18n.days,  # "180 days", in the language's plural
     "file_size": attachment_rules.file_size,
     "first_line": display.first_line,  # a message's first line, shortened for the inbox
+    "preview": display.preview,  # the first line of the message or of the first long answer
+    "who": display.who,  # the name, else the address, else "Inquiry #N"
+    "inquiry_title": display.inquiry_title,
     "mailto": display.mailto,
     "browser": display.browser,  # a user agent as "Firefox 133 on Linux"
     "inquiry_count": display.inquiry_count,
+    "match_count": display.match_count,  # "1 inquiry matches “tax”."
     "label": labels.label,  # words for a stored code (cleanup target, audit action ...)
     "spam_check": labels.spam_check,  # words for why an inquiry is in spam (Inquiry.spam_checks)
     "reply_link": workflow.reply_link,  # mailto: with the subject and the message quoted

@@ -116,9 +116,19 @@
     return (error && error.message) || t("Something went wrong. Please try again.");
   }
 
+  // A failure shows in its own alert (role="alert", read out at once), not in the quiet status line.
+  function showError(status, message) {
+    var alert = document.querySelector("[data-passkey-error]");
+    if (!alert) { status.textContent = message; return; }
+    status.textContent = "";
+    alert.textContent = message;
+    alert.hidden = !message;
+  }
+
   function run(button, status) {
     var login = button.dataset.passkey === "login";
     var next = localPath(button.dataset.next);
+    showError(status, "");
     status.textContent = login ? t("Waiting for your passkey…") : t("Follow your browser's prompts to create a passkey…");
     button.disabled = true;
     return postJSON(button.dataset.optionsUrl)
@@ -129,6 +139,8 @@
       })
       .then(function (credential) {
         var body = { credential: credentialJSON(credential) };
+        var chosen = document.querySelector("[data-display-name]");
+        if (chosen) { body.display_name = chosen.value; }
         if (next) { body.next = next; }
         return postJSON(button.dataset.verifyUrl, body);
       })
@@ -137,7 +149,7 @@
         window.location.assign(localPath(result.redirect) || "/admin/");
       })
       .catch(function (error) {
-        status.textContent = explain(error);
+        showError(status, explain(error));
         button.disabled = false;
       });
   }

@@ -184,8 +184,9 @@ class PasskeyBrowser:
         options = self.login_options()
         return self.login_verify(self.authenticator.get(options, origin or self.origin, **get_kwargs))
 
-    def enroll(self, url: str, origin: str | None = None, **create_kwargs):
-        """Open an enrollment link and create a passkey with it; returns the verify response."""
+    def enroll(self, url: str, origin: str | None = None, display_name: str | None = None, **create_kwargs):
+        """Open an enrollment link and create a passkey with it (with the ``display_name`` typed on the page,
+        when given); returns the verify response."""
         path = url.removeprefix(self.origin)
         page = self.client.get(path)
         if page.status_code != 200:
@@ -194,7 +195,8 @@ class PasskeyBrowser:
         if options.status_code != 200:
             return options
         credential = self.authenticator.create(options.get_json(), origin or self.origin, **create_kwargs)
-        return self.post_json(f"{path}/verify", {"credential": credential})
+        chosen = {} if display_name is None else {"display_name": display_name}
+        return self.post_json(f"{path}/verify", {"credential": credential, **chosen})
 
     def add_passkey(self, **create_kwargs):
         """Register another passkey for the logged-in admin (the account page's button)."""

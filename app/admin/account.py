@@ -43,6 +43,24 @@ def _account_page(email_error: str | None = None, email_value: str | None = None
     )
 
 
+@bp.post("/account/name")
+def change_name():
+    """Rename this admin: the name the team sees on inquiries, assignments and the audit log (entries
+    written before keep the name they were written with)."""
+    name = passkeys.clean_name(request.form.get("name"))
+    session = db.get_session(write=True)
+    if not name:
+        flash(_("Enter a name of 1 to %(max)s characters.", max=passkeys.MAX_NAME_LENGTH), "error")
+    elif session.scalar(select(Admin.id).where(Admin.name == name, Admin.id != current_user.id)) is not None:
+        flash(_("Another admin is already named %(name)s: choose another name.", name=name), "error")
+    elif name != current_user.name:
+        audit.record(session, current_user, AuditAction.NAME_CHANGED, 0, f"{current_user.name} → {name}")
+        session.get(Admin, current_user.id).name = name
+        session.commit()
+        flash(_("Name saved."))
+    return redirect(url_for("admin.account"), 303)
+
+
 @bp.post("/account/email")
 def change_email():
     """Store the address people's answers to this admin's replies go to (``Reply-To``); empty: the team's."""

@@ -47,6 +47,7 @@ HEADER = (
     "name",
     "email",
     "message",
+    "form",
     "legal_hold",
     "hold_reason",
     "hold_by",
@@ -96,7 +97,7 @@ def export():
     streamed; with ``form``, that form's inquiries with one column per field."""
     session = db.get_session()
     condition = _export_condition(session) & in_scope(Permission.EXPORT)
-    layout, name = ALL_FORMS, "inquiries"
+    layout, name = all_forms_layout(form_store.names(session)), "inquiries"
     slug = request.args.get("form", "").strip()
     if slug:
         form = form_store.by_slug(session, slug)
@@ -118,7 +119,7 @@ def stream_csv(
 
     Runs after the request has ended, so each page pushes its own app context.
     """
-    layout = layout or ALL_FORMS
+    layout = layout or all_forms_layout({})
     first, following = page_statements(condition, layout.columns)
     chunks = csvstream.Chunks(layout.header)
     yield chunks.take()
@@ -156,8 +157,8 @@ def read_page(statement: Select, params: dict, notes: bool = False) -> tuple[lis
     return rows, {inquiry_id: csvstream.neutralise(triage.notes_text(each)) for inquiry_id, each in found.items()}
 
 
-def write_rows(writer, rows: list, notes: dict[int, str]) -> None:
-    """Write ``rows`` as CSV records, neutralising every free-text cell.
+def write_rows(writer, rows: list, notes: dict[int, str], slugs: dict[int, str]) -> None:
+    """Write ``rows`` as CSV records (the form by its slug in ``slugs``), neutralising every free-text cell.
 
     The hot loop of the export: name, email and message are never NULL and are
     checked inline; the nullable hold fields only when set.
@@ -171,6 +172,7 @@ def write_rows(writer, rows: list, notes: dict[int, str]) -> None:
                 name if name[:1] not in triggers else "'" + name,
                 email if email[:1] not in triggers else "'" + email,
                 message if message[:1] not in triggers else "'" + message,
+                slugs.get(form_id, ""),
                 "yes" if held else "no",
                 reason and csvstream.neutralise(reason),
                 held_by and csvstream.neutralise(held_by),
@@ -178,12 +180,19 @@ def write_rows(writer, rows: list, notes: dict[int, str]) -> None:
                 _utc_text(last_reply) if last_reply else "",
                 notes.get(row_id, ""),
             )
-            for row_id, created_at, name, email, message, held, reason, held_by, replies, last_reply in rows
+            for row_id, created_at, name, email, message, held, reason, held_by, replies, last_reply, form_id in rows
         ]
     )
 
 
-ALL_FORMS = Layout(HEADER, COLUMNS, write_rows)
+def all_forms_layout(slugs: dict[int, str]) -> Layout:
+    """Every form's export: the three columns, the form (its slug, read once: forms are few, and one with
+    inquiries is never deleted), the hold, the replies and the notes."""
+
+    def write(writer, rows: list, notes: dict[int, str]) -> None:
+        write_rows(writer, rows, notes, slugs)
+
+    return Layout(HEADER, (*COLUMNS, Inquiry.form_id), write)
 
 
 def form_layout(form: Form) -> Layout:

@@ -15,6 +15,7 @@ from app import cleanup
 from app.admin import bp, guard, workflow
 from app.admin.inquiries import (
     SHOW,
+    Count,
     Cursor,
     count_capped,
     get_inquiry_or_404,
@@ -34,6 +35,7 @@ from app.inquiries import access, reads, retention, search, signals, triage
 from app.models import Admin, Form, Inquiry, InquiryState
 from app.notify.channels import email
 from app.replies import compose, sending
+from app.replies import message as reply_message
 
 MAX_QUERY_LENGTH = 254
 MIN_QUERY_LENGTH = search.TRIGRAM  # shorter text cannot use the index, and would read every message
@@ -92,6 +94,8 @@ def render_detail(
         form=form,
         attachments=thread.form_files(files),
         answers_come_back=references.configured(),
+        reply_address=compose.reply_to(current_user.email, inquiry.id),
+        reply_sender=reply_message.sender(),
     )
 
 
@@ -110,13 +114,9 @@ def _triage_of(session, inquiry) -> dict:
     }
 
 
-def folder_page(policy: retention.Policy, endpoint: str, trigger: str) -> str:
+def folder_page(policy: retention.Policy, endpoint: str, trigger: str) -> tuple[str, int]:
     """One folder's list page: its rows, the count of matches, the search and filters, the pager."""
-    query = request.args.get("q", "").strip()
-    if len(query) > MAX_QUERY_LENGTH:
-        raise BadRequest(_("The search is too long (at most %(limit)d characters).", limit=MAX_QUERY_LENGTH))
-    if 0 < len(query) < MIN_QUERY_LENGTH:
-        raise BadRequest(_("Search for at least %(limit)d characters.", limit=MIN_QUERY_LENGTH))
+    typed, query, query_error = search_arg()
     show = request.args.get("show", "")
     if show and show not in SHOW:
         raise BadRequest(_("Unknown filter: show unread or unanswered inquiries, or every inquiry."))
@@ -130,6 +130,9 @@ def folder_page(policy: retention.Policy, endpoint: str, trigger: str) -> str:
     cleanup.trigger(trigger)
     return render_template(
         "admin/inbox.html",
+        typed=typed,
+        query_error=query_error,
+        spam_matches=_spam_matches(session, policy, query, form, page.rows),
         triaged=triaged,
         other_filters={k: v for k, v in triaged.items() if k != "assigned"},
         states=list(InquiryState),
@@ -150,7 +153,28 @@ def folder_page(policy: retention.Policy, endpoint: str, trigger: str) -> str:
         spam_count=count_capped(session, listed(session, retention.SPAM) & in_scope()),
         spam_days=retention.spam_retention_days(session),
         **_spam_context(session),
+    ), (400 if query_error else 200)
+
+
+def search_arg() -> tuple[str, str, str]:
+    """The search as typed, the search to run (empty when it cannot be run) and why it cannot; a search
+    too short to use the index is explained on the page, and one longer than any field is refused."""
+    typed = request.args.get("q", "").strip()
+    if len(typed) > MAX_QUERY_LENGTH:
+        raise BadRequest(_("The search is too long (at most %(limit)d characters).", limit=MAX_QUERY_LENGTH))
+    if 0 < len(typed) < MIN_QUERY_LENGTH:
+        return typed, "", _("Search for at least %(limit)d characters.", limit=MIN_QUERY_LENGTH)
+    return typed, typed, ""
+
+
+def _spam_matches(session: Session, policy: retention.Policy, query: str, form: Form | None, rows) -> Count | None:
+    """How many spam inquiries match a search that found nothing in the inbox (None when not asked)."""
+    if rows or not query or policy.status != retention.INBOX.status:
+        return None
+    found = count_capped(
+        session, listed(session, retention.SPAM, query, form_id=form.id if form else None) & in_scope()
     )
+    return found if found.value else None
 
 
 def triage_filters() -> tuple[dict[str, str], ColumnElement[bool]]:

@@ -1,11 +1,10 @@
 """Words for the codes the admin pages show: cleanup targets, outcomes, triggers, audit actions, roles, states.
 
-The codes are stored, logged and exported as they are. Cleanup targets are
-table names, so every language shows words for them (English included);
-the other codes show as they are on English pages (so the Cleanup page
-matches the logs and the JSON of POST /internal/cleanup), as words elsewhere. Each
-message's context tells translators what kind of code it is. An unknown code
-(a newer one) is shown as it is.
+The codes are stored, logged and exported as they are; the pages show words
+for them in every language, English included (the logs and the JSON of
+POST /internal/cleanup keep the codes). Each message's context tells
+translators what kind of code it is. An unknown code (a newer one) is shown
+with its underscores as spaces.
 """
 
 from __future__ import annotations
@@ -36,16 +35,16 @@ LABELS = {
     "error": lazy_pgettext("cleanup outcome", "error"),
     "abandoned": lazy_pgettext("cleanup outcome", "abandoned"),
     # what started a run (cleanup.trigger and cleanup.run callers)
-    "admin_manual": lazy_pgettext("cleanup trigger", "admin_manual"),
-    "admin_inbox": lazy_pgettext("cleanup trigger", "admin_inbox"),
-    "admin_spam": lazy_pgettext("cleanup trigger", "admin_spam"),
-    "inquiry_form": lazy_pgettext("cleanup trigger", "inquiry_form"),
-    "inquiry_api": lazy_pgettext("cleanup trigger", "inquiry_api"),
-    "login_options": lazy_pgettext("cleanup trigger", "login_options"),
-    "login_verify": lazy_pgettext("cleanup trigger", "login_verify"),
-    "internal": lazy_pgettext("cleanup trigger", "internal"),
-    "cli": lazy_pgettext("cleanup trigger", "cli"),
-    "healthz": lazy_pgettext("cleanup trigger", "healthz"),
+    "admin_manual": lazy_pgettext("cleanup trigger", "Run cleanup now, by an admin"),
+    "admin_inbox": lazy_pgettext("cleanup trigger", "an admin opening the inbox"),
+    "admin_spam": lazy_pgettext("cleanup trigger", "an admin opening Spam"),
+    "inquiry_form": lazy_pgettext("cleanup trigger", "an inquiry sent by the form"),
+    "inquiry_api": lazy_pgettext("cleanup trigger", "an inquiry sent by the API"),
+    "login_options": lazy_pgettext("cleanup trigger", "the login page"),
+    "login_verify": lazy_pgettext("cleanup trigger", "a login"),
+    "internal": lazy_pgettext("cleanup trigger", "the internal cleanup endpoint"),
+    "cli": lazy_pgettext("cleanup trigger", "the command line"),
+    "healthz": lazy_pgettext("cleanup trigger", "a health check"),
     # audit actions (AuditAction, written by app.audit)
     AuditAction.DELETED: lazy_pgettext("audit action", "deleted"),
     AuditAction.SPAM_DELETED: lazy_pgettext("audit action", "spam deleted"),
@@ -66,6 +65,32 @@ LABELS = {
     AuditAction.NOTE_ADDED: lazy_pgettext("audit action", "note added"),
     AuditAction.TAG_CREATED: lazy_pgettext("audit action", "tag created"),
     AuditAction.TAG_DELETED: lazy_pgettext("audit action", "tag deleted"),
+    AuditAction.MARKED_READ: lazy_pgettext("audit action", "marked read"),
+    AuditAction.MARKED_UNREAD: lazy_pgettext("audit action", "marked unread"),
+    AuditAction.MARKED_ANSWERED: lazy_pgettext("audit action", "marked answered"),
+    AuditAction.MARKED_UNANSWERED: lazy_pgettext("audit action", "marked unanswered"),
+    AuditAction.REPLY_SENT: lazy_pgettext("audit action", "reply sent"),
+    AuditAction.HELD_MESSAGE_THREADED: lazy_pgettext("audit action", "held e-mail put into its inquiry"),
+    AuditAction.HELD_MESSAGE_DELETED: lazy_pgettext("audit action", "held e-mail deleted"),
+    AuditAction.ERASED: lazy_pgettext("audit action", "erased"),
+    AuditAction.ERASURES_APPLIED: lazy_pgettext("audit action", "erasures applied after a restore"),
+    AuditAction.NOTIFICATIONS_CHANGED: lazy_pgettext("audit action", "notifications changed"),
+    AuditAction.WEBHOOK_SECRET_CREATED: lazy_pgettext("audit action", "webhook secret created"),
+    AuditAction.WEBHOOK_SECRET_ROTATED: lazy_pgettext("audit action", "webhook secret rotated"),
+    AuditAction.NOTIFICATION_TEST: lazy_pgettext("audit action", "test notification sent"),
+    AuditAction.FORM_CREATED: lazy_pgettext("audit action", "form created"),
+    AuditAction.FORM_CHANGED: lazy_pgettext("audit action", "form changed"),
+    AuditAction.FORM_DELETED: lazy_pgettext("audit action", "form deleted"),
+    AuditAction.INVITE_CREATED: lazy_pgettext("audit action", "invitation created"),
+    AuditAction.ADMIN_ENROLLED: lazy_pgettext("audit action", "admin enrolled"),
+    AuditAction.ADMIN_REMOVED: lazy_pgettext("audit action", "admin removed"),
+    AuditAction.SESSIONS_REVOKED: lazy_pgettext("audit action", "logins ended"),
+    AuditAction.SESSION_REVOKED: lazy_pgettext("audit action", "a login ended"),
+    AuditAction.PASSKEY_ADDED: lazy_pgettext("audit action", "passkey added"),
+    AuditAction.PASSKEY_RENAMED: lazy_pgettext("audit action", "passkey renamed"),
+    AuditAction.PASSKEY_REMOVED: lazy_pgettext("audit action", "passkey removed"),
+    AuditAction.EMAIL_CHANGED: lazy_pgettext("audit action", "reply address changed"),
+    AuditAction.NAME_CHANGED: lazy_pgettext("audit action", "name changed"),
     # admin roles (AdminRole)
     AdminRole.OWNER: lazy_pgettext("admin role", "Owner"),
     AdminRole.RESPONDER: lazy_pgettext("admin role", "Responder"),

@@ -86,6 +86,7 @@ POLICY: dict[str, Permission] = {
     # one's own account (app.admin.account)
     "admin.account": Permission.ACCOUNT,  # GET  /admin/account
     "admin.change_email": Permission.ACCOUNT,  # POST /admin/account/email
+    "admin.change_name": Permission.ACCOUNT,  # POST /admin/account/name
     "admin.change_language": Permission.ACCOUNT,  # POST /admin/account/language
     "admin.revoke_login": Permission.ACCOUNT,  # POST /admin/account/sessions/<id>/revoke
     "admin.rename_passkey": Permission.ACCOUNT,  # POST /admin/account/passkeys/<id>/rename

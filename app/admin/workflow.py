@@ -18,10 +18,11 @@ from flask_login import current_user
 from sqlalchemy import ColumnElement, select, update
 
 from app import audit
-from app.admin import bp
+from app.admin import bp, display
 from app.admin.inquiries import get_inquiry_or_404, get_writable_inquiry_or_403, in_scope
 from app.core import clock, db
 from app.core.i18n import local_time
+from app.forms import answers as form_answers
 from app.inquiries import access, reads
 from app.inquiries.retention import visible_now
 from app.models import AccessKind, Admin, AuditAction, Inquiry
@@ -100,12 +101,12 @@ def answered_by_name(inquiry: Inquiry) -> str | None:
 
 def reply_link(inquiry: Inquiry) -> str:
     """A ``mailto:`` link to the inquirer: subject "Re: <first line>", the message quoted (RFC 6068 encoding)."""
-    subject = _("Re: %(topic)s", topic=_topic(inquiry.message))
+    subject = _("Re: %(topic)s", topic=_topic(form_answers.summary(inquiry)))
     body = "\r\n".join(
         [
             "",
             "",
-            _("On %(when)s, %(name)s wrote:", when=local_time(inquiry.created_at), name=inquiry.name),
+            _("On %(when)s, %(name)s wrote:", when=local_time(inquiry.created_at), name=display.who(inquiry)),
             *(f"> {line}" for line in _quoted(inquiry.message).splitlines()),
         ]
     )

@@ -58,7 +58,7 @@ def enroll_verify(token: str):
         # Using the link is the first write; it comes undone if anything below fails.
         if not invites.redeem(writer, invite):
             raise Gone(LINK_GONE)
-        admin = _admin_for(writer, invite, base64url_to_bytes(ceremony.context["user_handle"]))
+        admin = _admin_for(writer, invite, base64url_to_bytes(ceremony.context["user_handle"]), _chosen_name(body))
         passkey = _add_passkey(writer, admin.id, verified, body)
         audit.record(
             writer,
@@ -133,13 +133,20 @@ def _registration_ceremony() -> challenges.Ceremony:
     return ceremony
 
 
-def _admin_for(session, invite: invites.Invite, user_handle: bytes) -> Admin:
+def _chosen_name(body: dict) -> str:
+    """The display name chosen on the enrollment page, whitespace collapsed; empty when none was."""
+    chosen = body.get("display_name")
+    return passkeys.clean_name(chosen if isinstance(chosen, str) else "")
+
+
+def _admin_for(session, invite: invites.Invite, user_handle: bytes, name: str = "") -> Admin:
+    """The admin a link enrolls: the one it recovers, or a new one named ``name`` (else the invited name)."""
     if invite.admin_id is not None:
         admin = session.get(Admin, invite.admin_id)
         if admin is None:
             raise Gone(_("The admin this link was made for no longer exists."))
         return admin
-    admin = Admin(name=invite.name, user_handle=user_handle, created_at=clock.now(), role=invite.role)
+    admin = Admin(name=name or invite.name, user_handle=user_handle, created_at=clock.now(), role=invite.role)
     session.add(admin)
     _flush(session)
     roles.give(session, admin, invite.role, roles.existing(session, invite.form_ids))

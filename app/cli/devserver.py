@@ -2,13 +2,16 @@
 
 Flask's ``flask run`` ends its banner with "Running on http://127.0.0.1:5000",
 an address where passkeys cannot work. This server binds first, then prints
-one box with the address to open (``SUNDOWN_ORIGIN``, on ``localhost``) and,
-while there is no admin, the one-time enrollment link; then it serves.
+one box with the address to open (``SUNDOWN_ORIGIN``, on ``localhost``), the
+admin pages' address and, while there is no admin, the one-time enrollment
+link; then it serves. The box fits an 80-column terminal: a bar on its left
+only, sentences wrapped, and a link never wrapped (so it stays clickable).
 """
 
 from __future__ import annotations
 
 import logging
+import textwrap
 from urllib.parse import urlsplit
 
 import click
@@ -19,10 +22,12 @@ from app.auth import invites
 from app.core import db
 
 HOST = "127.0.0.1"
+COLUMNS = 80  # the narrowest terminal the box must fit
 
 # What the box and the refusals say: whole sentences, for translation later.
 RUNNING = "Sundown is running."
 OPEN = "Open {origin} (not 127.0.0.1: passkeys are bound to the name localhost)."
+ADMIN = "Admin pages: {origin}/admin/"
 FIRST_LINK = "No admin yet. Open this one-time link to create the first passkey:"
 STOP = "Press Ctrl+C to stop."
 NOT_LOCALHOST = (
@@ -59,15 +64,16 @@ def _lines(app: Flask, origin: str) -> list[str]:
         session = db.get_session()
         link = invites.first_admin_link(session)
         session.commit()
-    lines = [RUNNING, "", OPEN.format(origin=origin)]
+    lines = [RUNNING, "", OPEN.format(origin=origin), ADMIN.format(origin=origin)]
     if link:
         lines += ["", FIRST_LINK, link]
     return lines + ["", STOP]
 
 
 def box(lines: list[str]) -> str:
-    """``lines`` framed, as wide as the longest (a link is never wrapped, so it stays clickable)."""
-    width = max(len(line) for line in lines)
-    rule = "─" * (width + 2)
-    body = [f"│ {line.ljust(width)} │" for line in lines]
-    return "\n".join([f"┌{rule}┐", *body, f"└{rule}┘"])
+    """``lines`` framed in at most ``COLUMNS`` columns: a bar on the left, a rule above and below as wide as
+    the widest line; a sentence is wrapped, a link (no space) never is."""
+    text = COLUMNS - 2
+    body = [part for line in lines for part in (textwrap.wrap(line, text, break_long_words=False) or [""])]
+    rule = "─" * min(COLUMNS - 1, max(len(part) for part in body) + 1)
+    return "\n".join([f"┌{rule}", *(f"│ {part}".rstrip() for part in body), f"└{rule}"])

@@ -282,6 +282,16 @@ def by_key(inquiry: Any) -> dict[str, Answer]:
     return {entry["key"]: entry["value"] if "value" in entry else getattr(inquiry, entry["in"]) for entry in entries}
 
 
+def summary(inquiry: Any) -> str:
+    """What an inquiry says, for a preview or a subject line: its message when one field holds it, else the
+    first long-text answer, else the ``Label: value`` paragraphs (a form of short answers only)."""
+    entries = inquiry.answers or []
+    if not entries or any(entry.get("in") == "message" for entry in entries):
+        return inquiry.message
+    written = (entry.get("value") for entry in entries if entry.get("type") == "textarea" and "value" in entry)
+    return next((value for value in written if isinstance(value, str) and value.strip()), inquiry.message)
+
+
 def rows_of(inquiry: Any) -> list[tuple[str, str]] | None:
     """An inquiry's answers as ``(label, words)`` pairs, as they were asked; None when its name, e-mail
     and message columns are all its answers (every inquiry before forms, and the Contact form's)."""

@@ -46,7 +46,11 @@ def draft(inquiry: Inquiry, form: Form | None) -> Draft:
         [
             "",
             "",
-            _("On %(when)s, %(name)s wrote:", when=local_time(inquiry.created_at), name=header_text(inquiry.name, 100)),
+            _(
+                "On %(when)s, %(name)s wrote:",
+                when=local_time(inquiry.created_at),
+                name=header_text(inquiry.name or inquiry.email, 100),
+            ),
             *quoted,
         ]
     )

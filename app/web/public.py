@@ -13,16 +13,20 @@ words, keeping the visitor's text whenever it was received.
 
 from __future__ import annotations
 
+from urllib.parse import quote, urlsplit
+
 from flask import Blueprint, current_app, g, jsonify, redirect, render_template, request, url_for
 from flask_babel import get_locale
 from flask_babel import lazy_gettext as _l
 from flask_wtf.csrf import CSRFError
+from markupsafe import Markup, escape
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from werkzeug.exceptions import Forbidden, HTTPException, NotFound, UnsupportedMediaType
 
 from app import cleanup
 from app.core import db, i18n, metrics, ratelimit
+from app.core.parsing import parse_address
 from app.forms import answers as form_answers
 from app.forms import embed
 from app.forms import refused as refused_sites
@@ -307,7 +311,28 @@ def privacy():
         if form.enabled
         and (form.retention_days or form.spam_retention_days or form.retention_clock != retention.Clock.RECEIVED)
     ]
-    return render_template("public/privacy.html", retention_days=days, spam_retention_days=spam_days, own_retention=own)
+    return render_template(
+        "public/privacy.html",
+        retention_days=days,
+        spam_retention_days=spam_days,
+        own_retention=own,
+        contact=contact_link(current_app.config["OPERATOR_CONTACT"]),
+    )
+
+
+def contact_link(contact: str | None) -> Markup | None:
+    """The operator's contact (``SUNDOWN_OPERATOR_CONTACT``) for the privacy page: an e-mail or web address as
+    a link, anything else (a postal address) as text; None when unset."""
+    if not contact:
+        return None
+    text = contact.strip()
+    if urlsplit(text).scheme in ("http", "https"):
+        return Markup('<a href="{}">{}</a>').format(text, text)
+    try:
+        address = parse_address(text)
+    except ValueError:
+        return escape(text)
+    return Markup('<a href="mailto:{}">{}</a>').format(quote(address, safe="@"), address)
 
 
 def _receive(slug: str | None) -> None:

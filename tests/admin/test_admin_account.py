@@ -7,7 +7,7 @@ import re
 import pytest
 from sqlalchemy import select
 
-from app.models import AdminLogin, Passkey
+from app.models import Admin, AdminLogin, AuditEntry, Passkey
 from tests.helpers import csrf_token
 from tests.softauthn import PasskeyBrowser, invite
 
@@ -26,6 +26,30 @@ def laptop(app, client) -> PasskeyBrowser:
 def post_form(browser: PasskeyBrowser, path: str, **data):
     token = csrf_token(browser.client, "/admin/account")
     return browser.client.post(path, data={"csrf_token": token, **data})
+
+
+def test_an_admin_renames_themselves_on_the_account_page(laptop, app, query):
+    assert 'id="admin-name" name="name"' in laptop.client.get("/admin/account").get_data(as_text=True)
+    response = post_form(laptop, "/admin/account/name", name="  Ada   Lovelace ")
+    assert response.status_code == 303
+    assert query(select(Admin.name)) == ["Ada Lovelace"]
+    assert query.rows(select(AuditEntry.admin_name, AuditEntry.action, AuditEntry.detail))[-1] == (
+        "Ada",
+        "name_changed",
+        "Ada → Ada Lovelace",
+    )
+    page = laptop.client.get("/admin/account").get_data(as_text=True)
+    assert "Name saved." in page and "Account: Ada Lovelace" in page
+
+
+def test_a_name_taken_or_empty_is_refused_and_nothing_changes(laptop, app, query):
+    other = PasskeyBrowser(app, app.test_client())
+    assert other.enroll(invite(app, "Grace")).status_code == 200
+    post_form(laptop, "/admin/account/name", name="Grace")
+    assert "Another admin is already named Grace" in laptop.client.get("/admin/account").get_data(as_text=True)
+    post_form(laptop, "/admin/account/name", name="   ")
+    assert "Enter a name of 1 to 100 characters." in laptop.client.get("/admin/account").get_data(as_text=True)
+    assert sorted(query(select(Admin.name))) == ["Ada", "Grace"]
 
 
 def test_adding_a_passkey_lets_it_log_in(laptop, query):

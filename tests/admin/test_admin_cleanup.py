@@ -7,7 +7,8 @@ from datetime import timedelta
 
 from sqlalchemy import select
 
-from app.models import CleanupRun, Inquiry
+from app.admin.labels import LABELS, label
+from app.models import AuditAction, CleanupRun, Inquiry
 from tests.factories import add_inquiries, inquiry
 from tests.helpers import csrf_token
 
@@ -43,7 +44,28 @@ def test_the_cleanup_page_shows_the_last_run_and_highlights_failed_ones(admin_cl
     assert "2.5 s" in page
     assert page.count('class="failed"') == 1
     assert "OperationalError: database is locked" in page
-    assert "inquiry_form" in page
+    assert "an inquiry sent by the form" in page and "inquiry_form" not in page
+
+
+def test_only_what_a_run_deleted_is_listed_and_a_run_that_deleted_nothing_says_so(admin_client, db_session, clock):
+    add_run(db_session, clock, 5, deleted=json.dumps({"inquiries": 0, "spam": 3, "rate_limits": 0}))
+    add_run(db_session, clock, 60, trigger="admin_inbox", deleted=json.dumps({"inquiries": 0, "spam": 0}))
+    page = admin_client.get("/admin/cleanup").get_data(as_text=True)
+    assert (
+        '<td data-label="Deleted">spam: 3</td>' in page
+        and "inquiries: 0" not in page
+        and "rate-limit counters: 0" not in page
+    )
+    assert '<td data-label="Deleted">nothing</td>' in page
+    assert "an admin opening the inbox" in page and "admin_inbox" not in page
+
+
+def test_every_audit_action_and_cleanup_trigger_has_words(app):
+    with app.test_request_context():
+        for action in AuditAction:
+            assert action.value in LABELS and "_" not in label(action), action
+        for trigger in ("admin_manual", "admin_inbox", "admin_spam", "inquiry_form", "login_verify", "healthz"):
+            assert "_" not in label(trigger) and label(trigger) != trigger
 
 
 def test_run_cleanup_now_deletes_expired_rows_and_reports(admin_client, db_session, clock):
@@ -59,7 +81,7 @@ def test_run_cleanup_now_deletes_expired_rows_and_reports(admin_client, db_sessi
     assert response.status_code == 303
     page = admin_client.get("/admin/cleanup").get_data(as_text=True)
     assert "Cleanup finished: deleted" in page
-    assert "admin_manual" in page
+    assert "Run cleanup now, by an admin" in page
     db_session.commit()
     assert sorted(db_session.scalars(select(Inquiry.id))) == sorted([fresh, held])
     run = db_session.scalars(select(CleanupRun).where(CleanupRun.trigger == "admin_manual")).one()

@@ -14,7 +14,7 @@ from sqlalchemy import delete, event
 from app.admin.export import HEADER
 from app.core import db
 from app.core.csvstream import neutralise
-from app.models import Inquiry
+from app.models import Form, Inquiry
 from tests.factories import add_inquiries, inquiry, numbered_inquiries
 
 BOM = "\ufeff"
@@ -92,7 +92,32 @@ def test_export_row_content(admin_client, db_session, clock):
     add_inquiries(db_session, numbered_inquiries(clock, 1, legal_hold=True, hold_reason="Case 7", hold_by="Ada"))
     (row,) = parse(admin_client.get("/admin/export.csv").data)[1:]
     received = (clock() - timedelta(days=1)).strftime("%Y-%m-%d %H:%M:%S")
-    assert row[1:] == [received, "Name 0", "p0@example.com", "Message 0\nline two", "yes", "Case 7", "Ada", "0", "", ""]
+    assert row[1:] == [
+        received,
+        "Name 0",
+        "p0@example.com",
+        "Message 0\nline two",
+        "contact",
+        "yes",
+        "Case 7",
+        "Ada",
+        "0",
+        "",
+        "",
+    ]
+
+
+def test_the_export_of_every_form_names_each_inquirys_form(admin_client, db_session, clock):
+    contact = db_session.get(Form, 1)
+    quote = Form(slug="quote", title={"en": "Quote"}, fields=contact.fields, email_field=contact.email_field)
+    db_session.add(quote)
+    db_session.commit()
+    add_inquiries(
+        db_session,
+        [inquiry(clock, days_old=2, name="By contact"), inquiry(clock, days_old=1, name="By quote", form_id=quote.id)],
+    )
+    rows = [dict(zip(HEADER, row, strict=True)) for row in parse(admin_client.get("/admin/export.csv").data)[1:]]
+    assert [(row["name"], row["form"]) for row in rows] == [("By contact", "contact"), ("By quote", "quote")]
 
 
 INJECTIONS = {
@@ -128,7 +153,7 @@ def test_formula_injection_is_neutralised_in_every_free_text_cell(admin_client, 
     exported = parse(admin_client.get("/admin/export.csv").data)[1:]
     for payload, row in zip(payloads, exported, strict=True):
         expected = INJECTIONS[payload]
-        assert [row[2], row[3], row[4], row[6], row[7]] == [expected] * 5
+        assert [row[2], row[3], row[4], row[7], row[8]] == [expected] * 5
     assert len(exported[payloads.index("a,=b")]) == len(HEADER)
 
 

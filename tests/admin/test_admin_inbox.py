@@ -170,3 +170,66 @@ def test_opening_the_inbox_triggers_a_cleanup_after_the_response(admin_client, d
     db_session.commit()
     assert db_session.scalars(select(CleanupRun.trigger)).all() == ["admin_inbox"]
     assert db_session.get(Inquiry, old) is None
+
+
+FORM_ANSWERS = [
+    {"key": "need", "type": "select", "label": "What do you need?", "value": "site", "shown": "A new website"},
+    {"key": "details", "type": "textarea", "label": "Details", "value": "\nWe sell bicycles in Lyon\nand more"},
+    {"key": "email", "type": "email", "label": "Email", "in": "email"},
+]
+
+
+def test_an_inquiry_without_a_name_opens_by_its_address_or_its_number(admin_client, db_session, clock):
+    by_address, by_number = add_inquiries(
+        db_session, [inquiry(clock, name="", email="ann@example.com"), inquiry(clock, name="  ", email="")]
+    )
+    page = html(admin_client.get("/admin/"))
+    assert f'href="/admin/inquiries/{by_address}">ann@example.com<span' in page
+    assert f'href="/admin/inquiries/{by_number}">Inquiry #{by_number}<span' in page
+    detail = html(admin_client.get(f"/admin/inquiries/{by_address}"))
+    assert "<h1>Inquiry from ann@example.com" in detail and "to ann@example.com by email" in detail
+    assert "Inquiry from <" not in detail and "to  by email" not in detail
+    assert f"<h1>Inquiry #{by_number}" in html(admin_client.get(f"/admin/inquiries/{by_number}"))
+
+
+def test_the_message_column_shows_the_first_long_answer_not_the_first_answer(admin_client, db_session, clock):
+    message = "What do you need?: A new website\n\nDetails: We sell bicycles in Lyon"
+    add_inquiries(db_session, [inquiry(clock, message=message, answers=FORM_ANSWERS)])
+    page = html(admin_client.get("/admin/"))
+    assert '<span class="preview">We sell bicycles in Lyon</span>' in page
+    assert "What do you need?: A new website" not in page
+
+
+def test_a_search_under_three_characters_is_explained_on_the_inbox_page(admin_client, db_session, clock):
+    (row,) = add_inquiries(db_session, [inquiry(clock)])
+    response = admin_client.get("/admin/?q=ab")
+    page = html(response)
+    assert response.status_code == 400
+    assert 'role="search"' in page and 'value="ab"' in page and 'aria-invalid="true"' in page
+    assert '<p class="field-error" id="q-error">Search for at least 3 characters.</p>' in page
+    assert listed_ids(page) == [row]  # the list stays, unsearched
+
+
+def test_an_empty_search_points_to_spam_when_spam_has_matches(admin_client, db_session, clock):
+    add_inquiries(db_session, [inquiry(clock, name="Spammy Sam", status="spam"), inquiry(clock, name="Other")])
+    page = html(admin_client.get("/admin/?q=spammy"))
+    assert "No inquiries match “spammy”." in page
+    assert '<a href="/admin/spam?q=spammy">Spam has 1 inquiry that matches: see it.</a>' in page
+    assert 'id="spam-matches"' not in html(admin_client.get("/admin/?q=nobody"))
+    assert listed_ids(html(admin_client.get("/admin/spam?q=spammy"))) != []
+
+
+@pytest.mark.parametrize(
+    ("language", "one", "two"),
+    [
+        ("en", "1 inquiry matches “match”.", "2 inquiries match “match”."),
+        ("ja", "1 件の問い合わせが「match」に一致します。", "2 件の問い合わせが「match」に一致します。"),
+        ("zh-CN", "1 条咨询与“match”匹配。", "2 条咨询与“match”匹配。"),
+    ],
+)
+def test_the_count_of_matches_is_in_the_languages_plural(admin_client, db_session, clock, language, one, two):
+    add_inquiries(db_session, [inquiry(clock, name="match one"), inquiry(clock, name="other")])
+    headers = {"Accept-Language": language}
+    assert one in html(admin_client.get("/admin/?q=match", headers=headers))
+    add_inquiries(db_session, [inquiry(clock, name="match two")])
+    assert two in html(admin_client.get("/admin/?q=match", headers=headers))

@@ -68,10 +68,10 @@ def test_an_owner_sees_every_form_by_week_with_the_share_answered_and_the_median
     assert '<svg class="chart"' in page and 'id="weekly-chart"' in page and "style=" not in page
     forms = page[page.index('id="overview-forms"') :]
     assert "Contact" in forms and "Quote" in forms
-    assert "<td>3</td>" in forms and "33%" in forms  # Contact: three in the year, one answered
+    assert '<td data-label="Inquiries">3</td>' in forms and "33%" in forms  # Contact: three in the year, one answered
     assert "Median time to the first reply: 3 hours." in page  # the first replies took 2 and 4 hours
     weekly = page[page.index('id="weekly"') : page.index('id="overview-forms"')]
-    assert "<td>3</td>" in weekly  # this week: two for Contact, one for Quote
+    assert '<td data-label="Inquiries">3</td>' in weekly  # this week: two for Contact, one for Quote
 
 
 def test_a_viewer_sees_only_the_forms_given_to_them(app, login, query, clock):

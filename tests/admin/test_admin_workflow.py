@@ -9,6 +9,7 @@ from sqlalchemy import select
 
 from app.admin import inquiries
 from app.models import AuditEntry, Inquiry, InquiryView
+from tests.admin.test_admin_inbox import FORM_ANSWERS
 from tests.factories import add_inquiries, inquiry, numbered_inquiries
 from tests.helpers import csrf_token, snapshot
 
@@ -191,7 +192,7 @@ def test_filters_show_unread_or_unanswered_and_keep_the_search(admin_client, clo
     assert listed_ids(admin_client.get("/admin/?show=unread").get_data(as_text=True)) == [fresh]
     assert sorted(listed_ids(admin_client.get("/admin/?show=unanswered").get_data(as_text=True))) == [read, fresh]
     page = admin_client.get("/admin/?show=unanswered&q=Kim%202").get_data(as_text=True)
-    assert listed_ids(page) == [fresh] and "1 inquiry match “Kim 2”." in page
+    assert listed_ids(page) == [fresh] and "1 inquiry matches “Kim 2”." in page
     assert admin_client.get("/admin/?show=everything").status_code == 400
 
 
@@ -207,7 +208,7 @@ def test_the_list_says_how_many_match(admin_client, clock, query):
     arrange(query, numbered_inquiries(clock, 60))
     assert "60 inquiries." in admin_client.get("/admin/").get_data(as_text=True)
     assert "11 inquiries match “Name 1”." in admin_client.get("/admin/?q=Name+1").get_data(as_text=True)
-    assert "1 inquiry match “p7@”." in admin_client.get("/admin/?q=p7@").get_data(as_text=True)
+    assert "1 inquiry matches “p7@”." in admin_client.get("/admin/?q=p7@").get_data(as_text=True)
 
 
 def test_a_count_past_the_limit_says_more_than(admin_client, clock, monkeypatch, query):
@@ -254,6 +255,15 @@ def test_a_long_message_is_quoted_in_part(admin_client, clock, query):
     (row,) = arrange(query, [inquiry(clock, message="word " * 2000)])
     link = REPLY.search(admin_client.get(f"/admin/inquiries/{row}").get_data(as_text=True)).group(1)
     assert len(link) < 6000 and "%5B%E2%80%A6%5D" in link  # "[…]" marks the cut
+
+
+def test_reply_link_subject_is_the_first_long_answer_of_a_form_with_several(admin_client, clock, query):
+    message = "What do you need?: A new website\n\nDetails: We sell bicycles in Lyon"
+    (row,) = arrange(query, [inquiry(clock, name="", email="ann@example.com", message=message, answers=FORM_ANSWERS)])
+    link = REPLY.search(admin_client.get(f"/admin/inquiries/{row}").get_data(as_text=True)).group(1)
+    fields = parse_qs(urlsplit(link.replace("&amp;", "&")).query)
+    assert fields["subject"] == ["Re: We sell bicycles in Lyon"]
+    assert "ann@example.com wrote:" in fields["body"][0]
 
 
 def test_reply_link_subject_is_the_first_line_shortened():

@@ -106,6 +106,7 @@ MATRIX: dict[str, tuple[str, ...]] = {
     "admin.allow_site": (OWNER,),
     "admin.account": (OWNER, R, V),
     "admin.change_email": (OWNER, R, V),
+    "admin.change_name": (OWNER, R, V),
     "admin.change_language": (OWNER, R, V),
     "admin.revoke_login": (OWNER, R, V),
     "admin.rename_passkey": (OWNER, R, V),

@@ -45,6 +45,25 @@ def test_enrollment_creates_the_admin_passkey_and_session(app, browser, query):
     assert browser.client.get("/admin/account").status_code == 200
 
 
+def test_a_new_admin_chooses_their_display_name_on_the_enrollment_page(app, browser, client, query):
+    url = invite(app, "admin")
+    page = client.get(url.removeprefix("http://localhost")).get_data(as_text=True)
+    assert 'id="display-name" name="display_name" data-display-name' in page and 'value="admin"' in page
+    response = browser.enroll(url, display_name="  Grace   Hopper ")
+    assert response.status_code == 200, response.get_json()
+    assert query(select(Admin.name)) == ["Grace Hopper"]
+
+
+def test_an_empty_display_name_keeps_the_invited_one_and_a_recovery_keeps_the_admins(app, browser, query):
+    assert browser.enroll(invite(app, "Ada"), display_name="   ").status_code == 200
+    recovery = invite(app, "Ada", recover=True)
+    assert "data-display-name" not in browser.client.get(recovery.removeprefix("http://localhost")).get_data(
+        as_text=True
+    )
+    assert PasskeyBrowser(app, app.test_client()).enroll(recovery, display_name="Mallory").status_code == 200
+    assert query(select(Admin.name)) == ["Ada"]
+
+
 def test_enrollment_page_shows_the_create_passkey_button(app, client):
     url = invite(app, "Ada")
     page = client.get(url.removeprefix("http://localhost")).get_data(as_text=True)

@@ -87,6 +87,8 @@ BAD = [
     ("SECRET_KEY", "12345"),
     ("SECRET_KEY", "k" * 31),  # shorter than 32 characters
     ("RP_NAME", ""),
+    ("OPERATOR_NAME", " "),
+    ("OPERATOR_CONTACT", "x" * 201),
     ("DATABASE_URL", "mysql://sundown@db/sundown"),
     ("DATABASE_URL", "not a url"),
     ("ORIGIN", "inbox.example.org"),

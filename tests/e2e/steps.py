@@ -119,6 +119,38 @@ def assert_fits(page: Page) -> None:
     assert not spills, "; ".join(spills)
 
 
+# Words wider than the table cell holding them: the browser breaks them in the middle (each word measured in
+# its cell's font, as shown, capitals included; a header hidden for screen readers only, a select's options
+# and a closed detail are not shown, so not measured).
+_BROKEN_WORDS = """() => {
+  const measure = document.createElement("canvas").getContext("2d");
+  const found = [];
+  for (const cell of document.querySelectorAll("main table caption, main table th, main table td")) {
+    const head = cell.closest("thead");
+    const unseen = cell.closest(".visually-hidden") || (head && getComputedStyle(head).position === "absolute");
+    if (!cell.getClientRects().length || unseen) continue;
+    const style = getComputedStyle(cell);
+    measure.font = `${style.fontWeight} ${style.fontSize} ${style.fontFamily}`;
+    const room = cell.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+    const shown = cell.cloneNode(true);
+    shown.querySelectorAll(".visually-hidden, select, details:not([open]) > :not(summary)")
+      .forEach((hidden) => hidden.remove());
+    const text = style.textTransform === "uppercase" ? shown.textContent.toUpperCase() : shown.textContent;
+    for (const word of text.split(/\\s+/)) {
+      const width = measure.measureText(word).width + word.length * (parseFloat(style.letterSpacing) || 0);
+      if (word && width > room + 1) found.push(`"${word}" (${Math.round(width)} px) in a ${Math.round(room)} px cell`);
+    }
+  }
+  return found.slice(0, 8);
+}"""
+
+
+def assert_no_broken_words(page: Page) -> None:
+    """No word in a table is wider than its cell, so none is broken in the middle to fit."""
+    broken = page.evaluate(_BROKEN_WORDS)
+    assert not broken, "; ".join(broken)
+
+
 SIZES = {"desktop": (1280, 800), "phone": (390, 844)}
 
 

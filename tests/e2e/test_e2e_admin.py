@@ -136,6 +136,7 @@ def test_hold_delete_and_export_csv(server, page, authenticator, shot):
         "name",
         "email",
         "message",
+        "form",
         "legal_hold",
         "hold_reason",
         "hold_by",

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from axe_playwright_python.sync_playwright import Axe
 
-from tests.e2e.steps import assert_fits, enroll
+from tests.e2e.steps import assert_fits, assert_no_broken_words, enroll
 
 SIZES = {"desktop": (1280, 800), "phone": (390, 844)}
 PAGES = [
@@ -56,6 +56,7 @@ def test_every_admin_page_fits_both_widths_and_passes_axe(server, admin_page, sh
             admin_page.goto(f"{server.base_url}{path}")
             try:
                 assert_fits(admin_page)
+                assert_no_broken_words(admin_page)
             except AssertionError as error:
                 problems.append(f"{path} at {width} px: {error}")
             results = Axe().run(admin_page)

@@ -163,7 +163,8 @@ def test_passkey_messages_come_from_the_catalog(new_context, shot, page_problems
     authenticator.set_user_verified(False)  # the login is refused in the browser: NotAllowedError
     page.goto("/auth/login")
     page.get_by_role("button", name="パスキーでログイン").click()
-    expect(page.locator("[data-passkey-status]")).to_have_text(
+    expect(page.get_by_role("alert")).to_have_text(  # an alert, read out at once: not the quiet status line
         re.compile("キャンセルされたか、時間切れになりました|このパスキーはこのサイトに登録されていません")
     )
+    expect(page.locator("[data-passkey-status]")).to_have_text("")
     check_page(page, shot, "ja-passkey-message", "ja")

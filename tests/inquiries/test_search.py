@@ -66,6 +66,7 @@ def test_a_search_needs_three_characters(admin_client, text):
     response = admin_client.get("/admin/", query_string={"q": text})
     assert response.status_code == 400
     assert "Search for at least 3 characters." in response.get_data(as_text=True)
+    assert 'role="search"' in response.get_data(as_text=True)  # explained on the inbox page itself
 
 
 @pytest.mark.parametrize("text", ['say "hi"', "a OR b", "NEAR(x y)", "col:umn", "xy*", "^start", "'quoted'"])

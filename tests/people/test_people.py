@@ -65,8 +65,8 @@ def test_the_people_page_shows_every_inquiry_of_the_address_in_any_case(admin_cl
     for key in ("inbox", "spam", "held", "old"):
         assert f'id="inquiry-{ids[key]}"' in html
     assert f'id="inquiry-{ids["other"]}"' not in html
-    assert "Claim 42" in html and "marked_not_spam" in html
-    assert "hold_released" not in html  # about inquiry #<id>0, not this one
+    assert "Claim 42" in html and "Grace, marked not spam" in html and "marked_not_spam" not in html
+    assert "hold released" not in html  # about inquiry #<id>0, not this one
     assert html.count("Past retention: deleted at the next cleanup") == 1
     assert page.headers["Cache-Control"] == "no-store"
 

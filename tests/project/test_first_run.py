@@ -74,7 +74,10 @@ def test_make_run_prints_the_box_last_then_serves_on_the_chosen_port(tmp_path):
         bottom = output.wait_for(lambda line: line.startswith("└"), "the box")
         top = max(i for i, line in enumerate(output.lines[:bottom]) if line.startswith("┌"))
         inside = [line.strip("│ ") for line in output.lines[top + 1 : bottom]]
-        assert f"Open http://localhost:{port} (not 127.0.0.1: passkeys are bound to the name localhost)." in inside
+        assert all(len(line) <= 80 for line in output.lines[top : bottom + 1])  # an 80-column terminal
+        said = " ".join(inside)
+        assert f"Open http://localhost:{port} (not 127.0.0.1: passkeys are bound to the name localhost)." in said
+        assert f"Admin pages: http://localhost:{port}/admin/" in inside
         [link] = [line for line in inside if line.startswith(f"http://localhost:{port}/auth/enroll/")]
         with urllib.request.urlopen(link, timeout=20) as page:
             assert "Create your passkey" in page.read().decode()
@@ -92,11 +95,19 @@ def test_the_dev_server_refuses_an_origin_it_does_not_serve(runner):
     assert "set SUNDOWN_ORIGIN=http://localhost:5050 (make run PORT=5050 does)" in result.output
 
 
-def test_the_box_is_as_wide_as_its_longest_line_and_never_wraps_a_link():
-    link = "http://localhost:5000/auth/enroll/" + "x" * 43
-    lines = box(["Sundown is running.", "", link]).splitlines()
-    assert len({len(line) for line in lines}) == 1
-    assert lines[3] == f"│ {link} │"
+def test_the_box_fits_80_columns_wraps_sentences_and_never_a_link():
+    link = "http://localhost:54321/auth/enroll/" + "x" * 43
+    sentence = "Open http://localhost:54321 (not 127.0.0.1: passkeys are bound to the name localhost)."
+    lines = box(["Sundown is running.", "", sentence, link]).splitlines()
+    assert max(len(line) for line in lines) == 80 and len(sentence) > 78
+    assert lines[0] == "┌" + "─" * 79 and lines[-1] == "└" + "─" * 79
+    assert lines[2] == "│" and lines[-2] == f"│ {link}"
+    assert " ".join(line[2:] for line in lines[3:5]) == sentence
+
+
+def test_a_box_of_short_lines_is_as_wide_as_its_longest():
+    lines = box(["Sundown is running.", "Press Ctrl+C to stop."]).splitlines()
+    assert lines[0] == "┌" + "─" * 22 and lines[1:3] == ["│ Sundown is running.", "│ Press Ctrl+C to stop."]
 
 
 def notice(page: str) -> str | None:

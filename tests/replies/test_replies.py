@@ -123,6 +123,38 @@ def test_a_second_reply_is_its_own_message_in_the_same_thread_and_uses_the_admin
     assert second["Reply-To"] == "ada@team.example.org"
 
 
+def test_the_composer_names_the_address_answers_come_back_to(added, admin_client, clock, query, mail):
+    [row] = added([inquiry(clock, email="grace@example.com")])
+    page = admin_client.get(f"/admin/inquiries/{row}").get_data(as_text=True)
+    assert "their answer comes back to team@example.org." in page
+    token = csrf_token(admin_client, "/admin/account")
+    admin_client.post("/admin/account/email", data={"csrf_token": token, "email": "ada@team.example.org"})
+    page = admin_client.get(f"/admin/inquiries/{row}").get_data(as_text=True)
+    assert "their answer comes back to ada@team.example.org." in page
+    reply(admin_client, row)
+    [(_to, raw)] = mail.envelopes
+    assert email.message_from_bytes(raw, policy=default_policy)["Reply-To"] == "ada@team.example.org"
+
+
+@pytest.fixture
+def no_team_address(app_config):
+    """No ``SUNDOWN_REPLY_TO`` (set before the app is built)."""
+    app_config["REPLY_TO"] = None
+
+
+def test_without_any_address_for_answers_the_composer_says_where_they_go(
+    no_team_address, added, admin_client, clock, mail
+):
+    [row] = added([inquiry(clock, email="grace@example.com")])
+    page = admin_client.get(f"/admin/inquiries/{row}").get_data(as_text=True)
+    assert "from sundown@mail.example.org; their answer goes there too, as no address for answers is set." in page
+    assert 'href="/admin/account#admin-email">Set your address for answers</a>' in page
+    assert "comes back to your address" not in page
+    reply(admin_client, row)
+    [(_to, raw)] = mail.envelopes
+    assert email.message_from_bytes(raw, policy=default_policy)["Reply-To"] is None
+
+
 def test_the_account_page_refuses_an_address_that_is_not_one(admin_client, query):
     token = csrf_token(admin_client, "/admin/account")
     response = admin_client.post("/admin/account/email", data={"csrf_token": token, "email": "not an address"})

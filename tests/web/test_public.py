@@ -9,6 +9,7 @@ from sqlalchemy import event, select
 
 from app.core import db
 from app.models import Inquiry, InquiryStatus, RateLimit, Setting
+from app.web.public import contact_link
 from tests.helpers import VALID, csrf_token, filled_form, solution
 
 STATUSES = select(Inquiry.status).order_by(Inquiry.id)
@@ -282,6 +283,39 @@ def test_privacy_states_both_retentions(client, app):
         session.add(Setting(key="spam_retention_days", value="7"))
     page = client.get("/privacy").get_data(as_text=True)
     assert "<strong>60 days</strong>" in page and "<strong>7 days</strong>" in page
+
+
+def test_privacy_without_an_operator_tells_the_owner_what_to_set(client):
+    page = client.get("/privacy").get_data(as_text=True)
+    assert 'id="operator-unset"' in page and "SUNDOWN_OPERATOR_NAME" in page
+    assert "To write to us about your data" not in page
+
+
+@pytest.fixture
+def operator(app_config):
+    """The operator's name and contact (set before the app is built)."""
+    app_config["OPERATOR_NAME"] = "Example <Ltd>, 1 Main Street, Lyon"
+    app_config["OPERATOR_CONTACT"] = "Privacy@Example.org"
+
+
+def test_privacy_names_the_operator_and_links_their_contact(operator, client):
+    page = client.get("/privacy").get_data(as_text=True)
+    assert "in the care of Example &lt;Ltd&gt;, 1 Main Street, Lyon." in page
+    assert '<a href="mailto:Privacy@example.org">Privacy@example.org</a>' in page
+    assert 'id="operator-unset"' not in page
+
+
+@pytest.mark.parametrize(
+    ("contact", "shown"),
+    [
+        ("https://example.org/privacy", '<a href="https://example.org/privacy">https://example.org/privacy</a>'),
+        ("Data Office, 1 <Main> St", "Data Office, 1 &lt;Main&gt; St"),
+        (None, None),
+    ],
+)
+def test_the_operators_contact_is_a_link_when_it_is_an_address(app, contact, shown):
+    with app.app_context():
+        assert (str(contact_link(contact)) if contact else None) == shown
 
 
 def test_healthz_reports_database_and_migrations(client):
