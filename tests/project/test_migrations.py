@@ -701,6 +701,8 @@ def test_the_alembic_command_runs_the_held_files_migration_keeping_every_piece(t
     assert current_revision(engine) == head_revision()
     with engine.connect() as connection:
         assert [data for _id, _owner, _seq, data in _files(connection)] == PIECES
+
+
 def test_the_anonymise_migration_adds_the_forms_choice_and_the_mark_both_ways_keeping_every_row(database_url):
     engine = make_engine(database_url)
     submissions = sa.table("submissions", sa.column("id"), sa.column("name"), sa.column("anonymised_at", UTCDateTime()))
