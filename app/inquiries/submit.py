@@ -150,20 +150,45 @@ def _text_of(answers: dict[str, Any], extra: dict[str, str]) -> str:
 def _save(
     inquiry: store.NewInquiry, verdict: spam.Verdict, files: list[uploads.Upload], client: str
 ) -> store.Filed | Limited | Invalid:
-    """The limits' hits and budgets and, within them, the inquiry: one write transaction. Over a limit the
-    hits are committed alone."""
+    """The inquiry and, within the limits' hits and budgets, its commit: one write transaction.
+
+    The hits come after the inquiry: their rows are shared (every submission counts on the site-wide row, every
+    one from an address on its row), and PostgreSQL holds a row lock until the transaction ends, so counted
+    first they made each submission wait for the whole transaction of every other. Counted last, a row is
+    locked only until the commit that follows. A client already over its limit is refused first, by a read,
+    so a flood's refusals write no inquiry. Over a limit or a budget the inquiry goes back to its savepoint
+    and the hits are counted again alone (``_refused``), as if nothing had been saved.
+    """
+    limits = ratelimit.parse_limits(current_app.config["SUBMIT_RATE_LIMITS"])
     with db.transaction(write=True) as session:
-        wait = _hit_client(client, session)
-        if wait is not None:
-            return _limited(wait)
+        if ratelimit.over("submit", client, limits, session) is not None:
+            return _refused(session, client, None)
+        attempt = session.begin_nested()
+        filed = store.save(session, inquiry, verdict, files)
         refusal = _file_budgets(session, client, sum(upload.size for upload in files))
-        if refusal is not None:
-            return refusal
-        site_limits = ratelimit.parse_limits(current_app.config["SUBMIT_GLOBAL_RATE_LIMITS"])
-        wait = ratelimit.hit("submit-all", "all", site_limits, session)
-        if wait is None:
-            return store.save(session, inquiry, verdict, files)
-    return _limited(wait)
+        if refusal is None and _hit_client(client, session) is None and _hit_site(session) is None:
+            attempt.commit()
+            return filed
+        attempt.rollback()
+        return _refused(session, client, refusal)
+
+
+def _refused(session: Session, client: str, refusal: Invalid | None) -> Limited | Invalid:
+    """The limits' hits counted alone (after the savepoint's rollback, again): the client's, then the site's
+    unless the client is over its own (it counts toward the site's no more); ``refusal`` when a budget refused,
+    else the wait."""
+    wait = _hit_client(client, session)
+    if wait is None and refusal is None:
+        wait = _hit_site(session)
+    if refusal is not None:
+        return refusal
+    return _limited(wait if wait is not None else 1)
+
+
+def _hit_site(session: Session) -> int | None:
+    """Count a submission against the site's limits, in ``session``'s transaction; the wait when over."""
+    site_limits = ratelimit.parse_limits(current_app.config["SUBMIT_GLOBAL_RATE_LIMITS"])
+    return ratelimit.hit("submit-all", "all", site_limits, session)
 
 
 def _file_budgets(session: Session, client: str, size: int) -> Invalid | None:
