@@ -214,7 +214,7 @@ def over_forms(ctx, template, label: str, rows: int) -> None:
     """The alternated trials again, on the backlog spread over twenty forms with retentions of their own,
     reported as ``<label>/20 forms``."""
     with spread_over_forms(template) as database:
-        trials = alternated(ctx, database, "forms_", ctx.sizes["rate"])
+        trials = alternated(ctx, database, "forms_", ctx.sizes["rate"], widen=False)
         report_trials(ctx, f"{label}/{len(FORM_DAYS) + 1} forms", trials, rows)
 
 
@@ -227,7 +227,7 @@ def with_threads(ctx, template, label: str, rows: int) -> None:
     database = template.copy(f"backlog_threads_{template.kind}")
     try:
         database.add_threads(THREAD_MESSAGES)
-        trials = alternated(ctx, database, "threads_", ctx.sizes["rate"])
+        trials = alternated(ctx, database, "threads_", ctx.sizes["rate"], widen=False)
         report_trials(ctx, f"{label}/threads", trials, rows)
     finally:
         database.drop()
@@ -246,12 +246,13 @@ def spread_over_forms(template):
         database.drop()
 
 
-def alternated(ctx, template, prefix: str, rate: float) -> list[Trial]:
-    """The alternated delete and cleanup trials at ``rate``; then, on SQLite, more cleanup runs (at most
+def alternated(ctx, template, prefix: str, rate: float, widen: bool = True) -> list[Trial]:
+    """The alternated delete and cleanup trials at ``rate``; then, on SQLite and when ``widen`` (the one-form
+    backlog; a variant compares with it), more cleanup runs (at most
     ``window_trials`` in all) until their windows hold ``window_requests`` submissions: a p99 needs 20 above it,
     and a 50k run is over in seconds. (PostgreSQL's runs take a fraction of a second: no number of them would.)"""
     trials = [_trial(ctx, template, method, f"{prefix}{method}{i}", rate=rate) for i, method in enumerate(_order(ctx))]
-    while template.kind == "sqlite" and _short_of_requests(ctx, trials):
+    while widen and template.kind == "sqlite" and _short_of_requests(ctx, trials):
         trials.append(_trial(ctx, template, "cleanup", f"{prefix}cleanup{len(trials)}", rate=rate))
     return trials
 
