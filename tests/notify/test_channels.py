@@ -79,7 +79,7 @@ def test_a_channel_added_to_the_registry_is_enqueued_sent_counted_and_shown(admi
     page = admin_client.get("/admin/notifications").get_data(as_text=True)
     # a row of the health table and its Test button, the delivery log's tab and the channel of its delivery
     assert page.count("Toy pager") == 4
-    assert '<th scope="row">Toy pager</th>' in page and "<td>Toy pager</td>" in page
+    assert '<th scope="row">Toy pager</th>' in page and '<td data-label="Channel">Toy pager</td>' in page
     assert '<th scope="row">Toy pager</th>' in admin_client.get("/admin/cleanup").get_data(as_text=True)
 
 
