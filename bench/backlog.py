@@ -381,7 +381,7 @@ def report_latency(ctx, kind: str, cleanups: list[Trial], deletes: list[Trial], 
             kind,
             f"p99 {during.percentile(0.99) * 1000:.1f} ms from the claim until the purge and checkpoint "
             f"ended ({window}) vs {idle.percentile(0.99) * 1000:.1f} ms idle before; open loop, "
-            f"{len(idle.latencies) / max(sum(t.started - t.begun - WARM for t in cleanups), 1):.0f}/s",
+            f"{len(idle.latencies) / max(sum(t.started - t.begun - WARM for t in [*cleanups, *deletes]), 1):.0f}/s",
             samples=f"{len(during.latencies)} / {len(idle.latencies)} requests, "
             f"{during.above(0.99)} / {idle.above(0.99)} above p99",
             ratio=Ratio(per_trial, control),
