@@ -130,11 +130,13 @@ class Trial:
 
     @property
     def idle(self) -> Samples:
-        return self.samples.between(self.begun + WARM, self.started)
+        # Only requests over before the delete began: one still waiting then waited for the delete.
+        return self.samples.between(self.begun + WARM, self.started).ending(before=self.started)
 
     @property
     def during(self) -> Samples:
-        return self.samples.between(self.started, self.end)
+        # Every request due before the window's end and still running when it began (queued behind the claim).
+        return self.samples.between(self.begun + WARM, self.end).ending(after=self.started)
 
     @property
     def after_run(self) -> Samples:

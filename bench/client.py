@@ -123,6 +123,14 @@ class Samples:
         """The longest latency (0 when empty)."""
         return max(self.latencies, default=0.0)
 
+    def ending(self, before: float | None = None, after: float | None = None) -> Samples:
+        """The requests that ended before ``before`` and after ``after`` (each when given)."""
+        picked = Samples(elapsed=self.elapsed)
+        for t, s, lat in zip(self.started, self.statuses, self.latencies, strict=False):
+            if (before is None or t + lat < before) and (after is None or t + lat >= after):
+                picked.add(t, s, lat)
+        return picked
+
     def between(self, start: float, end: float) -> Samples:
         """The requests due to start within [start, end)."""
         picked = Samples(elapsed=end - start)
