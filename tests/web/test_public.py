@@ -209,15 +209,13 @@ def test_a_flood_from_endless_addresses_is_capped_for_the_whole_site(app_config,
     assert query.count(Inquiry) == 5
 
 
-def test_a_submission_counts_its_hit_in_every_window_with_two_statements(strict_limits, app, client, query):
-    """A read of the client's windows (a client already over its limit is refused before its inquiry is
-    written), then, after the inquiry, the client's two limits in one upsert and the site's in another: a
-    client over its own limit spends none of the site's (one statement more, a round trip on PostgreSQL)."""
+def _statements_of_one_submission(app, client) -> list[str]:
+    """The statements a valid submission sends from this thread, in order."""
     statements: list[str] = []
     here = threading.get_ident()
 
     def record(_conn, _cursor, statement: str, *_args) -> None:
-        if threading.get_ident() == here and "rate_limits" in statement:
+        if threading.get_ident() == here:
             statements.append(statement)
 
     engine = db.engine_of(app)
@@ -226,6 +224,14 @@ def test_a_submission_counts_its_hit_in_every_window_with_two_statements(strict_
         assert client.post("/api/inquiries", json=VALID).status_code == 201
     finally:
         event.remove(engine, "before_cursor_execute", record)
+    return statements
+
+
+def test_a_submission_counts_its_hit_in_every_window_with_two_statements(strict_limits, app, client, query):
+    """A read of the client's windows (a client already over its limit is refused before its inquiry is
+    written), then, after the inquiry, the client's two limits in one upsert and the site's in another: a
+    client over its own limit spends none of the site's (one statement more, a round trip on PostgreSQL)."""
+    statements = [each for each in _statements_of_one_submission(app, client) if "rate_limits" in each]
     assert [statement.split()[0] for statement in statements] == ["SELECT", "INSERT", "INSERT"]
     assert sorted(query(select(RateLimit.count))) == [1, 1, 1, 1]  # the client's two windows, the site's two
 
@@ -235,19 +241,7 @@ def test_a_submissions_counts_are_written_after_its_inquiry_so_their_rows_are_lo
 ):
     """PostgreSQL holds a row lock until the transaction ends: counted first, the site-wide row made every
     submission wait for the whole transaction of every other."""
-    statements: list[str] = []
-    here = threading.get_ident()
-
-    def record(_conn, _cursor, statement: str, *_args) -> None:
-        if threading.get_ident() == here and statement.split()[0] in ("INSERT", "UPDATE", "RELEASE", "COMMIT"):
-            statements.append(" ".join(statement.split()[:3]))
-
-    engine = db.engine_of(app)
-    event.listen(engine, "before_cursor_execute", record)
-    try:
-        assert client.post("/api/inquiries", json=VALID).status_code == 201
-    finally:
-        event.remove(engine, "before_cursor_execute", record)
+    statements = [" ".join(each.split()[:3]) for each in _statements_of_one_submission(app, client)]
     inquiry = next(i for i, s in enumerate(statements) if s.startswith("INSERT INTO submissions"))
     counts = [i for i, s in enumerate(statements) if s.startswith("INSERT INTO rate_limits")]
     assert len(counts) == 2 and min(counts) > inquiry, statements
