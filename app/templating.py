@@ -21,6 +21,7 @@ from app import attachments, forms
 from app.admin import display, guard, labels, workflow
 from app.admin.inbox import unread_inquiries
 from app.admin.notifications import deliveries_failing
+from app.admin.replies import state_words as reply_state_words
 from app.attachments import rules as attachment_rules
 from app.cleanup import alarm as cleanup_alarm
 from app.core import i18n
@@ -46,6 +47,7 @@ FILTERS: dict[str, Callable[..., Any]] = {
     "label": labels.label,  # words for a stored code (cleanup target, audit action ...)
     "spam_check": labels.spam_check,  # words for why an inquiry is in spam (Inquiry.spam_checks)
     "reply_link": workflow.reply_link,  # mailto: with the subject and the message quoted
+    "reply_state": reply_state_words,  # "Queued", "Sent" ... (also in replies.json, for static/replies.js)
 }
 
 GLOBALS: dict[str, Any] = {

@@ -24,6 +24,7 @@ POLICY: dict[str, Permission] = {
     "admin.mark_answered": Permission.ANSWER,  # POST /admin/inquiries/<id>/answered
     "admin.mark_unanswered": Permission.ANSWER,  # POST /admin/inquiries/<id>/unanswered
     "admin.send_reply": Permission.ANSWER,  # POST /admin/inquiries/<id>/reply
+    "admin.reply_states": Permission.READ,  # GET  /admin/inquiries/<id>/replies.json (as the detail page)
     "admin.not_spam": Permission.TRIAGE,  # POST /admin/spam/not-spam
     "admin.change_state": Permission.TRIAGE,  # POST /admin/inquiries/<id>/state
     "admin.assign": Permission.TRIAGE,  # POST /admin/inquiries/<id>/assign

@@ -1,9 +1,14 @@
 """Replying from the inbox: ``POST /admin/inquiries/<id>/reply``, behind the admin login like every page
-under /admin, CSRF-checked like every admin form; the reply itself is ``app.replies``'."""
+under /admin, CSRF-checked like every admin form; the reply itself is ``app.replies``'.
+
+``GET /admin/inquiries/<id>/replies.json`` gives the replies' states, read
+as the detail page reads them, so ``static/replies.js`` can show a queued
+reply become sent without a reload.
+"""
 
 from __future__ import annotations
 
-from flask import flash, redirect, url_for
+from flask import flash, jsonify, redirect, url_for
 from flask import request as http_request
 from flask_babel import get_locale
 from flask_babel import gettext as _
@@ -14,10 +19,10 @@ from werkzeug.exceptions import BadRequest
 from app import audit
 from app.admin import bp
 from app.admin.inbox import render_detail
-from app.admin.inquiries import get_writable_inquiry_or_403
+from app.admin.inquiries import get_inquiry_or_404, get_writable_inquiry_or_403
 from app.core import clock, db
 from app.inquiries.retention import visible_now
-from app.models import AuditAction, Inquiry, ReplyKind
+from app.models import AuditAction, Inquiry, ReplyKind, ReplyStatus
 from app.outbox.hook import wake
 from app.replies import compose, sending
 
@@ -54,6 +59,47 @@ def send_reply(inquiry_id: int):
     wake()
     flash(_("Reply queued: it is sent in a moment, and its state is shown below."))
     return redirect(url_for("admin.detail", inquiry_id=inquiry_id, _anchor="replies"), 303)
+
+
+@bp.get("/inquiries/<int:inquiry_id>/replies.json")
+def reply_states(inquiry_id: int):
+    """The state of each reply about the inquiry, in words of the admin's language, and whether any still
+    waits for the outbox; who may open the inquiry may ask (opening this records no access: it shows no
+    more than the page already did)."""
+    inquiry = get_inquiry_or_404(inquiry_id)
+    shown = sending.of_inquiry(db.get_session(), inquiry.id)
+    return jsonify(
+        replies=[
+            {
+                "id": each.reply.id,
+                "state": each.state,
+                "words": state_words(each.state),
+                # What a screen reader announces when the state changes: the words and which reply.
+                "announce": _("%(state)s: %(subject)s", state=state_words(each.state), subject=each.reply.subject),
+                "error": _("Last error: %(error)s", error=each.last_error) if _shows_error(each) else None,
+            }
+            for each in shown
+        ],
+        waiting=any(each.state in WAITING for each in shown),
+    )
+
+
+WAITING = frozenset({ReplyStatus.QUEUED, sending.RETRYING})
+
+
+def state_words(state: str) -> str:
+    """A reply's state as the detail page words it (``ReplyStatus`` or ``sending.RETRYING``)."""
+    if state == ReplyStatus.SENT:
+        return _("Sent")
+    if state == ReplyStatus.FAILED:
+        return _("Failed")
+    if state == sending.RETRYING:
+        return _("Retrying")
+    return _("Queued")
+
+
+def _shows_error(shown: sending.Shown) -> bool:
+    return shown.state in (sending.RETRYING, ReplyStatus.FAILED) and bool(shown.last_error)
 
 
 def _still_visible(session, inquiry_id: int) -> bool:

@@ -51,6 +51,7 @@ MATRIX: dict[str, tuple[str, ...]] = {
     "admin.mark_answered": (OWNER, R),
     "admin.mark_unanswered": (OWNER, R),
     "admin.send_reply": (OWNER, R),
+    "admin.reply_states": (OWNER, R, V),
     "admin.not_spam": (OWNER, R),
     "admin.change_state": (OWNER, R),
     "admin.assign": (OWNER, R),

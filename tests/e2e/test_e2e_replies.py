@@ -2,7 +2,9 @@
 
 A real SMTP relay (aiosmtpd, plain ``smtp://`` on loopback) receives the
 replies. The page, the composer and the reply's state fit 1280×800 and
-390×844 with no horizontal scroll, and axe-core finds no violation.
+390×844 with no horizontal scroll, and axe-core finds no violation. A
+reply shown queued turns sent in place, without a reload, once the outbox
+has sent it (``static/replies.js``).
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import expect
 
 from app.core.db import get_session
+from app.models import ReplyKind
+from app.replies import sending
 from devtools.pgcluster import free_port
 from devtools.receivers import MailServer
 from tests.e2e.steps import assert_fits, enroll
@@ -118,3 +122,29 @@ def test_an_admin_replies_from_the_inquiry_page_in_every_language(server, page, 
             assert_fits(page)
             assert_accessible(page)
             shot(page, f"{locale}-replied-{size}")
+
+
+def test_a_queued_reply_turns_sent_in_place_without_a_reload(server, page, authenticator, shot, mail):
+    enroll(page, server.quick_invite_link("Paula Poll"))
+    row = arrange(server, "Petra Patient")
+    before = len(mail.envelopes)  # the relay serves this module's servers on both databases
+    with server.app().test_request_context():  # queued as the composer queues it
+        session = get_session()
+        sending.queue(session, row, ReplyKind.REPLY, "Re: Opening hours", "We open at nine.", "en")
+        session.commit()
+    response = page.goto(f"{server.base_url}/admin/inquiries/{row}")
+    assert 'data-state="queued">Queued</span>' in response.text()  # as the page was drawn
+    page.evaluate("() => { window.notReloaded = true; }")
+    server.flask("deliver")  # the outbox sends it, unless this server's own pass already has
+    badge = page.locator(".reply-state").first
+    expect(badge).to_have_text("Sent", timeout=40_000)  # the script asks less and less often, at most every 15 s
+    expect(badge).to_have_attribute("data-state", "sent")
+    expect(badge).to_have_class(re.compile(r"\bok\b"))
+    expect(page.locator("#reply-states-live")).to_have_text("Sent: Re: Opening hours")
+    assert page.evaluate("() => window.notReloaded === true")
+    assert [to for to, _raw in mail.envelopes[before:]] == [["petra@example.com"]]  # sent once
+    for size, viewport in SIZES.items():
+        page.set_viewport_size(viewport)
+        assert_fits(page)
+        assert_accessible(page)
+        shot(page, f"polled-sent-{size}")

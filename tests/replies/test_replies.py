@@ -12,8 +12,8 @@ import pytest
 from sqlalchemy import select, update
 
 from app.core.db import get_session
-from app.models import Admin, AuditEntry, Delivery, Inquiry, Preference, Reply
-from app.replies import message
+from app.models import Admin, AuditEntry, Delivery, Inquiry, Preference, Reply, ReplyKind
+from app.replies import message, sending
 from devtools.receivers import Certificate, MailServer
 from tests.conftest import FakeClock
 from tests.factories import add_inquiries, inquiry
@@ -293,6 +293,50 @@ def test_a_failing_relay_shows_retrying_with_the_error_then_sent(added, admin_cl
     assert "1 attempted: 1 delivered" in app.test_cli_runner().invoke(args=["deliver"]).output
     assert query(select(Reply.status)) == ["sent"]
     assert len(mail.envelopes) == 1
+
+
+def reply_states(client, row: int, **headers) -> dict:
+    response = client.get(f"/admin/inquiries/{row}/replies.json", headers=headers)
+    assert response.status_code == 200 and response.headers["Cache-Control"] == "no-store"
+    return response.get_json()
+
+
+def test_the_reply_states_follow_the_outbox_from_queued_through_retrying_to_sent(
+    added, admin_client, clock, query, mail, app
+):
+    [row] = added([inquiry(clock)])
+    assert reply_states(admin_client, row) == {"replies": [], "waiting": False}
+    with app.test_request_context():  # queued as the composer queues it, before the outbox is woken
+        session = get_session()
+        queued = sending.queue(session, row, ReplyKind.REPLY, "Re: Contact", "Soon.", "en")
+        session.commit()
+    page = admin_client.get(f"/admin/inquiries/{row}").get_data(as_text=True)
+    assert f'data-reply-states="/admin/inquiries/{row}/replies.json"' in page and "/static/replies.js" in page
+    said = {"id": queued, "state": "queued", "words": "Queued", "announce": "Queued: Re: Contact", "error": None}
+    assert reply_states(admin_client, row) == {"replies": [said], "waiting": True}
+
+    mail.stop()
+    app.test_cli_runner().invoke(args=["deliver"])
+    [retrying] = reply_states(admin_client, row)["replies"]
+    assert retrying["state"] == "retrying" and retrying["words"] == "Retrying"
+    assert retrying["error"].startswith("Last error: SMTP")
+
+    mail.start()
+    clock.advance(minutes=5)
+    assert "1 attempted: 1 delivered" in app.test_cli_runner().invoke(args=["deliver"]).output
+    states = reply_states(admin_client, row, **{"Accept-Language": "ja"})
+    assert states["waiting"] is False
+    assert [(r["state"], r["words"], r["error"]) for r in states["replies"]] == [("sent", "送信済み", None)]
+    page = admin_client.get(f"/admin/inquiries/{row}").get_data(as_text=True)
+    assert '<span class="badge reply-state ok" data-state="sent">Sent</span>' in page  # as before the script
+
+
+def test_the_reply_states_are_refused_to_those_who_may_not_open_the_inquiry(added, admin_client, app, clock, login):
+    [row] = added([inquiry(clock)])
+    reply(admin_client, row)
+    stranger = app.test_client()
+    assert stranger.get(f"/admin/inquiries/{row}/replies.json").status_code in (302, 303, 401)
+    assert admin_client.get(f"/admin/inquiries/{row + 1}/replies.json").status_code == 404
 
 
 def test_a_reply_that_fails_every_attempt_says_failed_even_after_its_outbox_row_is_gone(
