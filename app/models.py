@@ -247,6 +247,8 @@ class Admin(UserMixin, Base):
     # Where people's answers to this admin's replies go (``Reply-To``, ``app.replies``); None: the team's.
     email: Mapped[str | None] = mapped_column(String(254), nullable=True)
     role: Mapped[str] = mapped_column(String(16), default=AdminRole.OWNER, server_default=AdminRole.OWNER.value)
+    # When this admin put away the Overview's getting-started checklist (``app.admin.start``); None: shown.
+    start_dismissed_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     form_links: Mapped[list[AdminForm]] = relationship(lazy="selectin", cascade="all, delete-orphan")
 
     @property

@@ -46,6 +46,7 @@ from app.admin import (  # noqa: E402,F401
     replies,
     retention,
     spam,
+    start,
     tags,
     triage,
     workflow,

@@ -24,7 +24,7 @@ from flask_login import current_user
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from app.admin import bp, charts
+from app.admin import bp, charts, start
 from app.admin.inquiries import in_scope
 from app.auth import permissions
 from app.auth.permissions import Permission
@@ -66,7 +66,7 @@ class FormRow:
 
 @bp.get("/overview")
 def overview():
-    """The last year of the inbox, of the forms this admin may read."""
+    """The last year of the inbox, of the forms this admin may read; an owner's getting-started checklist."""
     session = db.get_session()
     today = clock.now().astimezone(UTC).date()
     mondays = [today - timedelta(days=today.weekday(), weeks=WEEKS - 1 - n) for n in range(WEEKS)]
@@ -98,6 +98,7 @@ def overview():
         ),
         median_all=_median([each for values in replies.values() for each in values]),
         duration=_duration,
+        start=start.for_overview(session, current_user),
     )
 
 

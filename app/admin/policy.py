@@ -16,6 +16,8 @@ POLICY: dict[str, Permission] = {
     "admin.inbox": Permission.READ,  # GET  /admin/
     "admin.spam": Permission.READ,  # GET  /admin/spam
     "admin.overview": Permission.READ,  # GET  /admin/overview (the forms this admin may read)
+    "admin.dismiss_start": Permission.SETTINGS,  # POST /admin/overview/start/dismiss (owners: the checklist)
+    "admin.restore_start": Permission.SETTINGS,  # POST /admin/overview/start/restore
     "admin.detail": Permission.READ,  # GET  /admin/inquiries/<id> (records this admin's opening)
     "admin.download_file": Permission.READ,  # GET  /admin/inquiries/<id>/files/<file>
     "admin.preview_file": Permission.READ,  # GET  /admin/inquiries/<id>/files/<file>/preview

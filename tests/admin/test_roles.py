@@ -43,6 +43,8 @@ MATRIX: dict[str, tuple[str, ...]] = {
     "admin.inbox": (OWNER, R, V),
     "admin.spam": (OWNER, R, V),
     "admin.overview": (OWNER, R, V),
+    "admin.dismiss_start": (OWNER,),
+    "admin.restore_start": (OWNER,),
     "admin.detail": (OWNER, R, V),
     "admin.download_file": (OWNER, R, V),
     "admin.preview_file": (OWNER, R, V),

@@ -769,3 +769,24 @@ def test_the_notify_cap_migration_renames_the_hours_counted_both_ways_and_leaves
     with engine.begin() as connection:
         connection.execute(sa.delete(limits))
     engine.dispose()
+
+
+def test_the_start_dismissed_migration_adds_the_admins_column_both_ways_keeping_every_admin(database_url):
+    engine = make_engine(database_url)
+    admins = Admin.__table__
+    with engine.begin() as connection:
+        connection.execute(sa.insert(admins), [{"name": "Ada", "user_handle": b"a" * 64, "created_at": NOW}])
+        connection.execute(sa.update(admins).values(start_dismissed_at=NOW))
+    _downgrade(engine, "0025")
+    assert "start_dismissed_at" not in {column["name"] for column in sa.inspect(engine).get_columns("admins")}
+    with engine.connect() as connection:
+        assert connection.execute(sa.text("SELECT name FROM admins")).scalars().all() == ["Ada"]
+    upgrade(engine)
+    with engine.connect() as connection:
+        # An admin from before the column sees the checklist until they put it away.
+        assert connection.execute(sa.select(admins.c.name, admins.c.start_dismissed_at)).all() == [("Ada", None)]
+        context = MigrationContext.configure(connection, opts=COMPARE)
+        assert compare_metadata(context, Base.metadata) == []
+    with engine.begin() as connection:
+        connection.execute(sa.delete(admins))
+    engine.dispose()
