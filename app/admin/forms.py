@@ -1,8 +1,11 @@
 """The Forms pages: every form, and an editor that creates, changes, previews, disables and deletes one.
 
 The editor is one plain HTML form (``app.forms.editor``): "Preview" shows
-the form as visitors will see it without saving, "Save" stores it, and a
-blank row below the fields adds one. A form that inquiries answered can be
+the form as visitors will see it without saving, "Save" stores it, a blank
+card below the fields adds one, and each field's Move and Remove buttons
+show the form again in its new shape, unsaved. static/builder.js enhances
+the same form: it does those moves in place and keeps the preview beside the
+fields up to date from ``preview_form``. A form that inquiries answered can be
 disabled but not deleted; the site's own form (``/``) can be neither.
 """
 
@@ -74,6 +77,14 @@ def edit_form(form_id: int):
 def change_form(form_id: int):
     """Preview or save form ``form_id``."""
     return _submit(_form_or_404(form_id))
+
+
+@bp.post("/forms/preview")
+def preview_form():
+    """The preview of what the editor would post, for its script to show while fields change: 200 even when
+    an input is wrong (the preview shows what it can; Save reports the errors)."""
+    draft, _errors = editor.read(request.form, i18n.LOCALES, current_app.config["DEFAULT_LOCALE"])
+    return render_template("admin/_form_preview.html", draft=draft, preview=_preview(draft, None))
 
 
 @bp.post("/forms/<int:form_id>/delete")
@@ -181,7 +192,8 @@ def allow_site(form_id: int):
     return redirect(url_for("admin.edit_form", form_id=form_id, _anchor="embed-title"), 303)
 
 
-def _editor(draft: editor.Draft, form: Form | None, errors: dict[str, str]):
+def _preview(draft: editor.Draft, form: Form | None) -> store.Shown:
+    """The form as the draft would show it to visitors."""
     shown_as = Form(
         id=form.id if form else None,
         slug=draft.slug,
@@ -190,7 +202,11 @@ def _editor(draft: editor.Draft, form: Form | None, errors: dict[str, str]):
         email_field=draft.email_field,
         enabled=draft.enabled,
     )
-    preview = store.Shown(shown_as, tuple(draft.fields))
+    return store.Shown(shown_as, tuple(draft.fields))
+
+
+def _editor(draft: editor.Draft, form: Form | None, errors: dict[str, str]):
+    preview = _preview(draft, form)
     origin = current_app.config["ORIGIN"]
     session = db.get_session()
     recent = store.recent_origins(session, form.id, clock.now() - RECENT) if form else []
@@ -210,6 +226,7 @@ def _editor(draft: editor.Draft, form: Form | None, errors: dict[str, str]):
         default_locale=current_app.config["DEFAULT_LOCALE"],
         types=TYPES,
         type_names=TYPE_NAMES,
+        parts=editor.PARTS,
         is_default=form is not None and form.id == DEFAULT_FORM_ID,
         fc=forecast_view.view(forecast_store.current(session), [form.id]) if form else None,
     )

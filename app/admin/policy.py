@@ -51,6 +51,7 @@ POLICY: dict[str, Permission] = {
     "admin.create_form": Permission.FORMS,  # POST /admin/forms/new
     "admin.edit_form": Permission.FORMS,  # GET  /admin/forms/<id>
     "admin.change_form": Permission.FORMS,  # POST /admin/forms/<id>
+    "admin.preview_form": Permission.FORMS,  # POST /admin/forms/preview (the editor's live preview)
     "admin.delete_form": Permission.FORMS,  # POST /admin/forms/<id>/delete
     # tags (app.admin.tags)
     "admin.tags": Permission.TAGS,  # GET  /admin/tags

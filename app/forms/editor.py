@@ -2,8 +2,9 @@
 
 The editor works without JavaScript: every field is a row of inputs named
 ``field-<n>-<part>`` (``field_count`` rows, plus one blank row to add a
-field), ordered by their ``position`` input and dropped with ``remove``.
-Texts are given per language (``<part>-<locale>``). ``read`` turns the post
+field), ordered by their ``position`` input and dropped with ``remove``;
+a ``move`` button (``<row>-up`` or ``<row>-down``) swaps a row with its
+neighbour. Texts are given per language (``<part>-<locale>``). ``read`` turns the post
 into a ``Draft`` and a message per bad input, keyed by the input's name, so
 the page shows each message next to its input and a summary at the top.
 """
@@ -36,6 +37,19 @@ from app.forms.fields import (
     Texts,
 )
 from app.inquiries import retention
+
+# The inputs each type needs besides its key, label and help: the editor shows a field only these.
+PARTS = {
+    "required": frozenset(TYPES) - {"consent"},  # a consent is always required
+    "lengths": TEXT_TYPES - {"hidden"},
+    "values": frozenset({"number"}),
+    "files": frozenset({"file"}),
+    "choices": CHOICE_TYPES,
+    "default": frozenset({"hidden"}),
+    "consent": frozenset({"consent"}),
+}
+PARTS["min"] = PARTS["lengths"] | PARTS["values"]
+PARTS["max"] = PARTS["min"] | PARTS["files"]
 
 TITLE_LENGTH, DESCRIPTION_LENGTH, LABEL_LENGTH, HELP_LENGTH = 120, 1000, 500, 300
 ACK_TEXT_LENGTH = 2000
@@ -136,6 +150,7 @@ def read(
     draft.ack_quote_new = data.get("ack_quote_new") == "1"
     draft.ack_texts = _texts(data, "ack_text", locales, ACK_TEXT_LENGTH, errors)
     draft.fields, draft.rows = _fields(data, locales, default_locale, errors)
+    _forget_dropped_rows(draft.raw, draft.rows, errors)
     draft.email_field = _email_field(data, draft.fields, errors)
     return draft, errors
 
@@ -263,7 +278,19 @@ def _rows(data: Any) -> list[int]:
             value = float("nan")
         return (value if value == value else float(row + 1)), row  # NaN or not a number: the row's own place
 
-    return sorted(rows, key=position)
+    return _moved(sorted(rows, key=position), data.get("move", ""))
+
+
+def _moved(rows: list[int], move: str) -> list[int]:
+    """``rows`` with the one a Move button names (``<row>-up`` or ``<row>-down``) swapped with its neighbour."""
+    row, _dash, way = move.partition("-")
+    if not (row.isascii() and row.isdigit() and len(row) <= 4 and int(row) in rows and way in ("up", "down")):
+        return rows
+    index = rows.index(int(row))
+    other = index - 1 if way == "up" else index + 1
+    if 0 <= other < len(rows):
+        rows[index], rows[other] = rows[other], rows[index]
+    return rows
 
 
 def _fields(
@@ -288,6 +315,21 @@ def _fields(
     if len(fields) > MAX_FIELDS:
         errors["fields"] = _("A form has at most %(max)s fields.", max=MAX_FIELDS)
     return fields, rows
+
+
+def _forget_dropped_rows(raw: dict[str, str], rows: list[int], errors: dict[str, str]) -> None:
+    """Forget what was typed in rows removed or left blank: the blank row that adds a field takes the next
+    number, which may be one of theirs, and must come back empty."""
+    shown = {*rows, *(_row_of(name) for name in errors)}
+    for name in [name for name in raw if name.startswith("field-") and _row_of(name) not in shown]:
+        del raw[name]
+
+
+def _row_of(name: str) -> int | None:
+    """The row of an input named ``field-<row>-<part>``; None for any other name."""
+    prefix, _dash, rest = name.partition("-")
+    row = rest.partition("-")[0]
+    return int(row) if prefix == "field" and row.isascii() and row.isdigit() and len(row) <= 4 else None
 
 
 def _field(

@@ -25,7 +25,7 @@ def assert_accessible(page) -> None:
 
 
 def build_form(page) -> None:
-    """New form: a title, an address, three fields added one by one through the blank row."""
+    """New form: a title, an address, three fields added one by one through the blank card."""
     page.get_by_role("navigation", name="Main").get_by_role("link", name="Forms").click()
     page.get_by_role("link", name="New form").click()
     page.get_by_label("Title (English)").fill("Press inquiry")
@@ -35,13 +35,13 @@ def build_form(page) -> None:
         ("Single choice (buttons)", "outlet", "Outlet", "print | Print\nweb | Web"),
         ("Consent", "consent", "You may quote me.", ""),
     ):
-        row = page.get_by_role("group", name="Add a field")
-        row.get_by_label("Type").select_option(label=kind)
-        row.get_by_label("Key").fill(key)
-        row.get_by_label("Label (a consent's exact wording) (English)").fill(label)
+        card = page.get_by_role("group", name="Add a field")
+        card.get_by_label("Type").select_option(label=kind)
+        card.get_by_label("Key").fill(key)
+        card.get_by_label("Label (English)").fill(label)
         if choices:
-            row.get_by_label("Choices (English)").fill(choices)
-        page.get_by_role("button", name="Preview").click()
+            card.get_by_label("Choices (English)").fill(choices)
+        card.get_by_role("button", name="Add the field").click()
         expect(page.get_by_role("region", name="Preview").get_by_text(label)).to_be_visible()
     page.get_by_role("button", name="Save").click()
     expect(page.get_by_text("The form press was saved.")).to_be_visible()
