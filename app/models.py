@@ -382,6 +382,36 @@ class CleanupRun(Base):
     row_hash: Mapped[str | None] = mapped_column(String(64))
 
 
+class TallyKind(StrEnum):
+    """What a ``FormTally`` counts: the cleanup's targets by name, or the audit action that removed inquiries."""
+
+    INQUIRIES = "inquiries"  # deleted by the cleanup from the inbox
+    SPAM = "spam"  # deleted by the cleanup from spam
+    ANONYMISED = "anonymised"  # anonymised by the cleanup (``app.cleanup.anonymise``)
+    DELETED = "deleted"  # deleted by an admin (``AuditAction.DELETED``)
+    SPAM_DELETED = "spam_deleted"  # spam deleted by an admin
+    ERASED = "erased"  # erased on request (``app.people.erasure``)
+
+
+class FormTally(Base):
+    """How many inquiries of one form left the inbox one way (``app.inquiries.tally``): a cleanup run's row
+    per form and target (each batch adds to it), or an admin's deletion or an erasure. No personal data."""
+
+    __tablename__ = "form_tallies"
+    __table_args__ = (
+        # The cleanup's upsert finds its run's row here; rows with no run never conflict (NULLs are distinct).
+        Index("ux_form_tallies_run_id_form_id_kind", "run_id", "form_id", "kind", unique=True),
+        Index("ix_form_tallies_form_id_at", "form_id", "at"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    form_id: Mapped[int] = mapped_column(Integer)  # no foreign key, as ``Inquiry.form_id``; kept after the form
+    kind: Mapped[str] = mapped_column(String(16))
+    count: Mapped[int] = mapped_column(Integer)
+    at: Mapped[datetime] = mapped_column(UTCDateTime, index=True)  # the run's start, or the admin's action
+    run_id: Mapped[int | None] = mapped_column(Integer)  # the cleanup run (``CleanupRun.id``); None otherwise
+
+
 class AuditAction(StrEnum):
     """What an audit entry records (``AuditEntry.action``, written only by ``app.audit.record``)."""
 

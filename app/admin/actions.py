@@ -19,9 +19,9 @@ from app.admin.inbox import render_detail
 from app.admin.inquiries import get_writable_inquiry_or_403, in_scope
 from app.auth.permissions import Permission
 from app.core import clock, db
-from app.inquiries import gone
+from app.inquiries import gone, tally
 from app.inquiries.retention import visible_now
-from app.models import AuditAction, Inquiry, InquiryStatus
+from app.models import AuditAction, Inquiry, InquiryStatus, TallyKind
 
 MAX_SELECTION = 500
 MAX_REASON_LENGTH = 200
@@ -129,8 +129,8 @@ def _delete(ids: list[int], held: int) -> int:
     session = db.get_session()
     # The hold is checked again in the DELETE itself: a hold placed after the
     # confirmation page still protects the inquiry.
-    deleted = list(
-        session.scalars(
+    removed = list(
+        session.execute(
             delete(Inquiry)
             .where(
                 Inquiry.id.in_(ids),
@@ -138,12 +138,14 @@ def _delete(ids: list[int], held: int) -> int:
                 visible_now(session, None),
                 in_scope(Permission.DELETE),
             )
-            .returning(Inquiry.id),
+            .returning(Inquiry.id, Inquiry.form_id),
             execution_options={"synchronize_session": False},
         )
     )
+    deleted = [inquiry_id for inquiry_id, _form in removed]
     detail = f"{held} on legal hold kept" if held else ""
-    audit.record(session, current_user, AuditAction.DELETED, len(deleted), detail)
+    entry = audit.record(session, current_user, AuditAction.DELETED, len(deleted), detail)
+    tally.add(session, TallyKind.DELETED, tally.per_form(form_id for _id, form_id in removed), entry.created_at)
     audit.scrub(session, deleted, "(deleted)")  # only those deleted: a held one keeps its hold's reason
     session.commit()
     if deleted:

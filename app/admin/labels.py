@@ -28,6 +28,7 @@ LABELS = {
     "cleanup_runs": lazy_pgettext("cleanup target", "cleanup runs"),
     "audit_entries": lazy_pgettext("cleanup target", "audit log entries"),
     "accesses": lazy_pgettext("cleanup target", "records of who opened what"),
+    "form_tallies": lazy_pgettext("cleanup target", "counts per form of inquiries removed"),
     # how a run ended (CleanupStatus)
     "running": lazy_pgettext("cleanup outcome", "running"),
     "ok": lazy_pgettext("cleanup outcome", "ok"),

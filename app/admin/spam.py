@@ -22,9 +22,9 @@ from app.admin.inbox import folder_page
 from app.admin.inquiries import in_scope
 from app.auth.permissions import Permission
 from app.core import db
-from app.inquiries import gone, learned, retention, signals
+from app.inquiries import gone, learned, retention, signals, tally
 from app.inquiries.spam import Reason
-from app.models import AuditAction, Inquiry, InquiryStatus
+from app.models import AuditAction, Inquiry, InquiryStatus, TallyKind
 
 NOTHING_SELECTED = _l("Select at least one inquiry to move to the inbox.")
 NOTHING_SELECTED_SPAM = _l("Select at least one inquiry to move to spam.")
@@ -129,10 +129,13 @@ def delete_all_spam():
     through = request.form.get("through", "")
     if not (through.isascii() and through.isdigit() and len(through) <= 18):  # isdigit takes "²", int() does not
         return redirect(url_for("admin.spam"), 303)
-    deleted = session.execute(
-        delete(Inquiry).where(spam_now, Inquiry.id <= int(through)),
-        execution_options={"synchronize_session": False},
-    ).rowcount
+    form_ids = list(
+        session.scalars(
+            delete(Inquiry).where(spam_now, Inquiry.id <= int(through)).returning(Inquiry.form_id),
+            execution_options={"synchronize_session": False},
+        )
+    )
+    deleted = len(form_ids)
     held = session.scalar(
         select(func.count())
         .select_from(Inquiry)
@@ -140,7 +143,10 @@ def delete_all_spam():
             retention.visible_now(session, retention.SPAM), Inquiry.legal_hold.is_(True), in_scope(Permission.DELETE)
         )
     )
-    audit.record(session, current_user, AuditAction.SPAM_DELETED, deleted, f"{held} on legal hold kept" if held else "")
+    entry = audit.record(
+        session, current_user, AuditAction.SPAM_DELETED, deleted, f"{held} on legal hold kept" if held else ""
+    )
+    tally.add(session, TallyKind.SPAM_DELETED, tally.per_form(form_ids), entry.created_at)
     audit.scrub_deleted(session)
     session.commit()
     if deleted:

@@ -46,11 +46,12 @@ def expired(moment: Moment) -> ColumnElement[bool]:
     )
 
 
-def anonymise(connection: Connection, chosen: ColumnElement[bool], moment: Moment) -> int:
-    """Anonymise the inquiries ``chosen`` (a batch's ``WHERE``), their files and thread; how many."""
-    ids = list(connection.scalars(select(Inquiry.id).where(chosen)))
-    if not ids:
-        return 0
+def anonymise(connection: Connection, chosen: ColumnElement[bool], moment: Moment) -> list[int | None]:
+    """Anonymise the inquiries ``chosen`` (a batch's ``WHERE``), their files and thread; the form of each."""
+    found = connection.execute(select(Inquiry.id, Inquiry.form_id).where(chosen)).all()
+    if not found:
+        return []
+    ids = [inquiry_id for inquiry_id, _form in found]
     _rewrite_answers(connection, ids)
     connection.execute(
         update(Inquiry)
@@ -66,7 +67,7 @@ def anonymise(connection: Connection, chosen: ColumnElement[bool], moment: Momen
     )
     connection.execute(update(Reply).where(Reply.inquiry_id.in_(ids)).values(subject="", body="", reply_to=None))
     connection.execute(update(Note).where(Note.inquiry_id.in_(ids)).values(body=""))
-    return len(ids)
+    return [form_id for _inquiry, form_id in found]
 
 
 def kept_answer(entry: dict[str, Any]) -> dict[str, Any]:

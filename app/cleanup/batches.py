@@ -27,7 +27,7 @@ from sqlalchemy.orm import InstrumentedAttribute, Session
 
 from app.cleanup import plans
 from app.core import db
-from app.inquiries import retention
+from app.inquiries import retention, tally
 
 # A batch refused SQLite's write lock for a whole busy timeout waits this long before it tries again, twice as
 # long after each refusal up to the most, for as long as the run's time budget lasts.
@@ -52,9 +52,12 @@ class Target:
 
     ``most`` caps a batch's rows where rows are heavy (a file's pieces), so a
     batch stays bounded by bytes too; ``dated`` is False when ``age`` is an
-    id, not a time, and the dry-run then names no oldest row. ``act``, when
-    set, does to a batch's rows what the target does instead of deleting them
-    (``app.cleanup.anonymise``), and says how many it did.
+    id, not a time, and the dry-run then names no oldest row. ``form``, when
+    set, is the column naming each row's form: each batch then counts its rows
+    per form, for the retention report (``app.inquiries.tally``), from the
+    ``RETURNING`` of its delete. ``act``, when set, does to a batch's rows what
+    the target does instead of deleting them (``app.cleanup.anonymise``), and
+    returns the form of each row it did.
     """
 
     name: str
@@ -63,21 +66,31 @@ class Target:
     age: InstrumentedAttribute
     most: int | None = None
     dated: bool = True
-    act: Callable[[Connection, ColumnElement[bool], Moment], int] | None = None
+    form: InstrumentedAttribute | None = None
+    act: Callable[[Connection, ColumnElement[bool], Moment], list[int | None]] | None = None
 
     def batch_of(self, size: int) -> int:
         """``size`` rows, or ``most`` if fewer."""
         return size if self.most is None else min(size, self.most)
 
 
-def delete_batch(
-    connection: Connection, target: Target, moment: Moment, size: int, start: Any = None
-) -> tuple[int, bool, Any]:
+@dataclass(frozen=True)
+class Done:
+    """A batch's outcome: rows done, rows per form (targets with a ``form``), whether more may remain, and
+    where the next batch starts."""
+
+    rows: int
+    forms: dict[int, int]
+    more: bool
+    following: Any = None
+
+
+def delete_batch(connection: Connection, target: Target, moment: Moment, size: int, start: Any = None) -> Done:
     """Delete up to ``size`` of the oldest expired rows of ``target``, none older than ``start``.
 
-    Returns how many were deleted, whether more may remain, and where the
-    next batch starts: at the oldest expired row left, so no batch scans
-    again what earlier batches skipped (rows on legal hold; on PostgreSQL
+    Returns how many were deleted (per form too, for a target with a
+    ``form``), whether more may remain, and where the next batch starts: at
+    the oldest expired row left, so no batch scans again what earlier batches skipped (rows on legal hold; on PostgreSQL
     also deleted rows that stay in the index until vacuumed, which would make
     a long run quadratic). Call it inside a transaction: it writes before it
     reads, so that on SQLite no concurrent commit can invalidate its snapshot.
@@ -87,14 +100,24 @@ def delete_batch(
     if start is not None:
         condition = and_(condition, key >= start)
     chosen = plans.oldest_rows(connection, target.model, condition, target.age, size)
-    if target.act is not None:
-        deleted = target.act(connection, chosen, moment)
-    else:
-        deleted = connection.execute(delete(target.model).where(chosen)).rowcount
+    deleted, forms = _remove(connection, target, chosen, moment)
     if deleted < size:
-        return deleted, False, None
+        return Done(deleted, forms, False)
     following = connection.scalar(select(func.min(key)).where(condition))
-    return deleted, following is not None, following
+    return Done(deleted, forms, following is not None, following)
+
+
+def _remove(
+    connection: Connection, target: Target, chosen: ColumnElement[bool], moment: Moment
+) -> tuple[int, dict[int, int]]:
+    """Delete (or ``act`` on) the rows ``chosen``: how many, and how many per form when the target counts so."""
+    if target.act is not None:
+        done = target.act(connection, chosen, moment)
+    elif target.form is not None:
+        done = list(connection.scalars(delete(target.model).where(chosen).returning(target.form)))
+    else:
+        return connection.execute(delete(target.model).where(chosen)).rowcount, {}
+    return len(done), dict(tally.per_form(done)) if target.form is not None else {}
 
 
 def count_and_oldest(session: Session, target: Target, moment: Moment) -> tuple[int, datetime | None]:
@@ -139,8 +162,9 @@ class Progress:
     interrupted: bool = False
 
 
-# Called inside each batch's transaction with the counts as they will be once it commits.
-Recorder = Callable[[Connection, dict[str, int]], None]
+# Called inside each batch's transaction with the counts as they will be once it commits, the batch's
+# target and its rows per form (empty for a target without a ``form``).
+Recorder = Callable[[Connection, dict[str, int], str, dict[int, int]], None]
 
 
 def delete_all(
@@ -210,7 +234,7 @@ def _delete_target(
         done = _one_batch(connection, target, moment, size, start, progress, record, (deadline, stop_asked))
         if done is None:
             return False
-        deleted, more, start = done
+        deleted, more, start = done.rows, done.more, done.following
         progress.deleted[target.name] += deleted
         plans.after_batch(connection)
         took = time.monotonic() - batch_started
@@ -247,7 +271,7 @@ def _one_batch(
     progress: Progress,
     record: Recorder,
     until: tuple[float, Callable[[], bool]],
-) -> tuple[int, bool, Any] | None:
+) -> Done | None:
     """One batch and its ledger counts in one transaction; on SQLite, tried again while the lock is busy.
 
     Live writers take SQLite's write lock by polling every millisecond, so
@@ -266,9 +290,10 @@ def _one_batch(
         try:
             with connection.begin():
                 db.unlimited(connection)
-                deleted, more, following = delete_batch(connection, target, moment, size, start)
-                record(connection, {**progress.deleted, target.name: progress.deleted[target.name] + deleted})
-            return deleted, more, following
+                done = delete_batch(connection, target, moment, size, start)
+                counts = {**progress.deleted, target.name: progress.deleted[target.name] + done.rows}
+                record(connection, counts, target.name, done.forms)
+            return done
         except OperationalError as error:
             if not db.lock_refused(error):
                 raise

@@ -2,21 +2,15 @@
 
 Per form: its policy (its own period or the site's, for the inbox and for
 spam) and its clock; the inquiries on legal hold and how long each has been
-held; the oldest inquiry stored now. For the period: the cleanup runs and
-how many failed, with the rows they deleted; the inquiries admins deleted
-(the audit log); the inquiries erased on request (``erasures``).
-
-What the records allow per form, and what they do not: the cleanup's ledger
-counts per target (inquiries, spam) for the whole site, and the audit log
-counts an admin's deletion without its forms, so those three figures are
-the site's (``site_wide`` names them), as is the count of inquiries the
-cleanup anonymised instead of deleting them (``anonymised_by_cleanup``); an erasure names its forms when the
-admin who made it was given some, and counts for every form otherwise.
+held; the oldest inquiry stored now. For the period, the form's inquiries
+the cleanup deleted (inbox and spam) and anonymised, those admins deleted
+and those erased on request, each counted per form where it happened
+(``app.inquiries.tally``); and the cleanup runs and how many failed, which
+serve every form at once (``site_wide`` names those two).
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
@@ -24,13 +18,13 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from app.cleanup.anonymise import ANONYMISED
-from app.inquiries import retention
-from app.models import AuditAction, AuditEntry, CleanupRun, CleanupStatus, Erasure, Form, Inquiry, InquiryStatus
+from app.inquiries import retention, tally
+from app.models import CleanupRun, CleanupStatus, Form, Inquiry, InquiryStatus, TallyKind
 
 FAILED = (CleanupStatus.ERROR, CleanupStatus.ABANDONED)
-ADMIN_DELETIONS = (AuditAction.DELETED, AuditAction.SPAM_DELETED)
-SITE_WIDE = ("deleted_by_cleanup", "anonymised_by_cleanup", "deleted_by_admins", "runs", "failed_runs")
+SITE_WIDE = ("runs", "failed_runs")
+CLEANUP_DELETIONS = (TallyKind.INQUIRIES, TallyKind.SPAM)
+ADMIN_DELETIONS = (TallyKind.DELETED, TallyKind.SPAM_DELETED)
 
 
 @dataclass(frozen=True)
@@ -86,16 +80,11 @@ def build(session: Session, form: Form, period: Period) -> Report:
     oldest = [_oldest(session, form.id, status) for status in (InquiryStatus.INBOX, InquiryStatus.SPAM)]
     report.oldest = min((each for each in oldest if each is not None), default=None)
     _add_runs(session, report)
-    in_period = AuditEntry.created_at.between(period.start, period.end - timedelta(microseconds=1))
-    report.deleted_by_admins = session.execute(
-        select(func.coalesce(func.sum(AuditEntry.count), 0)).where(AuditEntry.action.in_(ADMIN_DELETIONS), in_period)
-    ).scalar_one()
-    erasures = session.execute(
-        select(Erasure.count, Erasure.form_ids).where(
-            Erasure.created_at >= period.start, Erasure.created_at < period.end
-        )
-    )
-    report.erased = sum(count for count, form_ids in erasures if form_ids is None or form.id in form_ids)
+    counted = tally.totals(session, form.id, period.start, period.end)
+    report.deleted_by_cleanup = {kind.value: counted.get(kind, 0) for kind in CLEANUP_DELETIONS}
+    report.anonymised_by_cleanup = counted.get(TallyKind.ANONYMISED, 0)
+    report.deleted_by_admins = sum(counted.get(kind, 0) for kind in ADMIN_DELETIONS)
+    report.erased = counted.get(TallyKind.ERASED, 0)
     return report
 
 
@@ -110,24 +99,13 @@ def _oldest(session: Session, form_id: int, status: str) -> datetime | None:
 
 
 def _add_runs(session: Session, report: Report) -> None:
-    """The period's runs (at most one an interval: a few thousand rows at most), their failures and counts."""
-    rows = session.execute(
-        select(CleanupRun.status, CleanupRun.deleted).where(
+    """The period's runs, for every form, and how many of them failed."""
+    runs, failed = session.execute(
+        select(func.count(), func.count().filter(CleanupRun.status.in_(FAILED))).where(
             CleanupRun.started_at >= report.period.start, CleanupRun.started_at < report.period.end
         )
-    )
-    totals = {"inquiries": 0, "spam": 0, ANONYMISED: 0}
-    for status, deleted in rows:
-        report.runs += 1
-        report.failed_runs += status in FAILED
-        try:
-            counts = json.loads(deleted or "{}")
-        except ValueError:
-            counts = {}
-        for target in totals:
-            totals[target] += int(counts.get(target, 0))
-    report.anonymised_by_cleanup = totals.pop(ANONYMISED)
-    report.deleted_by_cleanup = totals
+    ).one()
+    report.runs, report.failed_runs = runs, failed
 
 
 def as_dict(report: Report, now: datetime) -> dict[str, Any]:

@@ -31,7 +31,7 @@ from app.cleanup.batches import (
     patiently,
 )
 from app.core import clock, db, metrics
-from app.inquiries import gone, retention
+from app.inquiries import gone, retention, tally
 from app.models import CleanupRun, CleanupStatus
 
 log = logging.getLogger(__name__)
@@ -162,10 +162,12 @@ def _close_abandoned(session, moment: datetime) -> None:
 
 
 def _recorder(row: CleanupRun):
-    """Writes a run's counts so far into its ledger row, inside each batch's transaction."""
+    """Writes a run's counts so far into its ledger row, and a batch's inquiries per form into the run's
+    tallies (``app.inquiries.tally``), inside each batch's transaction."""
 
-    def record(connection, counts: dict[str, int]) -> None:
+    def record(connection, counts: dict[str, int], target: str, forms: dict[int, int]) -> None:
         connection.execute(update(CleanupRun).where(CleanupRun.id == row.id).values(deleted=json.dumps(counts)))
+        tally.add_batch(connection, row.id, row.started_at, target, forms)
 
     return record
 

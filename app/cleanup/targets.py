@@ -9,7 +9,8 @@ Inquiries and spam are two targets on one table, each with its own cutoffs:
 the site's, and one per form with a period of its own. The inbox's inquiries
 of forms that anonymise them are a third target, ``anonymised``
 (``app.cleanup.anonymise``), whose batches empty rows instead of deleting
-them; the ledger counts it apart from the deletions. A run's ``Moment``
+them; the ledger counts it apart from the deletions. These three count
+their rows per form too (``form``), for the retention report. A run's ``Moment``
 carries the inbox cutoffs, fixed when the run took the claim and recorded
 in its ledger row; the spam cutoffs are read from their stored retentions
 each time a batch is planned (two small reads per batch), so they are the
@@ -37,6 +38,7 @@ from app.models import (
     AuditEntry,
     CleanupRun,
     Delivery,
+    FormTally,
     InboundMessage,
     Inquiry,
     MessageState,
@@ -102,6 +104,11 @@ def inbox_expired(moment: Moment) -> ColumnElement[bool]:
     )
 
 
+def tallies_expired(moment: Moment) -> ColumnElement[bool]:
+    """The per-form counts of removed inquiries (``app.inquiries.tally``): kept as the audit log is."""
+    return FormTally.at < moment.now - timedelta(days=current_app.config["AUDIT_RETENTION_DAYS"])
+
+
 def audit_expired(moment: Moment) -> ColumnElement[bool]:
     """Audit entries older than ``SUNDOWN_AUDIT_RETENTION_DAYS``."""
     return AuditEntry.created_at < moment.now - timedelta(days=current_app.config["AUDIT_RETENTION_DAYS"])
@@ -121,16 +128,17 @@ TARGETS: tuple[Target, ...] = (
         most=FILE_BATCH_BYTES // CHUNK_SIZE,
         dated=False,
     ),
-    Target("inquiries", Inquiry, inbox_expired, Inquiry.created_at),
+    Target("inquiries", Inquiry, inbox_expired, Inquiry.created_at, form=Inquiry.form_id),
     Target(
         anonymise.ANONYMISED,
         Inquiry,
         anonymise.expired,
         Inquiry.created_at,
         most=anonymise.MOST,
+        form=Inquiry.form_id,
         act=anonymise.anonymise,
     ),
-    Target("spam", Inquiry, spam_expired, Inquiry.created_at),
+    Target("spam", Inquiry, spam_expired, Inquiry.created_at, form=Inquiry.form_id),
     Target("used_challenges", UsedChallenge, lambda m: UsedChallenge.expires_at < m.now, UsedChallenge.expires_at),
     Target("one_time_secrets", OneTimeSecret, lambda m: OneTimeSecret.expires_at < m.now, OneTimeSecret.expires_at),
     Target("admin_logins", AdminLogin, lambda m: AdminLogin.expires_at < m.now, AdminLogin.expires_at),
@@ -143,4 +151,5 @@ TARGETS: tuple[Target, ...] = (
     Target("cleanup_runs", CleanupRun, lambda m: CleanupRun.started_at < m.now - LEDGER_KEEP, CleanupRun.started_at),
     Target("audit_entries", AuditEntry, audit_expired, AuditEntry.created_at),
     Target("accesses", Access, accesses_expired, Access.created_at),
+    Target("form_tallies", FormTally, tallies_expired, FormTally.at),
 )

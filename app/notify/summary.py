@@ -6,7 +6,8 @@ Owners turn it on on the Retention page (``preferences`` row
 e-mail of kind ``retention_summary``; the ``settings`` row
 ``retention_summary_week`` says which week was summarised, so each goes once.
 What it lists is read when it is sent, from the stored forecast
-(``app.inquiries.forecast_store.stored``): never recomputed.
+(``app.inquiries.forecast_store.stored``): never recomputed. Each form's
+line says whether its inquiries will be deleted or anonymised.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from sqlalchemy.orm import Session
 
 from app.forms import store as form_store
 from app.inquiries import forecast, forecast_store
+from app.inquiries.retention import Expiry
 from app.models import Form, Preference, Setting
 
 KEY = "retention_weekly_summary"  # preferences: "1" when owners chose it
@@ -47,24 +49,40 @@ def due(session: Session, today: date) -> bool:
 
 @dataclass(frozen=True)
 class Line:
-    """One form's line of the summary: its inquiries and spam deleted in the next seven days."""
+    """One form's line of the summary: its inquiries deleted (or anonymised, ``anonymise``) and its spam
+    deleted in the next seven days."""
 
     form_id: int
     title: str
     inbox: int
     spam: int
+    anonymise: bool = False
+
+    def does(self) -> frozenset[str]:
+        """What the cleanup does to the form's inquiries these seven days: delete, anonymise, or both (its
+        inbox anonymised, its spam deleted)."""
+        inbox = {Expiry.ANONYMISE if self.anonymise else Expiry.DELETE} if self.inbox else set()
+        return frozenset(inbox | ({Expiry.DELETE} if self.spam else set()))
 
     def text(self) -> str:
-        """The form and its counts."""
-        words = ngettext(
-            "%(form)s: %(num)d inquiry will be deleted in the next seven days.",
-            "%(form)s: %(num)d inquiries will be deleted in the next seven days.",
-            self.inbox,
-            form=self.title,
-        )
-        if self.spam:
-            words += " " + ngettext("And %(num)d in spam.", "And %(num)d in spam.", self.spam)
-        return words
+        """The form, its counts, and whether its inquiries are deleted or anonymised."""
+        if self.anonymise:
+            words = ngettext(
+                "%(form)s: %(num)d inquiry will be anonymised in the next seven days.",
+                "%(form)s: %(num)d inquiries will be anonymised in the next seven days.",
+                self.inbox,
+                form=self.title,
+            )
+            spam = ngettext("And %(num)d in spam will be deleted.", "And %(num)d in spam will be deleted.", self.spam)
+        else:
+            words = ngettext(
+                "%(form)s: %(num)d inquiry will be deleted in the next seven days.",
+                "%(form)s: %(num)d inquiries will be deleted in the next seven days.",
+                self.inbox,
+                form=self.title,
+            )
+            spam = ngettext("And %(num)d in spam.", "And %(num)d in spam.", self.spam)
+        return f"{words} {spam}" if self.spam else words
 
 
 def lines_of(session: Session) -> list[Line]:
@@ -76,7 +94,8 @@ def lines_of(session: Session) -> list[Line]:
     for form in session.scalars(select(Form).order_by(Form.id)):
         inbox, spam = (_week(snapshot.forecast.line(form.id, policy)) for policy in (forecast.INBOX, forecast.SPAM))
         if inbox or spam:
-            found.append(Line(form.id, form_store.words(form.title), inbox, spam))
+            anonymise = form.expiry_action == Expiry.ANONYMISE
+            found.append(Line(form.id, form_store.words(form.title), inbox, spam, anonymise))
     return found
 
 

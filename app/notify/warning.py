@@ -9,7 +9,8 @@ last warned about, and whose forecast deletes something in the next
 ``AHEAD`` days, is warned about once: the date of its first deletion (the
 real one: a change that deletes tomorrow says tomorrow), the count that day,
 and a link to the Retention page's forecast. The forecast is read, never
-recomputed.
+recomputed. Its subject, first line and closing notice say what its forms
+do: delete, anonymise (``Expiry``), or both.
 
 The per-form record of what was warned about is the ``settings`` row
 ``retention_warned`` (JSON: by form id, the policy, the date, the count and
@@ -165,6 +166,10 @@ class Line:
     count: int
     anonymise: bool = False
 
+    def does(self) -> frozenset[str]:
+        """What the cleanup does to the form's inquiries: ``Expiry.DELETE`` or ``Expiry.ANONYMISE``."""
+        return frozenset({Expiry.ANONYMISE if self.anonymise else Expiry.DELETE})
+
     def text(self) -> str:
         """The form, the date and the count."""
         when = i18n.local_date(datetime.combine(self.first, time(12), UTC))
@@ -211,16 +216,60 @@ def build(delivery: Delivery, found: list, to: list[str], now: datetime) -> Emai
     url = f"{current_app.config['ORIGIN']}/admin/retention#forecast"
     link = ["", _("See what each day deletes, and change a retention, on the Retention page:"), url]
     if delivery.kind == DeliveryKind.RETENTION_WEEK:
-        message["Subject"] = _("What the cleanup deletes in the next seven days")
-        head = _("Deleted by the cleanup in the next seven days:") if found else _("Nothing will be deleted.")
+        subject, head = _summary_words(does(found))
         body = [head, *(each.text() for each in found), *link]
     else:
-        message["Subject"] = _("Inquiries will be deleted for the first time")
-        body = [_("The cleanup will start deleting inquiries of these forms:"), *(each.text() for each in found)]
-        notice = _("This is advance notice, not a hold: the cleanup deletes on these dates unless a retention changes.")
-        body += [*link, "", notice]
+        subject, head, notice = _warning_words(does(found))
+        body = [head, *(each.text() for each in found), *link, "", notice]
+    message["Subject"] = subject
     message.set_content("\n".join(body) + "\n")
     return message
+
+
+def does(found: list) -> frozenset[str]:
+    """What the cleanup does to the forms of ``found`` (``Line.does``): delete, anonymise, or both."""
+    return frozenset().union(*(each.does() for each in found))
+
+
+def _warning_words(done: frozenset[str]) -> tuple[str, str, str]:
+    """A warning's subject, opening line and closing notice, as its forms delete, anonymise or both."""
+    if done == {Expiry.ANONYMISE}:
+        return (
+            _("Inquiries will be anonymised for the first time"),
+            _("The cleanup will start anonymising inquiries of these forms:"),
+            _("This is advance notice, not a hold: the cleanup anonymises on these dates unless a retention changes."),
+        )
+    if Expiry.ANONYMISE in done:
+        return (
+            _("Inquiries will be deleted or anonymised for the first time"),
+            _("The cleanup will start deleting or anonymising inquiries of these forms:"),
+            _(
+                "This is advance notice, not a hold: the cleanup deletes or anonymises on these dates unless a "
+                "retention changes."
+            ),
+        )
+    return (
+        _("Inquiries will be deleted for the first time"),
+        _("The cleanup will start deleting inquiries of these forms:"),
+        _("This is advance notice, not a hold: the cleanup deletes on these dates unless a retention changes."),
+    )
+
+
+def _summary_words(done: frozenset[str]) -> tuple[str, str]:
+    """A weekly summary's subject and opening line, as its forms delete, anonymise, both or nothing."""
+    if not done:
+        return _("What the cleanup deletes in the next seven days"), _("Nothing will be deleted.")
+    if done == {Expiry.ANONYMISE}:
+        return (
+            _("What the cleanup anonymises in the next seven days"),
+            _("Anonymised by the cleanup in the next seven days:"),
+        )
+    if Expiry.ANONYMISE in done:
+        return (
+            _("What the cleanup deletes or anonymises in the next seven days"),
+            _("Deleted or anonymised by the cleanup in the next seven days:"),
+        )
+    return _("What the cleanup deletes in the next seven days"), _("Deleted by the cleanup in the next seven days:")
 
 
 def addressed(found: list, config: Notifications, scopes: recipients.Scopes) -> dict[tuple[int, ...], list[str]]:

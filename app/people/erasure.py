@@ -2,7 +2,8 @@
 
 ``erase`` runs in one write transaction: the delete, the scrubbing of free
 text from the audit entries about the erased inquiries, the ``erasures``
-record and the audit entry commit together or not at all. Inquiries on
+record, its counts per form (``app.inquiries.tally``) and the audit entry
+commit together or not at all. Inquiries on
 legal hold are kept (and counted), unless the hold is released first.
 After a restore, ``app.people.reapply`` erases again what the records cover.
 """
@@ -17,8 +18,8 @@ from sqlalchemy.orm import Session
 
 from app import audit
 from app.core import clock, db
-from app.inquiries import learned
-from app.models import AuditAction, Erasure, Inquiry
+from app.inquiries import learned, tally
+from app.models import AuditAction, Erasure, Inquiry, TallyKind
 from app.people import lookup
 
 
@@ -50,15 +51,17 @@ def erase(address: str, actor: str, forms: lookup.Forms = None) -> Outcome:
         if forms is None:  # an erasure of the person, not of some forms: the spam score forgets the sender too
             learned.forget_sender(session, address)
         if erased:
-            audit.scrub(session, erased)
-            _record(session, digest, len(erased), kept, actor, clock.now(), forms)
+            audit.scrub(session, list(erased))
+            moment = clock.now()
+            _record(session, digest, len(erased), kept, actor, moment, forms)
+            tally.add(session, TallyKind.ERASED, tally.per_form(erased.values()), moment)
     return Outcome(len(erased), kept)
 
 
-def delete_unheld(session: Session, condition) -> list[int]:
-    """Delete the inquiries matching ``condition`` that no hold protects; their ids."""
-    statement = delete(Inquiry).where(condition, Inquiry.legal_hold.is_(False)).returning(Inquiry.id)
-    return list(session.execute(statement, execution_options={"synchronize_session": False}).scalars())
+def delete_unheld(session: Session, condition) -> dict[int, int | None]:
+    """Delete the inquiries matching ``condition`` that no hold protects; their ids, each with its form."""
+    statement = delete(Inquiry).where(condition, Inquiry.legal_hold.is_(False)).returning(Inquiry.id, Inquiry.form_id)
+    return {row.id: row.form_id for row in session.execute(statement, execution_options={"synchronize_session": False})}
 
 
 def _record(

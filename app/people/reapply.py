@@ -125,7 +125,7 @@ def apply_records(records: Iterable[Record]) -> Outcome:
         latest = max(record.erased_at for record in records)
         for address, its in _stored_addresses_covered(session, by_hash, latest):
             covered = or_(*(record.covers(address) for record in its))
-            ids = erasure.delete_unheld(session, covered)
+            ids = list(erasure.delete_unheld(session, covered))
             audit.scrub(session, ids)
             erased += len(ids)
             kept += session.execute(select(func.count()).select_from(Inquiry).where(covered)).scalar_one()

@@ -7,10 +7,14 @@ import io
 import json
 from datetime import timedelta
 
-from app import audit
+from sqlalchemy import select
+
 from app.core import db
-from app.models import DEFAULT_FORM_ID, AuditAction, CleanupRun, Erasure
-from tests.factories import add_inquiries, aged_inquiries
+from app.inquiries import tally
+from app.models import DEFAULT_FORM_ID, CleanupRun, Form, Inquiry, TallyKind
+from app.people import erasure
+from tests.factories import add_inquiries, aged_inquiries, inquiry
+from tests.helpers import csrf_token
 
 
 def arrange(app, clock) -> None:
@@ -20,28 +24,29 @@ def arrange(app, clock) -> None:
         add_inquiries(session, aged_inquiries(clock, [40, 3]))
         add_inquiries(session, aged_inquiries(clock, [500], legal_hold=True, held_at=now - timedelta(days=12)))
         for status, deleted, days_ago in (
-            ("ok", '{"inquiries": 4, "spam": 1}', 2),
-            ("error", "{}", 1),
-            ("ok", '{"inquiries": 9}', 60),
+            ("ok", {"inquiries": 4, "spam": 1}, 2),
+            ("error", {}, 1),
+            ("ok", {"inquiries": 9}, 60),
         ):
             moment = now - timedelta(days=days_ago)
-            session.add(
-                CleanupRun(
-                    trigger="cli",
-                    started_at=moment,
-                    finished_at=moment,
-                    cutoff=moment,
-                    retention_days=180,
-                    deleted=deleted,
-                    status=status,
-                    error="OperationalError while deleting from inquiries" if status == "error" else None,
-                )
+            run = CleanupRun(
+                trigger="cli",
+                started_at=moment,
+                finished_at=moment,
+                cutoff=moment,
+                retention_days=180,
+                deleted=json.dumps(deleted),
+                status=status,
+                error="OperationalError while deleting from inquiries" if status == "error" else None,
             )
-        audit.record(session, "Ada", AuditAction.DELETED, 2, "2 inquiries", at=now - timedelta(days=5))
-        session.add(
-            Erasure(email_hash="a" * 64, count=3, kept_on_hold=0, actor="Ada", created_at=now - timedelta(days=4))
-        )
-        session.add(Erasure(email_hash="b" * 64, count=7, kept_on_hold=0, actor="Bo", form_ids=[999], created_at=now))
+            session.add(run)
+            session.flush()
+            for target, count in deleted.items():  # as the run's batches count them: all of Contact's
+                tally.add_batch(session.connection(), run.id, moment, target, {DEFAULT_FORM_ID: count})
+        tally.add_batch(session.connection(), run.id, now, "inquiries", {999: 5})  # another form's
+        tally.add(session, TallyKind.DELETED, {DEFAULT_FORM_ID: 2}, now - timedelta(days=5))
+        tally.add(session, TallyKind.ERASED, {DEFAULT_FORM_ID: 3}, now - timedelta(days=4))
+        tally.add(session, TallyKind.ERASED, {999: 7}, now)  # another form's
         session.commit()
 
 
@@ -102,3 +107,31 @@ def test_the_report_carries_no_personal_data(app, admin_client, clock):
     arrange(app, clock)
     body = json.dumps(admin_client.get(f"/admin/retention/report.json?form={DEFAULT_FORM_ID}").json)
     assert "ada@example.com" not in body and "Hello" not in body
+
+
+def test_admins_deletions_and_erasures_count_for_the_forms_of_the_inquiries_they_removed(
+    app, admin_client, db_session, clock
+):
+    contact = db_session.get_one(Form, DEFAULT_FORM_ID)
+    other = Form(slug="other", title={"en": "Other"}, fields=contact.fields, email_field=contact.email_field)
+    db_session.add(other)
+    db_session.commit()
+    chosen = add_inquiries(db_session, [inquiry(clock, 2), inquiry(clock, 2, form_id=other.id)])
+    add_inquiries(db_session, [inquiry(clock, 1, status="spam", form_id=other.id) for _ in range(3)])
+    add_inquiries(db_session, [inquiry(clock, 1, email="bo@example.com", form_id=form) for form in (1, 1, other.id)])
+    token = csrf_token(admin_client, "/admin/")
+    admin_client.post("/admin/inquiries/delete", data={"ids": chosen, "confirm": "1", "csrf_token": token})
+    admin_client.post("/admin/spam/delete-all", data={"confirm": "1", "through": "999", "csrf_token": token})
+    with app.app_context():
+        assert erasure.erase("bo@example.com", "Ada").erased == 3
+    db_session.rollback()
+    assert db_session.scalars(select(Inquiry.id)).all() == []
+
+    def figures(form_id: int) -> tuple:
+        report = admin_client.get(f"/admin/retention/report.json?form={form_id}").json
+        return report["deleted_by_admins"], report["erased"], report["site_wide"]
+
+    assert figures(DEFAULT_FORM_ID) == (1, 2, ["runs", "failed_runs"])
+    assert figures(other.id) == (1 + 3, 1, ["runs", "failed_runs"])
+    page = admin_client.get(f"/admin/retention/report?form={other.id}").get_data(as_text=True)
+    assert "Deleted by admins" in page and "all forms" not in page.replace("Cleanup runs (all forms)", "")

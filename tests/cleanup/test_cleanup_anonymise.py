@@ -251,13 +251,18 @@ def test_the_forecast_counts_what_is_still_to_anonymise_under_its_own_label(app,
     assert forecast.from_json(forecast.as_json(after)).line(survey["form"], "inbox").action == "anonymise"
 
 
-def test_the_retention_report_names_the_forms_expiry_and_counts_the_anonymised_apart(app, survey, clock):
+def test_the_retention_report_names_the_forms_expiry_and_counts_each_forms_own_removals(app, survey, clock):
     run(app)
     with app.app_context():
         session = db.get_session()
         today = clock().date()
-        report = evidence.build(session, session.get(Form, survey["form"]), evidence.Period(today, today))
-        data = evidence.as_dict(report, clock())
+        period = evidence.Period(today, today)
+        data, contact = (
+            evidence.as_dict(evidence.build(session, session.get_one(Form, form_id), period), clock())
+            for form_id in (survey["form"], DEFAULT_FORM_ID)
+        )
     assert data["policy"]["expiry"] == "anonymise"
-    assert (data["anonymised_by_cleanup"], data["deleted_by_cleanup"]["inquiries"]) == (1, 1)
-    assert "anonymised" not in data["deleted_by_cleanup"]
+    # The survey anonymised its one expired inquiry and deleted none; Contact deleted its one.
+    assert (data["anonymised_by_cleanup"], data["deleted_by_cleanup"]) == (1, {"inquiries": 0, "spam": 0})
+    assert (contact["anonymised_by_cleanup"], contact["deleted_by_cleanup"]) == (0, {"inquiries": 1, "spam": 0})
+    assert data["site_wide"] == contact["site_wide"] == ["runs", "failed_runs"]

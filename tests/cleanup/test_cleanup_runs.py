@@ -20,6 +20,7 @@ from app.core import db
 from app.core.clock import epoch_ms
 from app.core.db import get_session
 from app.models import (
+    DEFAULT_FORM_ID,
     Access,
     Admin,
     AdminLogin,
@@ -28,6 +29,8 @@ from app.models import (
     AuditEntry,
     CleanupRun,
     Delivery,
+    Form,
+    FormTally,
     InboundMessage,
     Inquiry,
     OneTimeSecret,
@@ -144,6 +147,8 @@ def add_expiring_rows(session, clock) -> None:
                 created_at=now - timedelta(days=days),
             )
         )
+    for days in (366, 364):  # the per-form counts of removed inquiries: kept as the audit log is
+        session.add(FormTally(form_id=1, kind="deleted", count=2, at=now - timedelta(days=days)))
     for age in (timedelta(days=91), timedelta(days=89)):
         session.add(
             CleanupRun(
@@ -196,6 +201,7 @@ def test_every_target_loses_exactly_its_expired_rows(app, db_session, clock):
         "cleanup_runs": 1,
         "audit_entries": 0,
         "accesses": 1,
+        "form_tallies": 1,
     }
     db_session.rollback()
     kept = select(Attachment.inquiry_id).join(AttachmentChunk, AttachmentChunk.attachment_id == Attachment.id)
@@ -362,7 +368,7 @@ def test_property_only_expired_unheld_rows_are_ever_deleted(
 def _fresh_state(app):
     """Empty the tables a run reads or writes, and forget the schedule: a fresh state per example."""
     session = get_session()
-    for model in (Inquiry, Setting, CleanupRun):
+    for model in (Inquiry, Setting, CleanupRun, FormTally):
         session.execute(delete(model))
     session.commit()
     state.of(app).next_due_ms = 0
@@ -432,3 +438,38 @@ def test_the_ledger_records_when_a_run_had_forgotten_what_it_deleted(app, db_ses
     assert stored.started_at <= stored.finished_at <= stored.forgotten_at and run.forgotten_at == stored.forgotten_at
     assert forgetting and set(forgetting) == {None}  # not yet, while the run deleted and forgot
     assert cleanup.as_dict(stored)["forgotten_at"] == stored.forgotten_at.isoformat()
+
+
+def test_each_batch_adds_its_inquiries_per_form_to_its_runs_tallies_in_one_statement(app, db_session, clock):
+    contact = db_session.get_one(Form, DEFAULT_FORM_ID)
+    other = Form(slug="other", title={"en": "Other"}, fields=contact.fields, email_field=contact.email_field)
+    db_session.add(other)
+    db_session.commit()
+    add_inquiries(db_session, aged_inquiries(clock, [181 + n / 10 for n in range(7)]))
+    add_inquiries(db_session, aged_inquiries(clock, [190, 191, 192], form_id=other.id))
+    add_inquiries(db_session, aged_inquiries(clock, [31, 32], status="spam", form_id=other.id))
+    add_inquiries(db_session, aged_inquiries(clock, [179]))  # not expired
+    app.config["CLEANUP_BATCH_SIZE"] = 3
+    inserts: list[str] = []
+
+    def seen(_conn, _cursor, statement, *_rest) -> None:
+        if statement.lstrip().upper().startswith("INSERT INTO FORM_TALLIES"):
+            inserts.append(statement)
+
+    with app.app_context():
+        engine = db.get_engine()
+        event.listen(engine, "before_cursor_execute", seen)
+        try:
+            run = cleanup.run("test")
+        finally:
+            event.remove(engine, "before_cursor_execute", seen)
+    counted = select(FormTally.form_id, FormTally.kind, FormTally.count, FormTally.run_id, FormTally.at)
+    assert sorted(db_session.execute(counted).all()) == sorted(
+        [
+            (DEFAULT_FORM_ID, "inquiries", 7, run.id, run.started_at),
+            (other.id, "inquiries", 3, run.id, run.started_at),
+            (other.id, "spam", 2, run.id, run.started_at),
+        ]
+    )
+    # Batches of 3 oldest first: the inbox's 10 rows in 4 batches, the spam's 2 in one; one upsert each.
+    assert len(inserts) == 5

@@ -5,8 +5,10 @@ the real SMTP server of conftest.py."""
 from __future__ import annotations
 
 from datetime import UTC, datetime, time, timedelta
+from email.header import decode_header, make_header
 
 import pytest
+from flask_babel import gettext as _
 from sqlalchemy import delete, select
 
 from app.core import i18n
@@ -43,6 +45,11 @@ def deleted_in(clock, days: int, retention: int = 180, **values) -> dict:
 
 def text(message) -> str:
     return message.get_payload(decode=True).decode()
+
+
+def subject(message) -> str:
+    """The subject as read, its encoded words decoded."""
+    return str(make_header(decode_header(message["Subject"])))
 
 
 def add(query, rows: list[dict]) -> None:
@@ -215,3 +222,69 @@ def test_a_form_that_anonymises_is_warned_of_its_first_anonymisation(app, admin_
         f"Survey: 1 inquiry will be anonymised on {first_day(app, clock, 3)}, the first under its retention." in payload
     )
     assert "Survey: 1 inquiry will be deleted" not in payload
+    assert message["Subject"] == "Inquiries will be anonymised for the first time"
+    assert "The cleanup will start anonymising inquiries of these forms:" in payload
+    assert "the cleanup anonymises on these dates" in payload and "deletes on these dates" not in payload
+
+
+def test_a_warning_of_forms_that_delete_and_anonymise_names_both_and_each_address_what_it_hears_of(
+    app, client, clock, query, mail
+):
+    survey = add_form(query, "survey", retention_days=30, expiry_action="anonymise")
+
+    def arrange(session):
+        rita = Admin(name="Rita", user_handle=b"Rita" * 8, role="responder", email=RITA)
+        session.add(rita)
+        session.flush()
+        session.add(AdminForm(admin_id=rita.id, form_id=survey))
+        session.commit()
+
+    query.using(arrange)
+    add(query, [deleted_in(clock, 3), deleted_in(clock, 5, retention=30, form_id=survey)])
+    store_forecast(app)
+    request_after(client)
+    by_recipient = {message["To"]: message for message in mail.messages}
+    both, survey_only = by_recipient[ADMIN_ADDRESS], by_recipient[RITA]
+    assert both["Subject"] == "Inquiries will be deleted or anonymised for the first time"
+    assert "The cleanup will start deleting or anonymising inquiries of these forms:" in text(both)
+    assert "the cleanup deletes or anonymises on these dates" in text(both)
+    assert survey_only["Subject"] == "Inquiries will be anonymised for the first time"  # Rita hears of Survey only
+
+
+def test_a_warning_of_forms_that_anonymise_is_in_the_notification_language(app_config, make_app, clock, query, mail):
+    japanese = make_app({**app_config, "DEFAULT_LOCALE": "ja"})
+    survey = add_form(query, "survey", retention_days=30, expiry_action="anonymise")
+    add(query, [deleted_in(clock, 3, retention=30, form_id=survey)])
+    store_forecast(japanese)
+    request_after(japanese.test_client())
+    [message] = mail.messages
+    with japanese.test_request_context():
+        assert (
+            subject(message)
+            == _("Inquiries will be anonymised for the first time")
+            != ("Inquiries will be anonymised for the first time")
+        )
+        assert _("The cleanup will start anonymising inquiries of these forms:") in text(message)
+
+
+def test_the_weekly_summary_says_of_each_form_whether_it_deletes_or_anonymises(app, client, clock, query, mail):
+    survey = add_form(query, "survey", retention_days=30, expiry_action="anonymise", spam_retention_days=30)
+    add(
+        query,
+        [
+            deleted_in(clock, 3),
+            deleted_in(clock, 4, retention=30, form_id=survey),
+            deleted_in(clock, 5, retention=30, form_id=survey, status="spam"),
+        ],
+    )
+    store_forecast(app)  # the warnings first (no summary chosen yet)
+    request_after(client)
+    query.using(lambda session: (session.add(Preference(key="retention_weekly_summary", value="1")), session.commit()))
+    store_forecast(app)
+    request_after(client)
+    [summary] = [message for message in mail.messages if "seven days" in message["Subject"]]
+    payload = text(summary)
+    assert summary["Subject"] == "What the cleanup deletes or anonymises in the next seven days"
+    assert "Deleted or anonymised by the cleanup in the next seven days:" in payload
+    assert "Contact: 1 inquiry will be deleted in the next seven days." in payload
+    assert "Survey: 1 inquiry will be anonymised in the next seven days. And 1 in spam will be deleted." in payload

@@ -790,3 +790,27 @@ def test_the_start_dismissed_migration_adds_the_admins_column_both_ways_keeping_
     with engine.begin() as connection:
         connection.execute(sa.delete(admins))
     engine.dispose()
+
+
+def test_the_form_tallies_migration_adds_the_counts_both_ways_and_the_cleanups_upsert_adds_to_one_row(database_url):
+    from app.inquiries import tally
+    from app.models import FormTally
+
+    engine = make_engine(database_url)
+    _downgrade(engine, "0026")
+    assert "form_tallies" not in sa.inspect(engine).get_table_names()
+    upgrade(engine)
+    counted = sa.select(FormTally.form_id, FormTally.kind, FormTally.count, FormTally.run_id).order_by(FormTally.id)
+    with engine.begin() as connection:
+        tally.add_batch(connection, 7, NOW, "inquiries", {1: 3, 2: 1})
+        tally.add_batch(connection, 7, NOW, "inquiries", {1: 2})  # the next batch of the same run and target
+        tally.add_batch(connection, 7, NOW, "spam", {1: 4})
+        assert connection.execute(counted).all() == [(1, "inquiries", 5, 7), (2, "inquiries", 1, 7), (1, "spam", 4, 7)]
+        context = MigrationContext.configure(connection, opts=COMPARE)
+        assert compare_metadata(context, Base.metadata) == []
+    _downgrade(engine, "0026")
+    assert "form_tallies" not in sa.inspect(engine).get_table_names()
+    upgrade(engine)
+    with engine.connect() as connection:
+        assert connection.execute(counted).all() == []
+    engine.dispose()
