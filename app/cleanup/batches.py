@@ -192,7 +192,7 @@ def delete_all(
     pacer = Pacer(ratio=limits.yield_ratio)
     engine = db.get_engine()
     with (
-        engine.connect().execution_options(**{db.WRITE_OPTION: db.BACKGROUND}) as connection,
+        engine.connect().execution_options(**{db.WRITE_OPTION: True}) as connection,
         plans.index_merged_by_batches(connection, purged_after),
     ):
         for target in targets:

@@ -39,7 +39,6 @@ from sqlalchemy.orm import Session, sessionmaker
 log = logging.getLogger(__name__)
 
 WRITE_OPTION = "sundown_write"  # execution option: this transaction will write
-BACKGROUND = "background"  # WRITE_OPTION's value for a background writer: the lock with the stock busy handler
 UNICODE_LOWER = "unicode_lower"  # SQL function on SQLite connections: Python's str.lower()
 WRITE_POLL = 0.001  # seconds between tries for SQLite's write lock
 CONNECT_TIMEOUT = 5  # seconds (libpq counts whole seconds, at least 2)
@@ -161,9 +160,7 @@ def _unicode_lower(text: str | None) -> str | None:
 
 
 def _begin_sqlite(busy_timeout: float, connection) -> None:
-    """``BEGIN``, or for a writer (``transaction(write=True)``) the write lock up front, polled finely;
-    for a background writer (``WRITE_OPTION`` set to ``BACKGROUND``: the cleanup) the write lock up front
-    under the stock busy handler, so live writers go first (``app.core.pacing``).
+    """``BEGIN``, or for a writer (``transaction(write=True)``) the write lock up front, polled finely.
 
     SQLite's own busy handler sleeps 1, 2, 5, 10 ... 100 ms between tries, so
     a writer that misses one short gap sleeps longer each time; behind the
@@ -172,12 +169,8 @@ def _begin_sqlite(busy_timeout: float, connection) -> None:
     while the cleanup's batches keep the stock handler: live traffic goes
     first.
     """
-    writer = connection.get_execution_options().get(WRITE_OPTION)
-    if not writer:
+    if not connection.get_execution_options().get(WRITE_OPTION):
         connection.exec_driver_sql("BEGIN")
-        return
-    if writer == BACKGROUND:  # the stock handler backs off: live writers polling win every race
-        connection.exec_driver_sql("BEGIN IMMEDIATE")
         return
     cursor = connection.connection.dbapi_connection.cursor()
     deadline = time.monotonic() + busy_timeout

@@ -12,14 +12,16 @@ queue builds that the pause does not drain, and it grows for the whole run
 long as each step; docs/benchmarks.md).
 
 So the pause follows the queue. A background transaction takes the lock
-with SQLite's stock busy handler, which backs off (1, 2, 5, 10 ... ms), so
-live writers, polling every millisecond, win every race for it; the time
-it waited is the time live writers still had queued when the last pause
-ended. That wait is added to the pauses that follow, and each transaction
-lets that part shrink by ``DECAY``: the pause settles where live writers
-have just drained their queue when it ends, the background writer takes
-the time they leave over, and at a low rate it pauses as little as its
-fixed share (``ratio``) says. On PostgreSQL a background transaction locks
+as live writers do, polling every millisecond (``db.transaction``), so the
+time it waited is about the time live writers still had queued when the
+last pause ended (SQLite's stock busy handler, which sleeps 1, 2, 5, 10 ...
+100 ms between tries, would measure its own sleeps: at 100 submissions a
+second it always found the lock taken at its next try, and the pauses it
+learned were several times the queue's). That wait is added to the pauses
+that follow, and each transaction lets that part shrink by ``DECAY``: the
+pause settles where live writers have about drained their queue when it
+ends, the background writer takes the time they leave over, and at a low
+rate it pauses as little as its fixed share (``ratio``) says. On PostgreSQL a background transaction locks
 only rows live writers never touch: nothing waits, and the fixed share is
 all there is.
 """
@@ -34,7 +36,7 @@ from dataclasses import dataclass
 from sqlalchemy import Connection
 from sqlalchemy.exc import OperationalError
 
-DECAY = 0.8  # each transaction keeps this share of the pause learned from earlier waits
+DECAY = 0.5  # each transaction keeps this share of the pause learned from earlier waits
 MOST = 1.0  # seconds: the longest pause, so a run still moves on (slowly) under a flood
 
 
@@ -50,9 +52,9 @@ class Pacer:
 
     @contextmanager
     def transaction(self, connection: Connection) -> Iterator[None]:
-        """``connection.begin()`` (on SQLite the write lock, with the stock busy handler: see
-        ``db.BACKGROUND``), timed: its wait for the lock lengthens the next pauses. Refused the lock for
-        a whole busy timeout, the pauses learn the longest."""
+        """``connection.begin()`` (a writer's: on SQLite the write lock, polled for), timed: its wait for
+        the lock lengthens the next pauses. Refused the lock for a whole busy timeout, the pauses learn the
+        longest."""
         asked = time.monotonic()
         try:
             transaction = connection.begin()

@@ -38,7 +38,7 @@ from sqlalchemy import ColumnElement, Connection, Engine, column, func, literal_
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
-from app.core.db import BACKGROUND, UNICODE_LOWER, WRITE_OPTION, checkpoint, lock_refused, sqlite_driver
+from app.core.db import UNICODE_LOWER, WRITE_OPTION, checkpoint, lock_refused, sqlite_driver
 from app.core.pacing import Pacer
 from app.models import InboundMessage, Inquiry, MessageState, Reply, ReplyKind
 
@@ -230,7 +230,7 @@ def forget_deleted(engine: Engine, should_stop: Callable[[], bool] = lambda: Fal
     """
     if engine.dialect.name != "sqlite":
         return True
-    with engine.connect().execution_options(**{WRITE_OPTION: BACKGROUND}) as connection:
+    with engine.connect().execution_options(**{WRITE_OPTION: True}) as connection:
         set_merging_or_warn(connection, 0, QUIET_CRISISMERGE)
         try:
             return _merge_into_one(connection, should_stop)
