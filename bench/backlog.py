@@ -44,14 +44,17 @@ run again on a copy whose every inquiry has three answers in its thread
 ``<kind>@<size>/threads``: the claim and the batches keep their figures
 when each inquiry takes its conversation along.
 
-Controls on SQLite, each one cleanup run at 40/s, which must be caught:
+Controls on SQLite, each one cleanup run at 40/s (the last at 100/s), which must be caught:
 ``one_batch`` (the whole backlog in one batch, as a run whose batches
 were not sized by time would do; ``control_rows``, ``control_seconds`` of
 budget), caught by the latency figures; ``crisis_default`` (FTS5's crisis
 merge at its default during the run, ``crisis_rows``), caught by the big
 writes (merges) in visitors' transactions; ``purge_unpaused`` (the index purge
 without its pauses and checkpoints, ``control_rows``), caught by the
-after-run stall. (``files_in`` is ``bench.backlog_files``'s.) ``stock_lock``
+after-run stall; ``fixed_pauses`` (the cleanup's pauses a fixed share of
+each write transaction, learning nothing from its waits for the lock:
+``app.core.pacing``; ``control_rows``, at 100 submissions a second),
+caught by the latency figures. (``files_in`` is ``bench.backlog_files``'s.) ``stock_lock``
 (live writers on SQLite's stock busy handler) is served by ``bench.wsgi`` for manual runs but is no control: with 30 ms
 batches it stalled writers 6.6 s on a loaded machine and 66 ms on a quiet
 one, so it cannot be relied on to fail.
@@ -85,8 +88,9 @@ INTERVAL = 3600  # the shipped CLEANUP_INTERVAL
 # newest expired row (200 days) and the oldest recent one (100), so the benchmark's one DELETE at 180 days
 # removes the very rows the cleanup's twenty cutoffs do.
 FORM_DAYS = tuple(range(105, 200, 5))
-# name: (label, served variant, template rows key, settings, budget key). A batch as big as the backlog is one long
-# write lock; FTS5's crisis merge at its default lands in visitors' inserts; a purge without pauses in their waits.
+# name: (label, served variant, template rows key, settings, budget key, rate). A batch as big as the backlog is one
+# long write lock; FTS5's crisis merge at its default lands in visitors' inserts; a purge without pauses in their
+# waits; pauses that learn nothing from the waits for the lock leave a queue of live writers behind every step at 100/s.
 CONTROLS = {
     "the whole backlog in one batch (batches not sized by time)": (
         "one_batch",
@@ -94,14 +98,31 @@ CONTROLS = {
         "control_rows",
         {"cleanup_batch_size": 100_000_000},
         "control_seconds",
+        40.0,
     ),
-    "FTS5's crisis merge at its default during a run": ("crisis_default", "crisis_default", "crisis_rows", {}, None),
+    "FTS5's crisis merge at its default during a run": (
+        "crisis_default",
+        "crisis_default",
+        "crisis_rows",
+        {},
+        None,
+        40.0,
+    ),
     "the index purge after a run without pauses or checkpoints": (
         "purge_unpaused",
         "purge_unpaused",
         "control_rows",
         {},
         None,
+        40.0,
+    ),
+    "the cleanup's pauses a fixed share of each write, learning nothing from its waits for the lock": (
+        "fixed_pauses",
+        "fixed_pauses",
+        "control_rows",
+        {},
+        None,
+        100.0,
     ),
 }
 
@@ -164,10 +185,10 @@ def run(ctx) -> None:
                     pictures[kind] = cleanups[len(cleanups) // 2]
             variants(ctx, template, kind, rows)
     if ctx.sizes["backlog_controls"]:
-        for name, (label, variant, rows_key, settings, budget_key) in CONTROLS.items():
+        for name, (label, variant, rows_key, settings, budget_key, rate) in CONTROLS.items():
             template = ctx.template("sqlite", ctx.sizes[rows_key])
             budget = ctx.sizes[budget_key] if budget_key else 3600
-            _control(ctx, Control(name, label), template, variant, budget, settings)
+            _control(ctx, Control(name, label), template, variant, (budget, rate), settings)
     growth.report(ctx)
     if ctx.write_docs:
         ctx.report.picture = write_backlog_picture(pictures, sizes[-1], WARM)
@@ -184,12 +205,14 @@ def variants(ctx, template, kind: str, rows: int) -> None:
 
 
 # Controls whose cost grows with the backlog: at the quick sizes (a few thousand rows) nothing separates them.
-QUICK_UNJUDGED = ("crisis_default", "purge_unpaused", "files_in")
+QUICK_UNJUDGED = ("crisis_default", "purge_unpaused", "files_in", "fixed_pauses")
 
 
-def _control(ctx, control: Control, template, variant: str, budget: float, settings: dict) -> None:
-    """One cleanup run of the broken ``variant`` on a copy of ``template``: must fail a latency or write figure."""
-    trial = _trial(ctx, template, "cleanup", control.variant, variant=variant, budget=budget, **settings)
+def _control(ctx, control: Control, template, variant: str, paced: tuple[float, float], settings: dict) -> None:
+    """One cleanup run of the broken ``variant`` on a copy of ``template`` with ``paced``'s time budget and
+    submissions a second: must fail a latency or write figure."""
+    budget, rate = paced
+    trial = _trial(ctx, template, "cleanup", control.variant, variant=variant, budget=budget, rate=rate, **settings)
     control.figures += report_latency(ctx, "sqlite", [trial], [], variant=control.variant)
     judge(ctx, control)
 

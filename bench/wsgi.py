@@ -26,9 +26,11 @@
   ``files_in`` (the file pieces' target as a list of every expired inquiry's
   files, ``attachment_id IN (...)``, read inside each of its batches),
   ``purge_unpaused`` (the index purge after a run without its pauses and
-  passive checkpoints, with FTS5's automerge back on meanwhile), and
-  ``landed`` (all three: the cleanup as it was before them, to measure
-  before and after).
+  passive checkpoints, with FTS5's automerge back on meanwhile),
+  ``fixed_pauses`` (the cleanup's pauses between its write transactions a
+  fixed share of each, learning nothing from its waits for the lock:
+  ``app.core.pacing``), and ``landed`` (all four: the cleanup as it was
+  before them, to measure before and after).
 
 With ``BENCH_TXN_LOG`` set, every variant also logs its write transactions
 and the cleanup's statements (``bench.txlog``).
@@ -51,6 +53,7 @@ import os
 import re
 import tempfile
 import time
+from contextlib import contextmanager
 from types import SimpleNamespace
 
 from flask import Flask, jsonify, request
@@ -58,7 +61,7 @@ from sqlalchemy import event, or_, select
 
 from app import create_app
 from app.cleanup import hook, runs, state, targets
-from app.core import background, db
+from app.core import background, db, pacing
 from app.inquiries import retention, search
 from app.models import Attachment, AttachmentChunk, Inquiry
 from app.outbox import hook as outbox_hook
@@ -197,6 +200,19 @@ def _purge_unpaused(connection, should_stop) -> bool:
     return False
 
 
+def _fixed_pauses() -> None:
+    """The cleanup's pauses a fixed share of each transaction, learning nothing from its waits for the lock."""
+    transaction = pacing.Pacer.transaction
+
+    @contextmanager
+    def unlearning(self, connection):
+        with transaction(self, connection):
+            self.learned = 0.0
+            yield
+
+    pacing.Pacer.transaction = unlearning
+
+
 def _broken_cleanup(app: Flask, parts: tuple[str, ...]) -> None:
     if "files_by_cascade" in parts:
         cleanup_state = state.of(app)
@@ -207,11 +223,13 @@ def _broken_cleanup(app: Flask, parts: tuple[str, ...]) -> None:
         _files_in(app)
     if "purge_unpaused" in parts:
         search._merge_into_one = _purge_unpaused
+    if "fixed_pauses" in parts:
+        _fixed_pauses()
 
 
 CLEANUP_CONTROLS = {
-    **{name: (name,) for name in ("files_by_cascade", "crisis_default", "files_in", "purge_unpaused")},
-    "landed": ("crisis_default", "files_in", "purge_unpaused"),
+    **{name: (name,) for name in ("files_by_cascade", "crisis_default", "files_in", "purge_unpaused", "fixed_pauses")},
+    "landed": ("crisis_default", "files_in", "purge_unpaused", "fixed_pauses"),
 }
 
 

@@ -5,11 +5,12 @@ A target names a table, the predicate of its expired rows at a run's
 dry-run counts with the very same predicate the delete uses.
 
 Each batch is its own short transaction, so live writes keep flowing. On
-SQLite that is not enough: its busy handler is not fair, and a loop that
-starts its next write right after a commit keeps winning the lock while a
-waiting request sleeps. So after each batch the loop pauses for a fraction
-(``CLEANUP_YIELD``) of the batch's own duration: a writer that arrived during
-the batch retries within that pause and gets in.
+SQLite that is not enough: at a high rate live writers hold its one write
+lock most of the time themselves, and a loop that starts its next batch
+right after a commit keeps them queued. So each batch takes the lock as a
+background writer and, after it, the loop pauses as long as its wait for
+the lock taught (``app.core.pacing``), plus a fraction (``CLEANUP_YIELD``)
+of the batch's own duration: live writers that queued meanwhile get in.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from sqlalchemy.orm import InstrumentedAttribute, Session
 
 from app.cleanup import plans
 from app.core import db
+from app.core.pacing import Pacer
 from app.inquiries import retention, tally
 
 # A batch refused SQLite's write lock for a whole busy timeout waits this long before it tries again, twice as
@@ -85,25 +87,41 @@ class Done:
     following: Any = None
 
 
-def delete_batch(connection: Connection, target: Target, moment: Moment, size: int, start: Any = None) -> Done:
-    """Delete up to ``size`` of the oldest expired rows of ``target``, none older than ``start``.
+@dataclass(frozen=True)
+class Batch:
+    """A batch's statements, made before its transaction takes the lock: ``condition`` matches the expired
+    rows left, ``chosen`` the oldest ``size`` of them, ``key`` orders them."""
 
-    Returns how many were deleted (per form too, for a target with a
-    ``form``), whether more may remain, and where the next batch starts: at
-    the oldest expired row left, so no batch scans again what earlier batches skipped (rows on legal hold; on PostgreSQL
-    also deleted rows that stay in the index until vacuumed, which would make
-    a long run quadratic). Call it inside a transaction: it writes before it
-    reads, so that on SQLite no concurrent commit can invalidate its snapshot.
-    """
+    condition: ColumnElement[bool]
+    chosen: ColumnElement[bool]
+    key: Any
+    size: int
+
+
+def choose(connection: Connection, target: Target, moment: Moment, size: int, start: Any = None) -> Batch:
+    """The ``size`` oldest expired rows of ``target``, none older than ``start``: where the previous batch
+    ended (``delete_batch``)."""
     key = plans.batch_key(connection, target.age)
     condition = target.where(moment)
     if start is not None:
         condition = and_(condition, key >= start)
-    chosen = plans.oldest_rows(connection, target.model, condition, target.age, size)
-    deleted, forms = _remove(connection, target, chosen, moment)
-    if deleted < size:
+    return Batch(condition, plans.oldest_rows(connection, target.model, condition, target.age, size), key, size)
+
+
+def delete_batch(connection: Connection, target: Target, moment: Moment, batch: Batch) -> Done:
+    """Delete the rows ``batch`` chose (or do the target's ``act`` to them).
+
+    Returns how many were deleted (per form too, for a target with a
+    ``form``), whether more may remain, and where the next batch starts: at
+    the oldest expired row left, so no batch scans again what earlier batches
+    skipped (rows on legal hold; on PostgreSQL also deleted rows that stay in
+    the index until vacuumed, which would make a long run quadratic). Call it inside a transaction: it writes before it
+    reads, so that on SQLite no concurrent commit can invalidate its snapshot.
+    """
+    deleted, forms = _remove(connection, target, batch.chosen, moment)
+    if deleted < batch.size:
         return Done(deleted, forms, False)
-    following = connection.scalar(select(func.min(key)).where(condition))
+    following = connection.scalar(select(func.min(batch.key)).where(batch.condition))
     return Done(deleted, forms, following is not None, following)
 
 
@@ -197,11 +215,16 @@ def delete_all(
     def purged_after() -> bool:  # a run that deleted rows leaves the index's merging to the purge after it
         return any(progress.deleted.values())
 
-    with db.get_engine().connect() as connection, plans.index_merged_by_batches(connection, purged_after):
+    pacer = Pacer(ratio=limits.yield_ratio)
+    engine = db.get_engine()
+    with (
+        engine.connect().execution_options(**{db.WRITE_OPTION: True}) as connection,
+        plans.index_merged_by_batches(connection, purged_after),
+    ):
         for target in targets:
             try:
                 locked_out = not _delete_target(
-                    connection, target, moment, limits, progress, record, (deadline, must_stop, stop_asked)
+                    connection, target, moment, (limits, pacer), progress, record, (deadline, must_stop, stop_asked)
                 )
             except Exception as exc:  # noqa: BLE001 - recorded in the ledger, logged with the run
                 progress.error = f"{type(exc).__name__} while deleting from {target.name}"
@@ -220,7 +243,7 @@ def _delete_target(
     connection: Connection,
     target: Target,
     moment: Moment,
-    limits: Limits,
+    pace: tuple[Limits, Pacer],
     progress: Progress,
     record: Recorder,
     stops: tuple[float, Callable[[], bool], Callable[[], bool]],
@@ -228,19 +251,17 @@ def _delete_target(
     """Batches on one target until it has no expired rows left or the run must stop; False when the run's
     time ran out (or it was told to stop) while live writers kept SQLite's write lock."""
     deadline, must_stop, stop_asked = stops
+    limits, pacer = pace
     start, size = None, target.batch_of(limits.batch_size)
     while True:
-        batch_started = time.monotonic()
-        done = _one_batch(connection, target, moment, size, start, progress, record, (deadline, stop_asked))
+        done = _one_batch(connection, target, moment, size, start, progress, record, (deadline, stop_asked, pacer))
         if done is None:
             return False
         deleted, more, start = done.rows, done.more, done.following
+        size = target.batch_of(limits.next_size(size, deleted, pacer.held()))
         progress.deleted[target.name] += deleted
         plans.after_batch(connection)
-        took = time.monotonic() - batch_started
-        size = target.batch_of(limits.next_size(size, deleted, took))
-        # Pause in proportion to the batch so waiting writers get the lock.
-        time.sleep(took * limits.yield_ratio)
+        pacer.pause()
         if not more:
             progress.unfinished.remove(target)
             return True
@@ -270,7 +291,7 @@ def _one_batch(
     start: Any,
     progress: Progress,
     record: Recorder,
-    until: tuple[float, Callable[[], bool]],
+    until: tuple[float, Callable[[], bool], Pacer],
 ) -> Done | None:
     """One batch and its ledger counts in one transaction; on SQLite, tried again while the lock is busy.
 
@@ -284,13 +305,13 @@ def _one_batch(
     time does. Live traffic goes first; the cleanup waits. Any other error
     is raised and ends the run in error.
     """
-    deadline, stop_asked = until
-    pause = LOCKED_PAUSE
+    deadline, stop_asked, pacer = until
+    pause, batch = LOCKED_PAUSE, choose(connection, target, moment, size, start)
     while True:
         try:
-            with connection.begin():
+            with pacer.transaction(connection):
                 db.unlimited(connection)
-                done = delete_batch(connection, target, moment, size, start)
+                done = delete_batch(connection, target, moment, batch)
                 counts = {**progress.deleted, target.name: progress.deleted[target.name] + done.rows}
                 record(connection, counts, target.name, done.forms)
             return done

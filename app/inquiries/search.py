@@ -32,7 +32,6 @@ pagination: the search only narrows the rows.
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable
 
 from sqlalchemy import ColumnElement, Connection, Engine, column, func, literal_column, or_, select, table, union
@@ -40,6 +39,7 @@ from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
 from app.core.db import UNICODE_LOWER, WRITE_OPTION, checkpoint, lock_refused, sqlite_driver
+from app.core.pacing import Pacer
 from app.models import InboundMessage, Inquiry, MessageState, Reply, ReplyKind
 
 log = logging.getLogger(__name__)
@@ -221,7 +221,9 @@ def forget_deleted(engine: Engine, should_stop: Callable[[], bool] = lambda: Fal
     ``crisismerge`` raised (no visitor's insert carries its merge on), each
     step is followed by a ``PASSIVE`` checkpoint (the WAL stays small, and no
     visitor's commit copies it) and by a pause as long as the step, so the
-    purge holds the write lock half the time at most. FTS5's defaults come
+    purge holds the write lock half the time at most, and longer while live
+    writers queue for the lock (``app.core.pacing``: each step takes it as a
+    background writer and learns from its wait). FTS5's defaults come
     back when it ends, however it ends. Stopped by ``should_stop``, it
     returns False and the next one starts over. A no-op on PostgreSQL, whose
     trigram indexes lose dead entries to vacuum (docs/cleanup.md).
@@ -239,16 +241,15 @@ def forget_deleted(engine: Engine, should_stop: Callable[[], bool] = lambda: Fal
 def _merge_into_one(connection: Connection, should_stop: Callable[[], bool]) -> bool:
     """The steps of ``forget_deleted``: True once a step changed nothing, False when stopped first."""
     driver = sqlite_driver(connection)
-    pages = -FORGET_PAGES
+    pages, pacer = -FORGET_PAGES, Pacer(ratio=1.0, least=FORGET_PAUSE)
     while not should_stop():
-        with connection.begin():
-            started, before = time.monotonic(), driver.total_changes
+        with pacer.transaction(connection):
+            before = driver.total_changes
             merge_step(driver, pages)
             changed = driver.total_changes - before
-        took = time.monotonic() - started
         checkpoint(driver)
         if changed < 2:
             return True
         pages = FORGET_PAGES
-        time.sleep(max(FORGET_PAUSE, took))
+        pacer.pause()
     return False

@@ -155,13 +155,15 @@ def _save(
     The hits come after the inquiry: their rows are shared (every submission counts on the site-wide row, every
     one from an address on its row), and PostgreSQL holds a row lock until the transaction ends, so counted
     first they made each submission wait for the whole transaction of every other. Counted last, a row is
-    locked only until the commit that follows. A client already over its limit is refused first, by a read,
-    so a flood's refusals write no inquiry. Over a limit or a budget the inquiry goes back to its savepoint
+    locked only until the commit that follows. A client already over its limit is refused first, by a read
+    made before the write lock is taken (on SQLite every moment a submission holds it is one no other writer
+    has), so a flood's refusals write no inquiry. Over a limit or a budget the inquiry goes back to its savepoint
     and the hits are counted again alone (``_refused``), as if nothing had been saved.
     """
     limits = ratelimit.parse_limits(current_app.config["SUBMIT_RATE_LIMITS"])
+    already_over = ratelimit.over("submit", client, limits) is not None
     with db.transaction(write=True) as session:
-        if ratelimit.over("submit", client, limits, session) is not None:
+        if already_over:
             return _refused(session, client, None)
         attempt = session.begin_nested()
         filed = store.save(session, inquiry, verdict, files)

@@ -91,13 +91,12 @@ def test_a_batch_refused_the_write_lock_is_tried_again_not_failed(app_config, ma
     holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     held = []
 
-    def hold_the_lock_once(_conn, _cursor, statement, *_args):
-        if statement.startswith("DELETE FROM submissions") and not held:
-            holder.execute("BEGIN IMMEDIATE")  # a live writer got in first, for 300 ms
-            held.append(threading.Timer(0.3, holder.execute, ["COMMIT"]))
-            held[0].start()
+    def hold_the_lock_once():
+        holder.execute("BEGIN IMMEDIATE")  # a live writer got in first, for 300 ms
+        held.append(threading.Timer(0.3, holder.execute, ["COMMIT"]))
+        held[0].start()
 
-    event.listen(db.engine_of(app), "before_cursor_execute", hold_the_lock_once)
+    before_the_runs_first_write(db.engine_of(app), hold_the_lock_once)
     try:
         with app.app_context():
             run = cleanup.run("test", force=True)
@@ -109,10 +108,23 @@ def test_a_batch_refused_the_write_lock_is_tried_again_not_failed(app_config, ma
         assert db.get_session().scalar(select(func.count()).select_from(Inquiry)) == 0
 
 
+def before_the_runs_first_write(engine, action) -> None:
+    """Call ``action`` once, when the cleanup's batches get their connection, before its first transaction
+    (the index's merging on SQLite, then the batches): each takes the write lock up front."""
+    done = []
+
+    def writer(_conn, options) -> None:
+        if options.get(db.WRITE_OPTION) and not done:
+            done.append(True)
+            action()
+
+    event.listen(engine, "set_connection_execution_options", writer)
+
+
 class LockHolder:
-    """Another connection takes the lock a batch needs, the first time the batch is about to delete from
-    ``table``, and keeps it ``seconds``: SQLite's write lock (as a burst of live writers would), PostgreSQL's
-    lock on the table (a batch there waits for it, with no statement timeout)."""
+    """Another connection takes the lock a batch needs and keeps it ``seconds``: SQLite's write lock (as a
+    burst of live writers would), before the run's first write transaction; PostgreSQL's lock on ``table``
+    (a batch there waits for it, with no statement timeout), the first time a batch deletes from it."""
 
     def __init__(self, app, db_kind: str, table: str, seconds: float):
         self.kind, self.table, self.seconds, self.timers = db_kind, table, seconds, []
@@ -124,10 +136,17 @@ class LockHolder:
                 engine.url.render_as_string(hide_password=False).replace("postgresql+psycopg", "postgresql"),
                 autocommit=True,
             )
-        event.listen(engine, "before_cursor_execute", self._before)
+        if db_kind == "sqlite":  # the cleanup's transactions take the write lock up front
+            before_the_runs_first_write(engine, self._hold)
+        else:  # a batch's delete waits for the table
+            event.listen(engine, "before_cursor_execute", self._before)
 
     def _before(self, _conn, _cursor, statement, *_args) -> None:
-        if statement.startswith(f"DELETE FROM {self.table}") and not self.timers:
+        if statement.startswith(f"DELETE FROM {self.table}"):
+            self._hold()
+
+    def _hold(self) -> None:
+        if not self.timers:
             self.connection.execute("BEGIN IMMEDIATE" if self.kind == "sqlite" else "BEGIN")
             if self.kind == "postgresql":
                 self.connection.execute(f"LOCK TABLE {self.table} IN SHARE MODE")

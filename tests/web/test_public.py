@@ -218,13 +218,22 @@ def _statements_of_one_submission(app, client) -> list[str]:
         if threading.get_ident() == here:
             statements.append(statement)
 
+    def begun(_conn) -> None:
+        if threading.get_ident() == here:
+            statements.append(BEGUN)
+
     engine = db.engine_of(app)
     event.listen(engine, "before_cursor_execute", record)
+    event.listen(engine, "begin", begun)
     try:
         assert client.post("/api/inquiries", json=VALID).status_code == 201
     finally:
         event.remove(engine, "before_cursor_execute", record)
+        event.remove(engine, "begin", begun)
     return statements
+
+
+BEGUN = "-- a transaction begins"
 
 
 def test_a_submission_counts_its_hit_in_every_window_with_two_statements(strict_limits, app, client, query):
@@ -245,6 +254,15 @@ def test_a_submissions_counts_are_written_after_its_inquiry_so_their_rows_are_lo
     inquiry = next(i for i, s in enumerate(statements) if s.startswith("INSERT INTO submissions"))
     counts = [i for i, s in enumerate(statements) if s.startswith("INSERT INTO rate_limits")]
     assert len(counts) == 2 and min(counts) > inquiry, statements
+
+
+def test_a_submission_reads_its_clients_windows_before_its_write_transaction(strict_limits, app, client):
+    """On SQLite the write transaction holds the one write lock from its start: the read that refuses a client
+    already over its limit comes before it, so no other writer waits for it."""
+    statements = _statements_of_one_submission(app, client)
+    read = next(i for i, s in enumerate(statements) if s.startswith("SELECT") and "rate_limits" in s)
+    inquiry = next(i for i, s in enumerate(statements) if s.startswith("INSERT INTO submissions"))
+    assert BEGUN in statements[read:inquiry], statements
 
 
 @pytest.fixture
