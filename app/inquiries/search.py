@@ -54,7 +54,10 @@ MESSAGE_TRIGRAM_INDEX = "ix_inbound_messages_body_trgm"  # PostgreSQL: the peopl
 
 # Index pages one step of forgetting writes: a step short enough on SQLite's write lock for live writers
 # (docs/cleanup.md; figures: docs/benchmarks.md, "Figures behind the code").
-FORGET_PAGES = 64  # as many as a cleanup batch's merge step: 200 held the lock up to 170 ms on a loaded machine
+FORGET_PAGES = 64  # the first step's, as many as a cleanup batch's merge step: 200 held the lock up to 170 ms
+# Each next step's pages are sized so it holds the lock about as long as a cleanup batch does: after a large
+# delete a step reads many pages of deleted entries for each page it writes, and 64 pages held it up to 337 ms.
+FORGET_STEP_SECONDS, FORGET_PAGES_LEAST, FORGET_PAGES_MOST = 0.03, 4, 256
 FORGET_PAUSE = 0.01  # seconds between steps at the least; a step that took longer is followed by as long a pause
 MERGE = f"INSERT INTO {FTS_TABLE}({FTS_TABLE}, rank) VALUES ('merge', ?)"
 AUTOMERGE = f"INSERT INTO {FTS_TABLE}({FTS_TABLE}, rank) VALUES ('automerge', ?)"
@@ -208,7 +211,7 @@ def forget_deleted(engine: Engine, should_stop: Callable[[], bool] = lambda: Fal
     trigrams of the deleted text, with their positions, stay in older
     segments until those are merged with it. So after deletions the segments
     are merged into one, which drops both (FTS5's ``optimize``), in steps of
-    ``FORGET_PAGES`` pages, each its own short write transaction, so live
+    about ``FORGET_STEP_SECONDS`` (``next_pages``), each its own short write transaction, so live
     writers get in between: the first ``'merge'`` with a negative size puts
     every segment on one level, the next ones carry that merge on until a
     step changes nothing (the procedure FTS5's documentation gives for an
@@ -247,9 +250,16 @@ def _merge_into_one(connection: Connection, should_stop: Callable[[], bool]) -> 
             before = driver.total_changes
             merge_step(driver, pages)
             changed = driver.total_changes - before
+        pages = next_pages(abs(pages), pacer.held())
         checkpoint(driver)
         if changed < 2:
             return True
-        pages = FORGET_PAGES
         pacer.pause()
     return False
+
+
+def next_pages(pages: int, took: float) -> int:
+    """The pages of the purge's next step after one of ``pages`` that held the lock ``took`` seconds: about
+    ``FORGET_STEP_SECONDS`` of it, at most twice as many as before, within ``FORGET_PAGES_LEAST``..``_MOST``."""
+    scaled = int(pages * FORGET_STEP_SECONDS / max(took, 0.001))
+    return max(FORGET_PAGES_LEAST, min(FORGET_PAGES_MOST, 2 * pages, scaled))

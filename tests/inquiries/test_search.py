@@ -285,3 +285,14 @@ def test_the_index_purge_goes_in_steps_stops_when_told_and_finishes_later(app, d
         assert sorted(indexed(query, db_kind)) == sorted(ids[1::2])
         checks.clear()
         assert search.forget_deleted(engine, stop_after_one_step) is True and len(checks) == 1  # nothing left
+
+
+def test_the_purges_steps_are_sized_by_how_long_the_last_one_held_the_lock():
+    """After a large delete a step reads many pages of deleted entries for each it writes: a slow step's
+    successor writes fewer pages, a quick one's at most twice as many, within the bounds."""
+    aim = search.FORGET_STEP_SECONDS
+    assert search.next_pages(64, 10 * aim) == 6
+    assert search.next_pages(64, aim / 10) == 128
+    assert search.next_pages(64, aim) == 64
+    assert search.next_pages(4, 100 * aim) == search.FORGET_PAGES_LEAST
+    assert search.next_pages(search.FORGET_PAGES_MOST, aim / 10) == search.FORGET_PAGES_MOST
