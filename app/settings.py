@@ -373,8 +373,8 @@ SETTINGS: tuple[Variable, ...] = (
         None,
         _optional(rule(_float, lambda n: n >= 0)),
         "a number of at least 0, or null for the database's default",
-        "Pause after each batch as a fraction of its duration. Automatic: 0 on both (on SQLite live writers poll"
-        " for the lock every millisecond and get in between batches; raise it to favour them further).",
+        "Pause after each batch as a fraction of its duration, besides what waits for SQLite's lock add (live"
+        " writers queued: docs/cleanup.md, *Pacing*). Automatic: 0 on both; raise it to favour live writers further.",
         shown="automatic",
     ),
     Variable(
