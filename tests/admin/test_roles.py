@@ -74,6 +74,7 @@ MATRIX: dict[str, tuple[str, ...]] = {
     "admin.create_form": (OWNER,),
     "admin.edit_form": (OWNER,),
     "admin.change_form": (OWNER,),
+    "admin.preview_form": (OWNER,),
     "admin.delete_form": (OWNER,),
     "admin.tags": (OWNER,),
     "admin.create_tag": (OWNER,),
