@@ -161,7 +161,8 @@ def _save(
     and the hits are counted again alone (``_refused``), as if nothing had been saved.
     """
     limits = ratelimit.parse_limits(current_app.config["SUBMIT_RATE_LIMITS"])
-    already_over = ratelimit.over("submit", client, limits) is not None
+    with db.reading() as session:  # rolled back: no commit, and on SQLite no write lock
+        already_over = ratelimit.over("submit", client, limits, session) is not None
     with db.transaction(write=True) as session:
         if already_over:
             return _refused(session, client, None)
