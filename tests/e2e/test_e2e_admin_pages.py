@@ -27,6 +27,8 @@ PAGES = [
     "/admin/retention",
     "/admin/retention/report?form=1",
     "/admin/overview",
+    "/admin/tags",
+    "/admin/held",
 ]
 
 
