@@ -35,6 +35,18 @@ def submit_inquiry(page: Page, name: str, email: str, message: str) -> None:
     page.wait_for_url("**/thanks")
 
 
+def add_field(page: Page, kind: str, key: str, label: str, choices: str) -> None:
+    """In the form editor, fill the blank field card and add it: the page comes back with it as a card of its own."""
+    card = page.get_by_role("group", name="Add a field")
+    card.get_by_label("Type").select_option(label=kind)
+    card.get_by_label("Key").fill(key)
+    card.get_by_label("Label (English)").fill(label)
+    if choices:
+        card.get_by_label("Choices (English)").fill(choices)
+    card.get_by_role("button", name="Add the field").click()
+    page.wait_for_load_state("load")
+
+
 def wait_like_a_person(page: Page) -> None:
     """Until the form has been open ``FILL_SECONDS`` and its spam check is solved (JavaScript on)."""
     open_for = page.evaluate("() => performance.now()") / 1000

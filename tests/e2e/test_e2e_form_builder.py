@@ -11,7 +11,7 @@ from playwright.sync_api import expect
 from sqlalchemy import select
 
 from app.models import Form
-from tests.e2e.steps import SIZES, assert_fits, enroll
+from tests.e2e.steps import SIZES, add_field, assert_fits, enroll
 
 FIVE = (
     ("Short text", "name", "Your name", ""),
@@ -21,18 +21,6 @@ FIVE = (
     ("Consent", "consent", "You may keep my message for 30 days.", ""),
 )
 TALLEST = 3000  # px at 1280 px wide, for a saved five-field form
-
-
-def add_field(page, kind: str, key: str, label: str, choices: str) -> None:
-    """Fill the blank card and add it: the page comes back with the field as a card of its own."""
-    card = page.get_by_role("group", name="Add a field")
-    card.get_by_label("Type").select_option(label=kind)
-    card.get_by_label("Key").fill(key)
-    card.get_by_label("Label (English)").fill(label)
-    if choices:
-        card.get_by_label("Choices (English)").fill(choices)
-    card.get_by_role("button", name="Add the field").click()
-    page.wait_for_load_state("load")
 
 
 def saved_fields(server, slug: str) -> list[dict]:

@@ -13,7 +13,7 @@ from playwright.sync_api import expect
 from sqlalchemy import select
 
 from app.models import Form, Inquiry
-from tests.e2e.steps import FILL_SECONDS, assert_fits, enroll, wait_like_a_person
+from tests.e2e.steps import FILL_SECONDS, add_field, assert_fits, enroll, wait_like_a_person
 
 PHONE = {"width": 390, "height": 844}
 
@@ -35,13 +35,7 @@ def build_form(page) -> None:
         ("Single choice (buttons)", "outlet", "Outlet", "print | Print\nweb | Web"),
         ("Consent", "consent", "You may quote me.", ""),
     ):
-        card = page.get_by_role("group", name="Add a field")
-        card.get_by_label("Type").select_option(label=kind)
-        card.get_by_label("Key").fill(key)
-        card.get_by_label("Label (English)").fill(label)
-        if choices:
-            card.get_by_label("Choices (English)").fill(choices)
-        card.get_by_role("button", name="Add the field").click()
+        add_field(page, kind, key, label, choices)
         expect(page.get_by_role("region", name="Preview").get_by_text(label)).to_be_visible()
     page.get_by_role("button", name="Save").click()
     expect(page.get_by_text("The form press was saved.")).to_be_visible()
