@@ -216,6 +216,7 @@ def delete_all(
         return any(progress.deleted.values())
 
     pacer = Pacer(ratio=limits.yield_ratio)
+    pace = (limits, pacer, plans.IndexMerging(pacer))
     engine = db.get_engine()
     with (
         engine.connect().execution_options(**{db.WRITE_OPTION: True}) as connection,
@@ -224,7 +225,7 @@ def delete_all(
         for target in targets:
             try:
                 locked_out = not _delete_target(
-                    connection, target, moment, (limits, pacer), progress, record, (deadline, must_stop, stop_asked)
+                    connection, target, moment, pace, progress, record, (deadline, must_stop, stop_asked)
                 )
             except Exception as exc:  # noqa: BLE001 - recorded in the ledger, logged with the run
                 progress.error = f"{type(exc).__name__} while deleting from {target.name}"
@@ -243,7 +244,7 @@ def _delete_target(
     connection: Connection,
     target: Target,
     moment: Moment,
-    pace: tuple[Limits, Pacer],
+    pace: tuple[Limits, Pacer, plans.IndexMerging],
     progress: Progress,
     record: Recorder,
     stops: tuple[float, Callable[[], bool], Callable[[], bool]],
@@ -251,7 +252,7 @@ def _delete_target(
     """Batches on one target until it has no expired rows left or the run must stop; False when the run's
     time ran out (or it was told to stop) while live writers kept SQLite's write lock."""
     deadline, must_stop, stop_asked = stops
-    limits, pacer = pace
+    limits, pacer, merging = pace
     start, size = None, target.batch_of(limits.batch_size)
     while True:
         done = _one_batch(connection, target, moment, size, start, progress, record, (deadline, stop_asked, pacer))
@@ -260,7 +261,7 @@ def _delete_target(
         deleted, more, start = done.rows, done.more, done.following
         size = target.batch_of(limits.next_size(size, deleted, pacer.held()))
         progress.deleted[target.name] += deleted
-        plans.after_batch(connection)
+        merging.after_batch(connection)
         pacer.pause()
         if not more:
             progress.unfinished.remove(target)

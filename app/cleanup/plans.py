@@ -5,7 +5,7 @@ millisecond (``app.core.db``), while the cleanup's batches wait with SQLite's
 stock busy handler, so a visitor's insert gets in as soon as a batch
 commits, with no pause needed after it; batches are sized to hold the lock
 about 30 ms, and after each one the cleanup copies the WAL back into the
-database file itself (``after_batch``), so no visitor's commit does it.
+database file itself (``IndexMerging.after_batch``), so no visitor's commit does it.
 Under steady inserts this keeps a good part of one plain DELETE's rows/s
 with inserts' p99 close to idle, where one DELETE stalls inserts for
 seconds; the earlier design (1000 rows, a pause as long as the batch,
@@ -20,9 +20,9 @@ and an index descent per thousand rows (see docs/benchmarks.md).
 from __future__ import annotations
 
 import logging
-import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import (
@@ -37,15 +37,20 @@ from sqlalchemy import (
     select,
     type_coerce,
 )
+from sqlalchemy.exc import OperationalError
 
 from app.core import db
+from app.core.pacing import Pacer
 from app.inquiries import search
 
 log = logging.getLogger(__name__)
 
 # Pages merged per batch: a short merge on realistic rows, where twice as many could hold the lock
 # several times as long (figures: docs/benchmarks.md, "Figures behind the code").
-MERGE_STEP_PAGES = 64
+MERGE_STEP_PAGES = 64  # the first step's; the next ones are sized by time (``search.next_pages``)
+# A level this crowded after a batch's merge step is merged further before the next batch, up to the most
+# steps: FTS5 merges a level whole inside the write that takes it to ``search.QUIET_CRISISMERGE``.
+MERGE_CROWDED, MERGE_STEPS_MOST = 32, 16
 
 _BATCH_SIZE = {"sqlite": 100, "postgresql": 50_000}  # SQLite: the first batch; the next ones are sized by time
 _YIELD = {"sqlite": 0.0, "postgresql": 0.0}
@@ -72,21 +77,59 @@ def default_batch_seconds(engine: Engine) -> float | None:
     return _BATCH_SECONDS.get(engine.dialect.name)
 
 
-def after_batch(connection: Connection) -> None:
-    """SQLite: a step of the search index's merging (see ``index_merged_by_batches``), then copy the
-    batch's pages from the WAL into the database file now, on this connection.
+@dataclass
+class IndexMerging:
+    """SQLite: the run's own merging of the search index, a few steps after each batch (see
+    ``index_merged_by_batches``), each step a paced transaction of its own sized by time as the purge's are
+    (``search.next_pages``)."""
 
-    Deleting long messages writes megabytes of WAL per batch (``SECURE_DELETE``
-    zeroes every freed byte). Left to the automatic checkpoint, that copy is
-    done by whichever connection commits past the threshold: often a
-    visitor's insert, which then waits a second or more. Done here, it costs
-    the cleanup, and it holds no write lock: live writers get in meanwhile.
-    """
-    if connection.dialect.name == "sqlite":
-        # On the driver's connection: neither runs inside a transaction of SQLAlchemy's.
+    pacer: Pacer
+    pages: int = MERGE_STEP_PAGES
+
+    def after_batch(self, connection: Connection) -> None:
+        """SQLite: a step of the search index's merging, more while a level stays crowded, each followed by a
+        copy of the WAL into the database file, on this connection.
+
+        One step after each batch falls behind at 100 submissions a second:
+        each visitor's insert adds a segment to the lowest level, pacing spaces
+        the batches out, and a level reaching ``search.QUIET_CRISISMERGE``
+        segments is merged whole inside whichever write adds the last one, a
+        visitor's most often (49 of them in a 300,000-row run, one holding the
+        lock a second). So while a level holds ``MERGE_CROWDED`` segments or
+        more the merge goes on, up to ``MERGE_STEPS_MOST`` steps, paced like
+        the batches, before the next batch.
+
+        Deleting long messages writes megabytes of WAL per batch (``SECURE_DELETE``
+        zeroes every freed byte). Left to the automatic checkpoint, that copy is
+        done by whichever connection commits past the threshold: often a
+        visitor's insert, which then waits a second or more. Done here, it costs
+        the cleanup, and it holds no write lock: live writers get in meanwhile.
+        """
+        if connection.dialect.name != "sqlite":
+            return
+        # On the driver's connection: the checkpoint must run outside any transaction of SQLAlchemy's.
         driver_connection = db.sqlite_driver(connection)
-        _merge_step(driver_connection)
-        db.checkpoint(driver_connection)
+        db.checkpoint(driver_connection)  # the batch's pages first
+        for step in range(MERGE_STEPS_MOST):
+            if step:
+                self.pacer.pause()
+            merged = self._step(connection, driver_connection)
+            db.checkpoint(driver_connection)
+            if not merged or search.crowded_level(driver_connection) < MERGE_CROWDED:
+                return
+
+    def _step(self, connection: Connection, driver_connection) -> bool:
+        """One merge step, its pages sized by the last one's hold; False if live writers kept the lock for a
+        whole busy timeout (the next batch's step catches up)."""
+        try:
+            with self.pacer.transaction(connection):
+                search.merge_step(driver_connection, self.pages)
+        except OperationalError as error:
+            if not lock_refused(error):
+                raise
+            return False
+        self.pages = search.next_pages(self.pages, self.pacer.held())
+        return True
 
 
 @contextmanager
@@ -103,8 +146,8 @@ def index_merged_by_batches(connection: Connection, purged_after: Callable[[], b
     the write lock 1.5 s in a 300k-row run. So for the run ``automerge`` is
     off, ``crisismerge`` is raised to ``search.QUIET_CRISISMERGE`` (never
     reached while the batches merge), and each batch is followed by a merge
-    of at most ``MERGE_STEP_PAGES`` in its own short transaction
-    (``after_batch``): no writer, visitor or batch, does an unbounded merge.
+    sized to hold the lock about as long as a batch, in its own paced transaction, more
+    while a level is crowded (``IndexMerging``): no writer, visitor or batch, does an unbounded merge.
     A run that deleted rows (``purged_after``) leaves them so: the purge of
     the index after it (``search.forget_deleted``) restores FTS5's defaults
     when it ends; otherwise they come back here. A run that dies in between
@@ -121,20 +164,6 @@ def index_merged_by_batches(connection: Connection, purged_after: Callable[[], b
     finally:
         if not purged_after():
             search.set_merging_or_warn(connection, search.FTS5_AUTOMERGE, search.FTS5_CRISISMERGE)
-
-
-def _merge_step(driver_connection) -> None:
-    """A few pages of the search index's pending merges, in a transaction of their own.
-
-    It waits for the lock with the stock busy handler, as the batches do, and
-    is skipped if live writers kept it for a whole busy timeout: the next
-    batch's step catches up.
-    """
-    try:
-        search.merge_step(driver_connection, MERGE_STEP_PAGES)
-    except sqlite3.OperationalError as error:
-        if not lock_refused(error):
-            raise
 
 
 lock_refused = db.lock_refused

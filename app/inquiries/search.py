@@ -67,6 +67,8 @@ FTS5_AUTOMERGE, FTS5_CRISISMERGE = 4, 16  # FTS5's defaults
 # index in steps of its own: never reached then (a loaded machine's run reached 63 on level 0), and still a
 # bound, at most a few levels of it, far from FTS5's limit of 2000 segments, if a run dies before restoring 16.
 QUIET_CRISISMERGE = 128
+STRUCTURE = f"SELECT block FROM {FTS_TABLE}_data WHERE id = 10"  # FTS5's structure record (FTS5_STRUCTURE_ROWID)
+STRUCTURE_V2 = b"\xff\x00\x00\x01"  # after the cookie: a version 2 record, eight numbers per segment
 
 _fts = table(FTS_TABLE, column("rowid"))
 
@@ -203,6 +205,41 @@ def merge_step(driver_connection, pages: int) -> None:
     driver_connection.execute(MERGE, (pages,)).close()
 
 
+def crowded_level(driver_connection) -> int:
+    """SQLite: the most segments one level of the search index holds now (a write that takes a level to
+    ``crisismerge`` merges all of it), read from FTS5's structure record on the driver's connection."""
+    row = driver_connection.execute(STRUCTURE).fetchone()
+    return max(segments_per_level(row[0]), default=0) if row else 0
+
+
+def segments_per_level(record: bytes) -> list[int]:
+    """Each level's segment count in FTS5's structure record, decoded as ``fts5StructureDecode`` does: a
+    4-byte cookie, perhaps the version 2 marker, then varints: levels, segments, the write counter, and per
+    level the inputs of its merge, its segment count and each segment's numbers (3, or 8 in version 2)."""
+    at, per_segment = (8, 8) if record[4:8] == STRUCTURE_V2 else (4, 3)
+    levels, at = _varint(record, at)
+    at = _varint(record, _varint(record, at)[1])[1]  # the segments in all, the write counter
+    counts = []
+    for _ in range(levels):
+        at = _varint(record, at)[1]  # the inputs of a merge under way
+        count, at = _varint(record, at)
+        for _ in range(count * per_segment):
+            at = _varint(record, at)[1]
+        counts.append(count)
+    return counts
+
+
+def _varint(record: bytes, at: int) -> tuple[int, int]:
+    """SQLite's varint at ``at`` (big-endian, 7 bits a byte while the top bit is set, the ninth byte whole)
+    and where the next value starts."""
+    value = 0
+    for index in range(at, at + 8):
+        value = (value << 7) | (record[index] & 0x7F)
+        if record[index] < 0x80:
+            return value, index + 1
+    return (value << 8) | record[at + 8], at + 9
+
+
 def forget_deleted(engine: Engine, should_stop: Callable[[], bool] = lambda: False) -> bool:
     """SQLite: rewrite the search index so deleted inquiries leave no entries in it; True when done.
 
@@ -259,7 +296,8 @@ def _merge_into_one(connection: Connection, should_stop: Callable[[], bool]) -> 
 
 
 def next_pages(pages: int, took: float) -> int:
-    """The pages of the purge's next step after one of ``pages`` that held the lock ``took`` seconds: about
-    ``FORGET_STEP_SECONDS`` of it, at most twice as many as before, within ``FORGET_PAGES_LEAST``..``_MOST``."""
+    """The pages of the next merge step (the purge's, or the run's after a batch) after one of ``pages`` that
+    held the lock ``took`` seconds: about ``FORGET_STEP_SECONDS`` of it, at most twice as many as before,
+    within ``FORGET_PAGES_LEAST``..``_MOST``."""
     scaled = int(pages * FORGET_STEP_SECONDS / max(took, 0.001))
     return max(FORGET_PAGES_LEAST, min(FORGET_PAGES_MOST, 2 * pages, scaled))

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import random
 import re
+import string
 
 import pytest
 import sqlalchemy as sa
@@ -10,6 +12,7 @@ from sqlalchemy import select, update
 
 from app import cleanup
 from app.admin.inquiries import listed
+from app.cleanup import plans
 from app.core import db
 from app.core.db import make_engine
 from app.core.migrate import upgrade
@@ -201,6 +204,57 @@ def test_during_a_cleanup_run_and_its_purge_only_the_run_merges_the_index_then_f
     assert query.using(
         lambda session: list(session.scalars(select(Inquiry.id).where(listed(session, query=MARKER))))
     ) == [fresh]
+
+
+def crowded(query) -> int:
+    """SQLite: the most segments one level of the search index holds (``search.crowded_level``)."""
+    return max(search.segments_per_level(query.scalar(sa.text(search.STRUCTURE))))
+
+
+def test_a_run_merges_a_crowded_level_of_the_index_down_before_its_next_batch(app, db_session, clock, query, db_kind):
+    # Visitors' inserts while the merging is the run's: each adds a segment of several pages to level 0.
+    if db_kind == "sqlite":
+        with app.app_context(), db.get_engine().connect() as connection:
+            search.set_merging(connection, 0, search.QUIET_CRISISMERGE)
+    letters = random.Random(4711)  # text of many distinct trigrams: a segment of several pages per insert
+    words = [f"{MARKER}-{i}-" + "".join(letters.choices(string.ascii_lowercase, k=3000)) for i in range(40)]
+    for text in words:
+        add_inquiries(db_session, [inquiry(clock, days_old=1, message=text)])
+    add_inquiries(db_session, [inquiry(clock, days_old=200, message=MARKER) for _ in range(4)])
+    if db_kind == "sqlite":
+        assert crowded(query) >= 40
+    app.config["CLEANUP_BATCH_SIZE"] = 2
+    after_batches = []
+
+    def look() -> bool:
+        after_batches.append(crowded(query) if db_kind == "sqlite" else 0)
+        return False
+
+    with app.app_context():
+        run = cleanup.run("test", force=True, should_stop=look)
+    assert run.status == "ok"
+    # One 64-page step a batch leaves level 0 as crowded (a merge under way keeps its inputs on the level).
+    assert after_batches and after_batches[0] < plans.MERGE_CROWDED
+    assert (
+        query.using(lambda session: len(session.scalars(select(Inquiry.id).where(listed(session, query=MARKER))).all()))
+        == 40
+    )
+
+
+def test_the_structure_record_of_fts5_version_2_is_read_too():
+    def varints(*values: int) -> bytes:
+        assert all(value < 0x80 for value in values)
+        return bytes(values)
+
+    # cookie, the version 2 marker, 2 levels, 3 segments, write counter; level 0: no merge, 2 segments of
+    # 8 numbers each; level 1: no merge, 1 segment.
+    record = b"\x00\x00\x00\x01" + search.STRUCTURE_V2 + varints(2, 3, 5, 0, 2) + varints(*range(1, 9)) * 2
+    record += varints(0, 1) + varints(*range(1, 9))
+    assert search.segments_per_level(record) == [2, 1]
+    # Version 1: three numbers a segment; a varint of two bytes (200 pages).
+    assert search.segments_per_level(
+        b"\x00\x00\x00\x01" + varints(1, 2, 0, 0, 2, 1, 1) + b"\x81\x48" + varints(2, 1, 3)
+    ) == [2]
 
 
 def test_a_run_that_deletes_nothing_gives_fts5_its_merging_back_at_once(app, db_session, clock, query, db_kind):
