@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import re
+import threading
 from datetime import timedelta
 
 import altcha
-from sqlalchemy import select
+from sqlalchemy import event, select
 
-from app.core import background, clock
+from app.core import background, clock, db
 from app.inquiries import spam
 from app.models import Base
 
@@ -108,3 +109,31 @@ def snapshot(query, skip: tuple[str, ...] = ()) -> dict[str, list[tuple]]:
         }
 
     return query.using(read)
+
+
+def statements_of_one_submission(app, client, parameters: bool = False) -> list[str]:
+    """The statements a valid submission sends from this thread through SQLAlchemy, in order; with
+    ``parameters``, each followed by `` -- `` and its parameters."""
+    statements: list[str] = []
+    here = threading.get_ident()
+
+    def record(_conn, _cursor, statement: str, values, *_args) -> None:
+        if threading.get_ident() == here:
+            statements.append(f"{statement} -- {values!r}" if parameters else statement)
+
+    def begun(_conn) -> None:
+        if threading.get_ident() == here:
+            statements.append(BEGUN)
+
+    engine = db.engine_of(app)
+    event.listen(engine, "before_cursor_execute", record)
+    event.listen(engine, "begin", begun)
+    try:
+        assert client.post("/api/inquiries", json=VALID).status_code == 201
+    finally:
+        event.remove(engine, "before_cursor_execute", record)
+        event.remove(engine, "begin", begun)
+    return statements
+
+
+BEGUN = "-- a transaction begins"

@@ -85,9 +85,8 @@ def hit_all(counters: list[tuple[str, str, list[Limit]]], session: Session | Non
     windows: dict[str, tuple[datetime, list[Limit]]] = {}  # limits of the same length share their window's row
     for bucket, subject, limits in counters:
         for limit in limits:
-            window = int(moment.timestamp()) // limit.seconds
-            window_end = datetime.fromtimestamp((window + 1) * limit.seconds, UTC)
-            windows.setdefault(f"{bucket}:{limit.seconds}:{subject}:{window}", (window_end, []))[1].append(limit)
+            key, window_end = _window(bucket, subject, limit.seconds, moment)
+            windows.setdefault(key, (window_end, []))[1].append(limit)
     counts = _count_hits(session, {key: window_end for key, (window_end, _limits) in windows.items()})
     waits = [
         math.ceil((window_end - moment).total_seconds())
@@ -121,16 +120,7 @@ def counted(bucket: str, subject: str, limits: list[Limit], session: Session | N
 
 def _counts(session: Session, bucket: str, subject: str, limits: list[Limit]) -> list[tuple[datetime, int, Limit]]:
     moment = clock.now()
-    keyed = []
-    for limit in limits:
-        window = int(moment.timestamp()) // limit.seconds
-        keyed.append(
-            (
-                f"{bucket}:{limit.seconds}:{subject}:{window}",
-                datetime.fromtimestamp((window + 1) * limit.seconds, UTC),
-                limit,
-            )
-        )
+    keyed = [(*_window(bucket, subject, limit.seconds, moment), limit) for limit in limits]
     keys = [key for key, _end, _limit in keyed]
     stored = dict(session.execute(select(RateLimit.key, RateLimit.count).where(RateLimit.key.in_(keys))).all())
     return [(window_end, stored.get(key, 0), limit) for key, window_end, limit in keyed]
@@ -184,16 +174,37 @@ def take(bucket: str, subject: str, amount: int, limit: Limit, session: Session)
     racing take waits), SQLite under its write lock: racing takes can never pass the budget together.
     """
     moment = clock.now()
-    window = int(moment.timestamp()) // limit.seconds
-    window_end = datetime.fromtimestamp((window + 1) * limit.seconds, UTC)
+    key, window_end = _window(bucket, subject, limit.seconds, moment)
     refused = math.ceil((window_end - moment).total_seconds())
     if amount > limit.count:
         return refused
-    key = f"{bucket}:{limit.seconds}:{subject}:{window}"
+    statement = _adding(session, key, window_end, amount, where=RateLimit.count + amount <= limit.count)
+    return None if session.execute(statement.returning(RateLimit.count)).first() is not None else refused
+
+
+def add(bucket: str, subject: str, seconds: int, amount: int, session: Session) -> None:
+    """Add ``amount`` to ``subject``'s count in ``bucket``'s current window of ``seconds``, whatever it comes
+    to: one statement in the caller's write transaction (``count_of`` reads it back)."""
+    key, window_end = _window(bucket, subject, seconds, clock.now())
+    session.execute(_adding(session, key, window_end, amount))
+
+
+def count_of(bucket: str, subject: str, seconds: int, session: Session) -> int:
+    """``subject``'s count in ``bucket``'s current window of ``seconds``, as committed (a read: no row lock)."""
+    key, _window_end = _window(bucket, subject, seconds, clock.now())
+    return session.scalar(select(RateLimit.count).where(RateLimit.key == key)) or 0
+
+
+def _window(bucket: str, subject: str, seconds: int, moment: datetime) -> tuple[str, datetime]:
+    """The key of ``subject``'s row in ``bucket`` for the window of ``seconds`` that holds ``moment``, and
+    the window's end."""
+    window = int(moment.timestamp()) // seconds
+    return f"{bucket}:{seconds}:{subject}:{window}", datetime.fromtimestamp((window + 1) * seconds, UTC)
+
+
+def _adding(session: Session, key: str, window_end: datetime, amount: int, where=None):
+    """An upsert adding ``amount`` to the row ``key`` (made with it if new), only ``where`` the condition holds."""
     statement = dialect.upsert(session, RateLimit).values(key=key, count=amount, expires_at=window_end)
-    statement = statement.on_conflict_do_update(
-        index_elements=[RateLimit.key],
-        set_={"count": RateLimit.count + amount},
-        where=RateLimit.count + amount <= limit.count,
-    ).returning(RateLimit.count)
-    return None if session.execute(statement).first() is not None else refused
+    return statement.on_conflict_do_update(
+        index_elements=[RateLimit.key], set_={"count": RateLimit.count + amount}, where=where
+    )

@@ -41,6 +41,7 @@ from flask_babel import lazy_gettext as _l
 from sqlalchemy.orm import Session
 from werkzeug.datastructures import FileStorage, MultiDict
 
+from app import notify
 from app.attachments import uploads
 from app.core import db, metrics, ratelimit
 from app.forms import answers as form_answers
@@ -152,10 +153,11 @@ def _save(
 ) -> store.Filed | Limited | Invalid:
     """The inquiry and, within the limits' hits and budgets, its commit: one write transaction.
 
-    The hits come after the inquiry: their rows are shared (every submission counts on the site-wide row, every
-    one from an address on its row), and PostgreSQL holds a row lock until the transaction ends, so counted
-    first they made each submission wait for the whole transaction of every other. Counted last, a row is
-    locked only until the commit that follows. A client already over its limit is refused first, by a read
+    The hits come after the inquiry, with the notifications' hourly cap: their rows are shared (every
+    submission counts on the site-wide row and the cap's, every one from an address on its row), and
+    PostgreSQL holds a row lock until the transaction ends, so counted first they made each submission wait
+    for the whole transaction of every other. Counted last, a row is locked only until the commit that
+    follows. A client already over its limit is refused first, by a read
     made before the write lock is taken (on SQLite every moment a submission holds it is one no other writer
     has), so a flood's refusals write no inquiry. Over a limit or a budget the inquiry goes back to its savepoint
     and the hits are counted again alone (``_refused``), as if nothing had been saved.
@@ -169,6 +171,7 @@ def _save(
         attempt = session.begin_nested()
         filed = store.save(session, inquiry, verdict, files)
         refusal = _file_budgets(session, client, sum(upload.size for upload in files))
+        notify.count_cap_last(session)
         if refusal is None and _hit_client(client, session) is None and _hit_site(session) is None:
             attempt.commit()
             return filed

@@ -10,7 +10,7 @@ from sqlalchemy import event, select
 from app.core import db
 from app.models import Inquiry, InquiryStatus, RateLimit, Setting
 from app.web.public import contact_link
-from tests.helpers import VALID, csrf_token, filled_form, solution
+from tests.helpers import BEGUN, VALID, csrf_token, filled_form, solution, statements_of_one_submission
 
 STATUSES = select(Inquiry.status).order_by(Inquiry.id)
 
@@ -209,38 +209,11 @@ def test_a_flood_from_endless_addresses_is_capped_for_the_whole_site(app_config,
     assert query.count(Inquiry) == 5
 
 
-def _statements_of_one_submission(app, client) -> list[str]:
-    """The statements a valid submission sends from this thread, in order."""
-    statements: list[str] = []
-    here = threading.get_ident()
-
-    def record(_conn, _cursor, statement: str, *_args) -> None:
-        if threading.get_ident() == here:
-            statements.append(statement)
-
-    def begun(_conn) -> None:
-        if threading.get_ident() == here:
-            statements.append(BEGUN)
-
-    engine = db.engine_of(app)
-    event.listen(engine, "before_cursor_execute", record)
-    event.listen(engine, "begin", begun)
-    try:
-        assert client.post("/api/inquiries", json=VALID).status_code == 201
-    finally:
-        event.remove(engine, "before_cursor_execute", record)
-        event.remove(engine, "begin", begun)
-    return statements
-
-
-BEGUN = "-- a transaction begins"
-
-
 def test_a_submission_counts_its_hit_in_every_window_with_two_statements(strict_limits, app, client, query):
     """A read of the client's windows (a client already over its limit is refused before its inquiry is
     written), then, after the inquiry, the client's two limits in one upsert and the site's in another: a
     client over its own limit spends none of the site's (one statement more, a round trip on PostgreSQL)."""
-    statements = [each for each in _statements_of_one_submission(app, client) if "rate_limits" in each]
+    statements = [each for each in statements_of_one_submission(app, client) if "rate_limits" in each]
     assert [statement.split()[0] for statement in statements] == ["SELECT", "INSERT", "INSERT"]
     assert sorted(query(select(RateLimit.count))) == [1, 1, 1, 1]  # the client's two windows, the site's two
 
@@ -250,7 +223,7 @@ def test_a_submissions_counts_are_written_after_its_inquiry_so_their_rows_are_lo
 ):
     """PostgreSQL holds a row lock until the transaction ends: counted first, the site-wide row made every
     submission wait for the whole transaction of every other."""
-    statements = [" ".join(each.split()[:3]) for each in _statements_of_one_submission(app, client)]
+    statements = [" ".join(each.split()[:3]) for each in statements_of_one_submission(app, client)]
     inquiry = next(i for i, s in enumerate(statements) if s.startswith("INSERT INTO submissions"))
     counts = [i for i, s in enumerate(statements) if s.startswith("INSERT INTO rate_limits")]
     assert len(counts) == 2 and min(counts) > inquiry, statements
@@ -259,7 +232,7 @@ def test_a_submissions_counts_are_written_after_its_inquiry_so_their_rows_are_lo
 def test_a_submission_reads_its_clients_windows_before_its_write_transaction(strict_limits, app, client):
     """On SQLite the write transaction holds the one write lock from its start: the read that refuses a client
     already over its limit comes before it, so no other writer waits for it."""
-    statements = _statements_of_one_submission(app, client)
+    statements = statements_of_one_submission(app, client)
     read = next(i for i, s in enumerate(statements) if s.startswith("SELECT") and "rate_limits" in s)
     inquiry = next(i for i, s in enumerate(statements) if s.startswith("INSERT INTO submissions"))
     assert BEGUN in statements[read:inquiry], statements
