@@ -216,7 +216,7 @@ def delete_all(
         return any(progress.deleted.values())
 
     pacer = Pacer(ratio=limits.yield_ratio)
-    pace = (limits, pacer, plans.IndexMerging(pacer))
+    pace = (limits, pacer, plans.IndexMerging())
     engine = db.get_engine()
     with (
         engine.connect().execution_options(**{db.WRITE_OPTION: True}) as connection,

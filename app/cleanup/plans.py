@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import (
@@ -80,10 +80,10 @@ def default_batch_seconds(engine: Engine) -> float | None:
 @dataclass
 class IndexMerging:
     """SQLite: the run's own merging of the search index, a few steps after each batch (see
-    ``index_merged_by_batches``), each step a paced transaction of its own sized by time as the purge's are
-    (``search.next_pages``)."""
+    ``index_merged_by_batches``), each step a transaction of its own sized by time and paced as the purge's
+    are (``search.next_pages``; a pause at least as long as the step)."""
 
-    pacer: Pacer
+    pacer: Pacer = field(default_factory=lambda: Pacer(ratio=1.0, least=search.FORGET_PAUSE))
     pages: int = MERGE_STEP_PAGES
 
     def after_batch(self, connection: Connection) -> None:
@@ -96,8 +96,9 @@ class IndexMerging:
         segments is merged whole inside whichever write adds the last one, a
         visitor's most often (49 of them in a 300,000-row run, one holding the
         lock a second). So while a level holds ``MERGE_CROWDED`` segments or
-        more the merge goes on, up to ``MERGE_STEPS_MOST`` steps, paced like
-        the batches, before the next batch.
+        more the merge goes on, up to ``MERGE_STEPS_MOST`` steps before the
+        next batch, each after a pause at least as long as the step before it
+        (steps back to back kept visitors waiting up to 430 ms).
 
         Deleting long messages writes megabytes of WAL per batch (``SECURE_DELETE``
         zeroes every freed byte). Left to the automatic checkpoint, that copy is
