@@ -11,8 +11,10 @@ import hashlib
 import hmac
 import ipaddress
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import NamedTuple
 
 from flask import current_app, request
 from flask_babel import gettext as _
@@ -76,18 +78,35 @@ def hit(bucket: str, subject: str, limits: list[Limit], session: Session | None 
     return hit_all([(bucket, subject, limits)], session)
 
 
-def hit_all(counters: list[tuple[str, str, list[Limit]]], session: Session | None = None) -> int | None:
-    """Count one hit on each ``(bucket, subject, limits)`` in one statement; the longest wait, or None."""
+class Added(NamedTuple):
+    """An amount added to ``subject``'s count in ``bucket``'s current window of ``seconds``, judged by nobody
+    here (the notifications' hourly cap is read when they are planned)."""
+
+    bucket: str
+    subject: str
+    seconds: int
+    amount: int
+
+
+def hit_all(
+    counters: list[tuple[str, str, list[Limit]]], session: Session | None = None, also: Sequence[Added] = ()
+) -> int | None:
+    """Count one hit on each ``(bucket, subject, limits)``, and add ``also``'s amounts, in one statement; the
+    longest wait the hits must make, or None."""
     if session is None:
         with db.transaction(write=True) as own:
-            return hit_all(counters, own)
+            return hit_all(counters, own, also)
     moment = clock.now()
     windows: dict[str, tuple[datetime, list[Limit]]] = {}  # limits of the same length share their window's row
     for bucket, subject, limits in counters:
         for limit in limits:
             key, window_end = _window(bucket, subject, limit.seconds, moment)
             windows.setdefault(key, (window_end, []))[1].append(limit)
-    counts = _count_hits(session, {key: window_end for key, (window_end, _limits) in windows.items()})
+    rows = {key: (window_end, 1) for key, (window_end, _limits) in windows.items()}
+    for added in also:
+        key, window_end = _window(added.bucket, added.subject, added.seconds, moment)
+        rows[key] = (window_end, rows.get(key, (window_end, 0))[1] + added.amount)
+    counts = _count_hits(session, rows)
     waits = [
         math.ceil((window_end - moment).total_seconds())
         for key, (window_end, each) in windows.items()
@@ -126,8 +145,9 @@ def _counts(session: Session, bucket: str, subject: str, limits: list[Limit]) ->
     return [(window_end, stored.get(key, 0), limit) for key, window_end, limit in keyed]
 
 
-def _count_hits(session: Session, windows: dict[str, datetime]) -> dict[str, int]:
-    """Add one hit to each window's row (``key``: the window's end), in one multi-row upsert; the new counts.
+def _count_hits(session: Session, windows: dict[str, tuple[datetime, int]]) -> dict[str, int]:
+    """Add to each window's row (``key``: the window's end and the amount, one for a hit), in one multi-row
+    upsert; the new counts.
 
     One statement for all of a hit's windows: a submission checks two
     limits, and on PostgreSQL each statement is a round trip. The rows go
@@ -135,12 +155,11 @@ def _count_hits(session: Session, windows: dict[str, datetime]) -> dict[str, int
     list ("insertmanyvalues"): unlike ``.values([...])`` the statement is
     then compiled once per process, not on every submission.
     """
-    statement = (
-        dialect.upsert(session, RateLimit.__table__)
-        .on_conflict_do_update(index_elements=[RateLimit.key], set_={"count": RateLimit.count + 1})
-        .returning(RateLimit.key, RateLimit.count)
-    )
-    rows = [{"key": key, "count": 1, "expires_at": window_end} for key, window_end in windows.items()]
+    upsert = dialect.upsert(session, RateLimit.__table__)
+    statement = upsert.on_conflict_do_update(
+        index_elements=[RateLimit.key], set_={"count": RateLimit.count + upsert.excluded["count"]}
+    ).returning(RateLimit.key, RateLimit.count)
+    rows = [{"key": key, "count": amount, "expires_at": window_end} for key, (window_end, amount) in windows.items()]
     return {key: count for key, count in session.connection().execute(statement, rows).all()}
 
 
@@ -182,15 +201,9 @@ def take(bucket: str, subject: str, amount: int, limit: Limit, session: Session)
     return None if session.execute(statement.returning(RateLimit.count)).first() is not None else refused
 
 
-def add(bucket: str, subject: str, seconds: int, amount: int, session: Session) -> None:
-    """Add ``amount`` to ``subject``'s count in ``bucket``'s current window of ``seconds``, whatever it comes
-    to: one statement in the caller's write transaction (``count_of`` reads it back)."""
-    key, window_end = _window(bucket, subject, seconds, clock.now())
-    session.execute(_adding(session, key, window_end, amount))
-
-
 def count_of(bucket: str, subject: str, seconds: int, session: Session) -> int:
-    """``subject``'s count in ``bucket``'s current window of ``seconds``, as committed (a read: no row lock)."""
+    """``subject``'s count in ``bucket``'s current window of ``seconds``, as committed (a read: no row lock;
+    ``Added`` adds to it)."""
     key, _window_end = _window(bucket, subject, seconds, clock.now())
     return session.scalar(select(RateLimit.count).where(RateLimit.key == key)) or 0
 

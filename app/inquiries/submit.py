@@ -153,11 +153,12 @@ def _save(
 ) -> store.Filed | Limited | Invalid:
     """The inquiry and, within the limits' hits and budgets, its commit: one write transaction.
 
-    The hits come after the inquiry, with the notifications' hourly cap: their rows are shared (every
-    submission counts on the site-wide row and the cap's, every one from an address on its row), and
-    PostgreSQL holds a row lock until the transaction ends, so counted first they made each submission wait
-    for the whole transaction of every other. Counted last, a row is locked only until the commit that
-    follows. A client already over its limit is refused first, by a read
+    The hits come after the inquiry, in one statement with the notifications' hourly cap: their rows are
+    shared (every submission counts on the site-wide row and the cap's, every one from an address on its
+    row), and PostgreSQL holds a row lock until the transaction ends, so counted first they made each
+    submission wait for the whole transaction of every other. Counted last, in one statement (a round trip
+    more under a hot row was a wait more for every other submission), a row is locked only until the commit
+    that follows. A client already over its limit is refused first, by a read
     made before the write lock is taken (on SQLite every moment a submission holds it is one no other writer
     has), so a flood's refusals write no inquiry. Over a limit or a budget the inquiry goes back to its savepoint
     and the hits are counted again alone (``_refused``), as if nothing had been saved.
@@ -171,8 +172,7 @@ def _save(
         attempt = session.begin_nested()
         filed = store.save(session, inquiry, verdict, files)
         refusal = _file_budgets(session, client, sum(upload.size for upload in files))
-        notify.count_cap_last(session)
-        if refusal is None and _hit_client(client, session) is None and _hit_site(session) is None:
+        if refusal is None and _hit_limits(session, client, notify.cap_counted_last(session)) is None:
             attempt.commit()
             return filed
         attempt.rollback()
@@ -191,10 +191,24 @@ def _refused(session: Session, client: str, refusal: Invalid | None) -> Limited 
     return _limited(wait if wait is not None else 1)
 
 
+def _hit_limits(session: Session, client: str, also: list[ratelimit.Added]) -> int | None:
+    """Count a submission against the client's limits and the site's, and add ``also`` (the notifications'
+    hourly cap), in one statement of ``session``'s transaction: the last before its commit, so the rows
+    every submission shares are locked only for that commit. The wait when over a limit."""
+    return ratelimit.hit_all([_client_counter(client), _site_counter()], session, also)
+
+
 def _hit_site(session: Session) -> int | None:
     """Count a submission against the site's limits, in ``session``'s transaction; the wait when over."""
-    site_limits = ratelimit.parse_limits(current_app.config["SUBMIT_GLOBAL_RATE_LIMITS"])
-    return ratelimit.hit("submit-all", "all", site_limits, session)
+    return ratelimit.hit_all([_site_counter()], session)
+
+
+def _site_counter() -> tuple[str, str, list[ratelimit.Limit]]:
+    return "submit-all", "all", ratelimit.parse_limits(current_app.config["SUBMIT_GLOBAL_RATE_LIMITS"])
+
+
+def _client_counter(client: str) -> tuple[str, str, list[ratelimit.Limit]]:
+    return "submit", client, ratelimit.parse_limits(current_app.config["SUBMIT_RATE_LIMITS"])
 
 
 def _file_budgets(session: Session, client: str, size: int) -> Invalid | None:
@@ -260,7 +274,7 @@ def _files_of(form: Shown, files: MultiDict[str, FileStorage], clean: dict) -> u
 def _hit_client(client: str, session: Session | None = None) -> int | None:
     """Count a submission against the client's own limits (in ``session``'s transaction, else its own);
     the wait when over."""
-    return ratelimit.hit("submit", client, ratelimit.parse_limits(current_app.config["SUBMIT_RATE_LIMITS"]), session)
+    return ratelimit.hit_all([_client_counter(client)], session)
 
 
 def _invalid(errors: dict[str, str], status: int) -> Invalid:

@@ -179,19 +179,18 @@ def _over_hourly_cap(session: Session, count: int) -> bool:
     return any(ratelimit.hit(digest.CAP_BUCKET, "all", cap, session) is not None for _ in range(count))
 
 
-def count_cap_last(session: Session) -> None:
-    """Count against the hourly cap the inquiries ``enqueue_inquiries(..., cap_counted_last=True)`` planned
-    in this transaction: called by a submission just before its own limits are counted, last.
+def cap_counted_last(session: Session) -> list[ratelimit.Added]:
+    """What the hourly cap must count of the inquiries ``enqueue_inquiries(..., cap_counted_last=True)``
+    planned in this transaction: a submission adds it in its last statement, with its own limits' hits.
 
     Every submission counts on the cap's one row, and PostgreSQL holds a row lock until the transaction
     ends: counted as the notifications were planned, the rest of each submission's transaction ran with
     every other one waiting on that row (submissions/s halved with e-mail on; docs/notifications.md). So
-    the plan reads the count, without a lock, and the count is added here; submissions in flight at the same
-    moment may each pass the cap by one.
+    the plan reads the count, without a lock, and the count is added last; submissions in flight at the
+    same moment may each pass the cap by one.
     """
     count = session.info.pop(_CAP_COUNTED_LAST, 0)
-    if count:
-        ratelimit.add(digest.CAP_BUCKET, "all", CAP_SECONDS, count, session)
+    return [ratelimit.Added(digest.CAP_BUCKET, "all", CAP_SECONDS, count)] if count else []
 
 
 def _cap_reached(session: Session, count: int) -> bool:

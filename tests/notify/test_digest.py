@@ -9,7 +9,7 @@ from datetime import timedelta
 
 from sqlalchemy import select
 
-from app.models import Inquiry, Preference
+from app.models import Inquiry, Preference, RateLimit
 from app.notify import digest
 from tests.helpers import VALID, statements_of_one_submission, submit_inquiry
 from tests.notify.steps import DELIVERIES, request_after
@@ -37,16 +37,17 @@ def test_a_digest_sends_one_email_per_interval_listing_the_inquiries(client, db_
     assert len(mail.messages) == 1  # the next window's
 
 
-def test_a_submission_counts_the_hourly_cap_last_with_its_limits_having_read_it_to_plan(app, client):
+def test_a_submission_counts_the_hourly_cap_last_with_its_limits_having_read_it_to_plan(app, client, query):
     """Every submission counts on the cap's one row, and PostgreSQL holds a row lock until the transaction ends:
     counted as its notifications were planned, every other submission waited on that row for the rest of
-    this one's transaction. The plan reads the count; the count is one of the three upserts just before the
-    commit (the cap's, the client's, the site's)."""
+    this one's transaction. The plan reads the count; the count is added in the submission's last upsert,
+    with the client's and the site's limits."""
     statements = statements_of_one_submission(app, client, parameters=True)
     cap = [i for i, each in enumerate(statements) if digest.CAP_BUCKET in each]
     counts = [i for i, each in enumerate(statements) if each.startswith("INSERT INTO rate_limits")]
     assert len(cap) == 2 and statements[cap[0]].startswith("SELECT"), statements  # the plan's read, the count
-    assert len(counts) == 3 and counts == list(range(counts[0], counts[0] + 3)) and cap[1] in counts, statements
+    assert counts == cap[1:] and all(f"{bucket}:" in statements[counts[0]] for bucket in ("submit", "submit-all"))
+    assert query(select(RateLimit.count).where(RateLimit.key.like(f"{digest.CAP_BUCKET}:%"))) == [1]
 
 
 def test_past_the_hourly_cap_emails_wait_for_the_end_of_the_hour_and_go_as_one(
