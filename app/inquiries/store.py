@@ -85,7 +85,7 @@ def new(form: Form, answers: dict[str, Any], locale: str, user_agent: str | None
 def save(session: Session, inquiry: NewInquiry, verdict: Verdict, files: Iterable[Upload] = ()) -> Filed:
     """Write ``inquiry`` in the inbox or the spam folder as ``verdict`` says, its challenge consumed, with its
     files and, in the inbox, its notifications and acknowledgement queued: all in the caller's transaction,
-    which counts the notifications against the hourly cap last (``notify.count_cap_last``)."""
+    which counts the notifications against the hourly cap last (``notify.cap_counted_last``)."""
     inquiry_id, status = insert_judged(session.connection(), inquiry.values, verdict)
     attachment_store.save(session, inquiry_id, files)
     if status == InquiryStatus.INBOX:
