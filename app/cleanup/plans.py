@@ -147,8 +147,9 @@ def index_merged_by_batches(connection: Connection, purged_after: Callable[[], b
     the write lock 1.5 s in a 300k-row run. So for the run ``automerge`` is
     off, ``crisismerge`` is raised to ``search.QUIET_CRISISMERGE`` (never
     reached while the batches merge), and each batch is followed by a merge
-    sized to hold the lock about as long as a batch, in its own paced transaction, more
-    while a level is crowded (``IndexMerging``): no writer, visitor or batch, does an unbounded merge.
+    step sized to hold the lock about as long as a batch, in a paced
+    transaction of its own, more while a level is crowded (``IndexMerging``):
+    no writer, visitor or batch, does an unbounded merge.
     A run that deleted rows (``purged_after``) leaves them so: the purge of
     the index after it (``search.forget_deleted``) restores FTS5's defaults
     when it ends; otherwise they come back here. A run that dies in between

@@ -197,8 +197,13 @@ def take(bucket: str, subject: str, amount: int, limit: Limit, session: Session)
     refused = math.ceil((window_end - moment).total_seconds())
     if amount > limit.count:
         return refused
-    statement = _adding(session, key, window_end, amount, where=RateLimit.count + amount <= limit.count)
-    return None if session.execute(statement.returning(RateLimit.count)).first() is not None else refused
+    statement = dialect.upsert(session, RateLimit).values(key=key, count=amount, expires_at=window_end)
+    statement = statement.on_conflict_do_update(
+        index_elements=[RateLimit.key],
+        set_={"count": RateLimit.count + amount},
+        where=RateLimit.count + amount <= limit.count,
+    ).returning(RateLimit.count)
+    return None if session.execute(statement).first() is not None else refused
 
 
 def count_of(bucket: str, subject: str, seconds: int, session: Session) -> int:
@@ -213,11 +218,3 @@ def _window(bucket: str, subject: str, seconds: int, moment: datetime) -> tuple[
     the window's end."""
     window = int(moment.timestamp()) // seconds
     return f"{bucket}:{seconds}:{subject}:{window}", datetime.fromtimestamp((window + 1) * seconds, UTC)
-
-
-def _adding(session: Session, key: str, window_end: datetime, amount: int, where=None):
-    """An upsert adding ``amount`` to the row ``key`` (made with it if new), only ``where`` the condition holds."""
-    statement = dialect.upsert(session, RateLimit).values(key=key, count=amount, expires_at=window_end)
-    return statement.on_conflict_do_update(
-        index_elements=[RateLimit.key], set_={"count": RateLimit.count + amount}, where=where
-    )
