@@ -1,11 +1,13 @@
 """How each database deletes a batch best: the cleanup's dialect differences.
 
 SQLite has one write lock. Live writers take it up front, polling every
-millisecond (``app.core.db``), while the cleanup's batches wait with SQLite's
-stock busy handler, so a visitor's insert gets in as soon as a batch
-commits, with no pause needed after it; batches are sized to hold the lock
-about 30 ms, and after each one the cleanup copies the WAL back into the
-database file itself (``IndexMerging.after_batch``), so no visitor's commit does it.
+millisecond (``app.core.db``); the cleanup's batches take it the same way
+and pause after each one as long as their waits for it teach
+(``app.core.pacing``), so the visitors queued meanwhile get in; batches are
+sized to hold the lock about 30 ms, and after each one the cleanup merges
+the search index a step (more while a level is crowded) and copies the
+WAL back into the database file itself (``IndexMerging.after_batch``), so
+no visitor's commit does either.
 Under steady inserts this keeps a good part of one plain DELETE's rows/s
 with inserts' p99 close to idle, where one DELETE stalls inserts for
 seconds; the earlier design (1000 rows, a pause as long as the batch,
