@@ -26,6 +26,8 @@ from werkzeug.exceptions import TooManyRequests
 from app.core import clock, db, dialect
 from app.models import RateLimit
 
+COUNT_MOST = 2**31 - 1  # rate_limits.count is an INTEGER
+
 
 @dataclass(frozen=True)
 class Limit:
@@ -195,13 +197,16 @@ def take(bucket: str, subject: str, amount: int, limit: Limit, session: Session)
     moment = clock.now()
     key, window_end = _window(bucket, subject, limit.seconds, moment)
     refused = math.ceil((window_end - moment).total_seconds())
-    if amount > limit.count:
+    # A larger budget (a setting meant as no limit) is as good as the column's most, and PostgreSQL refuses
+    # a larger bound parameter for it ("integer out of range": every upload was a 503).
+    budget = min(limit.count, COUNT_MOST)
+    if amount > budget:
         return refused
     statement = dialect.upsert(session, RateLimit).values(key=key, count=amount, expires_at=window_end)
     statement = statement.on_conflict_do_update(
         index_elements=[RateLimit.key],
         set_={"count": RateLimit.count + amount},
-        where=RateLimit.count + amount <= limit.count,
+        where=RateLimit.count + amount <= budget,
     ).returning(RateLimit.count)
     return None if session.execute(statement).first() is not None else refused
 

@@ -301,6 +301,21 @@ def test_file_budgets_and_the_disk_floor_refuse_clearly_with_the_text_kept(
     assert client.post("/f/booking", data=PERSON, headers={"Origin": SITE}).status_code == 303  # text alone
 
 
+def test_a_file_budget_beyond_the_counts_range_is_as_good_as_none(app_config, make_app, booking, query):
+    """Budgets are counted in KiB in an INTEGER: 2**50 bytes is 2**40 KiB, which PostgreSQL refused as a
+    bound parameter ("integer out of range": every upload a 503)."""
+    app_config.update({"SUBMIT_CLIENT_FILE_BYTES": 2**50, "SUBMIT_FILE_BYTES": 2**50})
+    client = make_app(app_config).test_client()
+    response = client.post(
+        "/f/booking",
+        data={**PERSON, "files": [(io.BytesIO(png()), "a.png")]},
+        headers={"Origin": SITE},
+        content_type="multipart/form-data",
+    )
+    assert response.status_code == 303
+    assert query(select(RateLimit.count).where(RateLimit.key.like("file-kib:%"))) == [1, 1]
+
+
 @pytest.mark.parametrize(("setting", "refused"), [("SUBMIT_CLIENT_FILE_BYTES", 413), ("SUBMIT_FILE_BYTES", 507)])
 def test_concurrent_uploads_never_pass_a_days_budget_together(app_config, make_app, booking, query, setting, refused):
     app_config[setting] = 1000 * 1024  # four of the uploads below fit, the fifth not
