@@ -211,11 +211,11 @@ def take(bucket: str, subject: str, amount: int, limit: Limit, session: Session)
     return None if session.execute(statement).first() is not None else refused
 
 
-def count_of(bucket: str, subject: str, seconds: int, session: Session) -> int:
-    """``subject``'s count in ``bucket``'s current window of ``seconds``, as committed (a read: no row lock;
+def count_of(bucket: str, subject: str, limit: Limit, session: Session) -> int:
+    """``subject``'s count in ``bucket``'s current window of ``limit``, as committed (a read: no row lock;
     ``Added`` adds to it)."""
-    key, _window_end = _window(bucket, subject, seconds, clock.now())
-    return session.scalar(select(RateLimit.count).where(RateLimit.key == key)) or 0
+    [(_window_end, count, _limit)] = _counts(session, bucket, subject, [limit])
+    return count
 
 
 def _window(bucket: str, subject: str, seconds: int, moment: datetime) -> tuple[str, datetime]:

@@ -196,8 +196,9 @@ def cap_counted_last(session: Session) -> list[ratelimit.Added]:
 def _cap_reached(session: Session, count: int) -> bool:
     """Whether ``count`` more inquiries notified by e-mail or chat would pass the hour's cap, counting those
     this transaction planned already; a read, nothing counted."""
-    counted = ratelimit.count_of(digest.CAP_BUCKET, "all", CAP_SECONDS, session)
-    return counted + session.info.get(_CAP_COUNTED_LAST, 0) + count > current_app.config["NOTIFY_HOURLY_CAP"]
+    cap = ratelimit.Limit(current_app.config["NOTIFY_HOURLY_CAP"], CAP_SECONDS)
+    counted = ratelimit.count_of(digest.CAP_BUCKET, "all", cap, session)
+    return counted + session.info.get(_CAP_COUNTED_LAST, 0) + count > cap.count
 
 
 def _by_form(session: Session, inquiry_ids: list[int]) -> list[tuple[Form | None, list[int]]]:
