@@ -58,7 +58,9 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="smaller data (minutes, not an hour)")
     parser.add_argument("--strict", action="store_true", help="exit 1 when any goal is not met")
     parser.add_argument("--only", nargs="*", help="run only these benchmarks (module names)")
-    parser.add_argument("--rows", type=int, help="one backlog size of this many expired rows instead of three")
+    parser.add_argument(
+        "--rows", type=int, nargs="+", default=(), help="backlog sizes (expired rows) instead of the mode's"
+    )
     parser.add_argument("--no-write", action="store_true", help="leave docs/benchmarks.md and the picture alone")
     args = parser.parse_args()
     # Stopped with SIGTERM (kill, a CI timeout), unwind as on an error: every server, receiver and
@@ -66,7 +68,7 @@ def main() -> None:
     signal.signal(signal.SIGTERM, _exit_on_sigterm)
     report = Report("quick" if args.quick else "full")
     workdir = Path(tempfile.mkdtemp(prefix="sundown-bench-"))
-    ctx = Context(args.quick, report, workdir, write_docs=not args.no_write, rows=args.rows)
+    ctx = Context(args.quick, report, workdir, write_docs=not args.no_write, rows=tuple(args.rows))
     started = time.perf_counter()
     broken = []
     chosen = [module for module in BENCHMARKS if not args.only or _name(module) in args.only]

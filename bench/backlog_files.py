@@ -77,7 +77,9 @@ def run(ctx) -> None:
             _report_bytes(ctx, label, trials, expired)
     template = files_template(ctx, "sqlite", ctx.sizes["backlog_files_sizes"][0])
     for name, variant in CONTROLS:
-        trial = backlog._trial(ctx, template, "cleanup", variant, variant=variant, budget=ctx.sizes["control_seconds"])
+        trial = backlog._trial(
+            ctx, template, "cleanup", variant, variant=variant, budget=ctx.sizes["control_seconds"], short_idle=True
+        )
         control = Control(name, variant)
         control.figures += backlog.report_latency(ctx, "sqlite", [trial], [], variant=variant)
         backlog.judge(ctx, control)

@@ -21,12 +21,14 @@ TEMPLATE_SOURCES = ("migrations/versions/*.py", "devtools/realistic.py", "bench/
 
 FULL = {
     "backlog_rows": 50_000,  # expired, plus a tenth as many recent rows: the template the other modules copy
-    "backlog_sizes": (50_000, 150_000, 300_000),  # the backlog module's sizes: how its figures grow
+    # The backlog module's sizes: how its figures grow from the smallest to the largest within 45 minutes of the
+    # whole run. The sizes between and beyond: ``make bench ONLY=backlog ROWS="150000 1000000"``.
+    "backlog_sizes": (50_000, 300_000),
     "backlog_trials": 1,  # of each, per size and rate: plain DELETE and cleanup run, alternated
     "backlog_forms_sizes": (50_000,),  # those run again over twenty forms (bench/backlog.over_forms)
     "backlog_defaults_sizes": (50_000,),  # those with the shipped defaults' clearing (bench/backlog.shipped_defaults)
     "backlog_threads_sizes": (50_000,),  # those run again with a thread of answers each (bench/backlog.with_threads)
-    "backlog_controls": True,  # the backlog's controls (``--rows`` runs its one size's trials alone)
+    "backlog_controls": True,  # the backlog's controls (``--rows`` runs its sizes' trials alone)
     "upload_rounds": 5,  # of eight 10 MB uploads at once (bench/uploads.py)
     "backlog_files_sizes": (50_000,),  # those run again with files present (bench/backlog_files.py)
     "backlog_files_share": 200,  # one inquiry in this many carries files (about 530 MB at 50k with the 24 of 10 MB)
@@ -34,16 +36,16 @@ FULL = {
     "rates": (40.0, 100.0),  # scheduled submissions per second during backlog trials, each in turn
     "rate": 40.0,  # the backlog variants' (forms, files, secure_delete, controls)
     "idle_seconds": 10.0,  # of open-loop traffic before each trial's delete starts, at least...
-    "idle_requests": 1000,  # ...and as long as this many submissions take at the trial's rate (25 s at 40/s)
-    "window_requests": 2000,  # SQLite: more cleanup runs until their windows hold this many submissions...
-    "window_trials": 2,  # ...up to this many cleanup runs in all (the variants' comparisons: one)
+    # ...and on SQLite as long as this many submissions take at the trial's rate (27.5 s at 40/s): two trials'
+    # idle phases pooled hold 2,000 finished before the delete began, 20 above their p99.
+    "idle_requests": 1100,
     "calm_load": 3.0,  # a trial waits for the 1-minute load average to fall below this...
     "calm_seconds": 10.0,  # ...for at most this long
     "defaults_limit_seconds": 300.0,  # how long the shipped-defaults variant may run (then: a projection)
-    "claiming_rows": 10_000,  # a run of these outlasts the follow-up request several times over on both databases
+    "claiming_rows": 5_000,  # a run of these outlasts the follow-up request many times over on both databases
     "claiming_rounds": 3,  # direct, and as many again through Caddy
     "pause": 1.0,  # seconds of quiet before each measured request in a claiming round
-    "overhead_rounds": 5,
+    "overhead_rounds": 3,
     "overhead_seconds": 3.0,
     "counted_requests": 400,
     "control_seconds": 20.0,  # the time budget of each backlog control's run
@@ -70,8 +72,6 @@ QUICK = {  # a smoke run under 5 minutes: figures with few samples, every contro
     "rate": 40.0,
     "idle_seconds": 2.0,
     "idle_requests": 0,
-    "window_requests": 0,
-    "window_trials": 2,
     "calm_load": 3.0,
     "calm_seconds": 10.0,
     "defaults_limit_seconds": 10.0,
@@ -99,20 +99,20 @@ class Context:
     report: Report
     workdir: Path
     write_docs: bool = True
-    rows: int | None = None  # one backlog size instead of the mode's three (``make bench ROWS=1000000``)
+    rows: tuple[int, ...] = ()  # backlog sizes instead of the mode's (``make bench ROWS="150000 1000000"``)
     _cluster: Cluster | None = field(default=None, repr=False)
     _templates: dict[tuple[str, int], Database] = field(default_factory=dict, repr=False)
 
     @property
     def sizes(self) -> dict:
         sizes = QUICK if self.quick else FULL
-        if self.rows is None:
+        if not self.rows:
             return sizes
         return {
             **sizes,
-            "backlog_rows": self.rows,
-            "backlog_sizes": (self.rows,),
-            # One size's alternated trials at both rates, nothing else: the variants and the controls keep to
+            "backlog_rows": self.rows[0],
+            "backlog_sizes": self.rows,
+            # These sizes' alternated trials at both rates, nothing else: the variants and the controls keep to
             # the full run's smallest size (a million rows over twenty forms or with threads would take hours).
             "backlog_forms_sizes": (),
             "backlog_defaults_sizes": (),

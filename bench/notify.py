@@ -75,7 +75,7 @@ CLIENTS = 8
 IN_A_ROW = 2  # requests a client sends to one server, back to back on its connection, before the next server
 SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 QUICK = {"rounds": 3, "control_rounds": 1, "seconds": 1.2, "batch": 250, "paced": 30}
-FULL = {"rounds": 4, "control_rounds": 2, "seconds": 4.0, "batch": 1200, "paced": 100}
+FULL = {"rounds": 4, "control_rounds": 1, "seconds": 4.0, "batch": 1200, "paced": 100}
 
 
 CHAT = ("slack", "discord", "msteams", "telegram", "matrix", "ntfy")
