@@ -40,12 +40,12 @@ not measured); everything measured runs alone, in-process: the app built by
 
 Control: ``no_form_index`` drops ``ix_submissions_status_form_id_created_at_id``
 on that copy and opens the same pages again; at the largest size the form's
-reads must miss their goal, on each database (a control each; judged in full
-mode only: at the quick sizes PostgreSQL's meet their goal without it). The page figure is
-measured on the same pages and kept as the user-facing one. The cleanup ratio
-has no control: the broken variant tried (every batch from the oldest row
-again, its resume point dropped) did not fail it at the sizes affordable
-here (bench/README.md).
+reads must miss their goal, on each database (a control each; judged in
+full mode only: at the quick sizes PostgreSQL's meet their goal without
+it). The page figure is measured on the same pages and kept as the
+user-facing one. The cleanup ratio has no control: the broken variant
+tried (every batch from the oldest row again, its resume point dropped)
+did not fail it at the sizes affordable here (bench/README.md).
 """
 
 from __future__ import annotations
