@@ -114,10 +114,10 @@ def _wrap_commit(dialect) -> None:
 def _wrap_merge_step() -> None:
     step = search.merge_step
 
-    def merge_step(driver_connection, pages: int) -> None:
+    def merge_step(driver_connection, pages: int, table: str = search.FTS_TABLE) -> None:
         own = not driver_connection.in_transaction  # between batches: a transaction of its own
         started, before = time.perf_counter(), driver_connection.total_changes
-        step(driver_connection, pages)
+        step(driver_connection, pages, table)
         ms, changes = (time.perf_counter() - started) * 1000, driver_connection.total_changes - before
         _write({"t": time.time(), "type": "stmt", "who": _who(), "ms": ms, "what": f"merge {pages}"})
         if own and changes > 0:

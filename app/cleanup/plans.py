@@ -87,6 +87,7 @@ class IndexMerging:
 
     pacer: Pacer = field(default_factory=lambda: Pacer(ratio=1.0, least=search.FORGET_PAUSE))
     pages: int = MERGE_STEP_PAGES
+    table: str = search.FTS_TABLE  # the index being rebuilt beside it too (``app.inquiries.reindex``)
 
     def after_batch(self, connection: Connection) -> None:
         """SQLite: a step of the search index's merging, more while a level stays crowded, each followed by a
@@ -118,7 +119,7 @@ class IndexMerging:
                 self.pacer.pause()
             merged = self._step(connection, driver_connection)
             db.checkpoint(driver_connection)
-            if not merged or search.crowded_level(driver_connection) < MERGE_CROWDED:
+            if not merged or search.crowded_level(driver_connection, self.table) < MERGE_CROWDED:
                 return
 
     def _step(self, connection: Connection, driver_connection) -> bool:
@@ -126,7 +127,7 @@ class IndexMerging:
         whole busy timeout (the next batch's step catches up)."""
         try:
             with self.pacer.transaction(connection):
-                search.merge_step(driver_connection, self.pages)
+                search.merge_step(driver_connection, self.pages, self.table)
         except OperationalError as error:
             if not lock_refused(error):
                 raise

@@ -63,7 +63,8 @@ def run(trigger: str, force: bool = False, should_stop: Callable[[], bool] = lam
     patiently(lambda: _close_ledger(row, progress, times), CLOSE_PATIENCE)
     if any(progress.deleted.values()):
         patiently(_scrub_audit_log, CLOSE_PATIENCE)  # a deleted inquiry's hold reason does not stay in the audit log
-        gone.forget_now(should_stop)  # the deleted rows leave SQLite's search index and WAL too
+        inquiries = progress.deleted.get("inquiries", 0) + progress.deleted.get("spam", 0)
+        gone.forget_now(should_stop, inquiries)  # the deleted rows leave SQLite's search index and WAL too
         patiently(lambda: _record_forgotten(row), CLOSE_PATIENCE)
     ledger.log_run(row)
     alarm.forget()  # this process's banner and /healthz read the outcome at once

@@ -28,22 +28,26 @@ from collections.abc import Callable
 from flask import Flask, g
 
 from app.core import background, db
-from app.inquiries import search
+from app.inquiries import reindex, search
 
 log = logging.getLogger(__name__)
 
 JOB = "forget-deleted"
 
 
-def forget_now(should_stop: Callable[[], bool] = lambda: False) -> bool:
+def forget_now(should_stop: Callable[[], bool] = lambda: False, deleted: int = 0) -> bool:
     """Forget what was deleted now: the search index, then the WAL (SQLite); True when nothing lingers.
 
-    ``should_stop`` (the process is shutting down) ends the index's forgetting between
-    two steps; the WAL is truncated all the same, and the next deletion's
-    one starts over.
+    After ``deleted`` inquiries went, more than are kept, the index is built
+    again first (``reindex``: the purge then merges the new one only); a
+    rebuild a stopped forgetting left under way is finished first, whatever
+    was deleted. ``should_stop`` (the process is shutting down) ends the
+    index's forgetting between two steps; the WAL is truncated all the same,
+    and the next deletion's one goes on (a rebuild) or starts over (a purge).
     """
     engine = db.get_engine()
-    forgotten = search.forget_deleted(engine, should_stop)
+    rebuild = reindex.worth_rebuilding(engine, deleted)
+    forgotten = reindex.rebuild_index(engine, rebuild, should_stop) and search.forget_deleted(engine, should_stop)
     if not forgotten:
         log.warning("the search index's forgetting after a delete was stopped; the next delete's completes it")
     return db.forget_deleted(engine) and forgotten

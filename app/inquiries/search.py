@@ -59,15 +59,13 @@ FORGET_PAGES = 64  # the first step's, as many as a cleanup batch's merge step: 
 # delete a step reads many pages of deleted entries for each page it writes, and 64 pages held it up to 337 ms.
 FORGET_STEP_SECONDS, FORGET_PAGES_LEAST, FORGET_PAGES_MOST = 0.03, 4, 256
 FORGET_PAUSE = 0.01  # seconds between steps at the least; a step that took longer is followed by as long a pause
-MERGE = f"INSERT INTO {FTS_TABLE}({FTS_TABLE}, rank) VALUES ('merge', ?)"
-AUTOMERGE = f"INSERT INTO {FTS_TABLE}({FTS_TABLE}, rank) VALUES ('automerge', ?)"
-CRISISMERGE = f"INSERT INTO {FTS_TABLE}({FTS_TABLE}, rank) VALUES ('crisismerge', ?)"
+MERGE, AUTOMERGE, CRISISMERGE = "merge", "automerge", "crisismerge"  # FTS5's commands with a number
 FTS5_AUTOMERGE, FTS5_CRISISMERGE = 4, 16  # FTS5's defaults
 # Segments on one level before the write that adds one merges the whole level, while the cleanup merges the
 # index in steps of its own: never reached then (a loaded machine's run reached 63 on level 0), and still a
 # bound, at most a few levels of it, far from FTS5's limit of 2000 segments, if a run dies before restoring 16.
 QUIET_CRISISMERGE = 128
-STRUCTURE = f"SELECT block FROM {FTS_TABLE}_data WHERE id = 10"  # FTS5's structure record (FTS5_STRUCTURE_ROWID)
+STRUCTURE_ROWID = 10  # FTS5's structure record (FTS5_STRUCTURE_ROWID) in the index's ``_data`` table
 STRUCTURE_V2 = b"\xff\x00\x00\x01"  # after the cookie: a version 2 record, eight numbers per segment
 
 _fts = table(FTS_TABLE, column("rowid"))
@@ -179,12 +177,22 @@ def _candidates(session: Session, phrase: str) -> list[int]:
     return list(session.scalars(select(_fts.c.rowid).where(_fts_match(phrase)).limit(CANDIDATE_LIMIT + 1)))
 
 
-def set_merging(connection: Connection, automerge: int, crisismerge: int) -> None:
+def command(name: str, table: str = FTS_TABLE) -> str:
+    """SQLite: the statement giving FTS5's command ``name`` its number (the one parameter) on ``table``."""
+    return f"INSERT INTO {table}({table}, rank) VALUES ('{name}', ?)"
+
+
+def set_merging(connection: Connection, automerge: int, crisismerge: int, table: str = FTS_TABLE) -> None:
     """SQLite: store FTS5's ``automerge`` (0: off) and ``crisismerge`` for the search index, in a transaction of
     its own (stored in the index's config table: every connection's writes follow them)."""
     with connection.begin():
-        connection.exec_driver_sql(AUTOMERGE, (automerge,))
-        connection.exec_driver_sql(CRISISMERGE, (crisismerge,))
+        set_merging_within(connection, automerge, crisismerge, table)
+
+
+def set_merging_within(connection: Connection, automerge: int, crisismerge: int, table: str = FTS_TABLE) -> None:
+    """``set_merging`` inside the transaction under way."""
+    connection.exec_driver_sql(command(AUTOMERGE, table), (automerge,))
+    connection.exec_driver_sql(command(CRISISMERGE, table), (crisismerge,))
 
 
 def set_merging_or_warn(connection: Connection, automerge: int, crisismerge: int) -> None:
@@ -200,15 +208,15 @@ def set_merging_or_warn(connection: Connection, automerge: int, crisismerge: int
         )
 
 
-def merge_step(driver_connection, pages: int) -> None:
+def merge_step(driver_connection, pages: int, table: str = FTS_TABLE) -> None:
     """SQLite: up to ``pages`` pages of the search index's pending merges, on the driver's connection."""
-    driver_connection.execute(MERGE, (pages,)).close()
+    driver_connection.execute(command(MERGE, table), (pages,)).close()
 
 
-def crowded_level(driver_connection) -> int:
+def crowded_level(driver_connection, table: str = FTS_TABLE) -> int:
     """SQLite: the most segments one level of the search index holds now (a write that takes a level to
     ``crisismerge`` merges all of it), read from FTS5's structure record on the driver's connection."""
-    row = driver_connection.execute(STRUCTURE).fetchone()
+    row = driver_connection.execute(f"SELECT block FROM {table}_data WHERE id = ?", (STRUCTURE_ROWID,)).fetchone()
     return max(segments_per_level(row[0]), default=0) if row else 0
 
 
@@ -295,9 +303,9 @@ def _merge_into_one(connection: Connection, should_stop: Callable[[], bool]) -> 
     return False
 
 
-def next_pages(pages: int, took: float) -> int:
+def next_pages(pages: int, took: float, least: int = FORGET_PAGES_LEAST, most: int = FORGET_PAGES_MOST) -> int:
     """The pages of the next merge step (the purge's, or the run's after a batch) after one of ``pages`` that
     held the lock ``took`` seconds: about ``FORGET_STEP_SECONDS`` of it, at most twice as many as before,
-    within ``FORGET_PAGES_LEAST``..``_MOST``."""
+    within ``least``..``most`` (the rebuild's steps count rows the same way: ``app.inquiries.reindex``)."""
     scaled = int(pages * FORGET_STEP_SECONDS / max(took, 0.001))
-    return max(FORGET_PAGES_LEAST, min(FORGET_PAGES_MOST, 2 * pages, scaled))
+    return max(least, min(most, 2 * pages, scaled))

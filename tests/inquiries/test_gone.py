@@ -17,6 +17,8 @@ from sqlalchemy.engine import make_url
 
 from app import cleanup
 from app.core import db
+from app.inquiries import reindex
+from app.inquiries.reindex import rebuild_index
 from tests.factories import add_file, add_inquiries, inquiry
 from tests.helpers import csrf_token, settle
 
@@ -112,6 +114,19 @@ def test_the_cleanup_of_an_expired_inquiry_leaves_no_trace(app, clock):
     with app.app_context():
         run = cleanup.run("test", force=True)
     assert run is not None and run.status == "ok"
+    assert not holds_marker(app)
+
+
+def test_a_cleanup_that_rebuilds_the_search_index_leaves_no_trace(app, clock, monkeypatch):
+    arrange(app, clock, days_old=400)
+    with app.app_context():
+        add_inquiries(db.get_session(), [inquiry(clock, 400, message="expired too")])
+    rebuilt = []
+    monkeypatch.setattr(reindex, "rebuild_index", lambda *args: rebuilt.append(args[1]) or rebuild_index(*args))
+    with app.app_context():
+        run = cleanup.run("test", force=True)
+    assert run is not None and run.status == "ok"
+    assert rebuilt == [True]  # two deleted, one kept: built again, not merged
     assert not holds_marker(app)
 
 

@@ -1,0 +1,213 @@
+"""SQLite: after a large delete, the search index built again beside the one in use, in short steps.
+
+The purge after a delete (``search.forget_deleted``) merges the index into
+one segment, which drops the deleted entries. It reads every entry the index
+holds, deleted or kept, and FTS5 merges all of one term's entries in one step
+whatever the step's page budget (it checks the budget between terms): after
+a million expired inquiries were deleted, one step of 4 pages held SQLite's
+write lock 6 s and one of 112 pages 8 s, and visitors waited past their busy
+timeout (docs/benchmarks.md). Built again, the index reads only what is kept,
+so its steps, and what any one term holds, grow with the inquiries kept, not
+with those deleted. So when a run deleted more inquiries than it kept
+(``worth_rebuilding``), the index is built again before the purge, which
+then merges the new index only:
+
+1. ``submissions_fts_next`` is made as migration 0004 makes the index, FTS5's
+   merging off for it (the rebuild merges it, ``IndexMerging``), with three
+   triggers that keep it in step with the inquiries it holds already: those
+   up to the highest id it holds (its ``_docsize`` table has a row per
+   inquiry held, keyed by id).
+2. Each step copies the next inquiries by id, as many as hold the write lock
+   about ``search.FORGET_STEP_SECONDS``, then merges the new index a step
+   or more (more while a level is crowded), each its own transaction.
+3. The step that finds none left swaps, in the same transaction: the
+   triggers of both go, the old index is renamed ``submissions_fts_old`` and
+   the new one ``submissions_fts``, and the index's triggers are made as
+   migration 0004 made them. Searches read the old index until then.
+4. The old index's rows are deleted in steps (``secure_delete`` zeroes
+   them), then the table is dropped.
+
+Every step is a write transaction of its own, paced as the purge's are (a
+pause as long as the step, longer while live writers queue: ``app.core.pacing``).
+Each reads where the rebuild stands from the schema, so a stopped rebuild
+goes on where it was at the next forgetting (``app.inquiries.gone``), and two
+processes forgetting at once share the steps. Statements are SQL text: the
+index, its triggers and its commands are SQLite's FTS5 and nothing else's. A
+no-op on PostgreSQL, whose trigram indexes lose dead entries to vacuum.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from sqlalchemy import Connection, Engine, func, select
+from sqlalchemy.exc import OperationalError
+
+from app.cleanup.plans import IndexMerging
+from app.core.db import WRITE_OPTION, checkpoint, lock_refused, sqlite_driver
+from app.core.pacing import Pacer
+from app.inquiries import search
+from app.models import Inquiry
+
+log = logging.getLogger(__name__)
+
+INDEX = search.FTS_TABLE
+NEXT, OLD = f"{INDEX}_next", f"{INDEX}_old"
+CREATE_INDEX = (
+    "CREATE VIRTUAL TABLE {table} USING fts5("
+    "name, email, message, content='submissions', content_rowid='id', tokenize='trigram')"
+)
+# The index's triggers as migration 0004 makes them (``when`` empty); the new index's fire for the inquiries it
+# holds already (step 1 of the module's docstring).
+TRIGGERS = {
+    "insert": (
+        "CREATE TRIGGER {table}_insert AFTER INSERT ON submissions {when}BEGIN "
+        "INSERT INTO {table}(rowid, name, email, message) VALUES (new.id, new.name, new.email, new.message); "
+        "END"
+    ),
+    "delete": (
+        "CREATE TRIGGER {table}_delete AFTER DELETE ON submissions {when}BEGIN "
+        "INSERT INTO {table}({table}, rowid, name, email, message) "
+        "VALUES ('delete', old.id, old.name, old.email, old.message); "
+        "END"
+    ),
+    "update": (
+        "CREATE TRIGGER {table}_update AFTER UPDATE OF name, email, message ON submissions {when}BEGIN "
+        "INSERT INTO {table}({table}, rowid, name, email, message) "
+        "VALUES ('delete', old.id, old.name, old.email, old.message); "
+        "INSERT INTO {table}(rowid, name, email, message) VALUES (new.id, new.name, new.email, new.message); "
+        "END"
+    ),
+}
+HELD = f"(SELECT max(id) FROM {NEXT}_docsize)"  # the highest id the new index holds
+ROW_OF_TRIGGER = {"insert": "new", "delete": "old", "update": "old"}
+# The old index's tables, each with its key and what of it stays until the table is dropped: the records FTS5
+# reads to open the table (the averages, id 1, and the structure, id 10) stay, or it cannot be dropped.
+OLD_TABLES = ((f"{OLD}_data", "id", "id > 10"), (f"{OLD}_docsize", "id", "1"), (f"{OLD}_idx", "segid, term", "1"))
+FILL_ROWS, FILL_ROWS_LEAST, FILL_ROWS_MOST = 50, 1, 2_000  # inquiries a step copies: the first step's, the range
+DROP_ROWS, DROP_ROWS_LEAST, DROP_ROWS_MOST = 256, 16, 8_192  # the old index's rows a step deletes
+
+
+def worth_rebuilding(engine: Engine, deleted: int) -> bool:
+    """SQLite: whether the index is better built again than merged after ``deleted`` inquiries went: when more
+    went than are kept, the merge would read more deleted entries than the rebuild reads kept text."""
+    if engine.dialect.name != "sqlite" or not deleted:
+        return False
+    with engine.connect() as connection:
+        kept = connection.scalar(select(func.count()).select_from(Inquiry))
+    return deleted > (kept or 0)
+
+
+def rebuild_index(engine: Engine, start: bool, should_stop: Callable[[], bool] = lambda: False) -> bool:
+    """SQLite: build the search index again (``start``), or finish a rebuild under way; True once none is.
+
+    Stopped by ``should_stop`` it returns False, and the next call goes on
+    where it stopped. A no-op on PostgreSQL.
+    """
+    if engine.dialect.name != "sqlite":
+        return True
+    with engine.connect().execution_options(**{WRITE_OPTION: True}) as connection:
+        return run_steps(Steps(connection, start), should_stop)
+
+
+@dataclass
+class Steps:
+    """The rebuild's steps on one connection, each sized by how long the one before held the lock."""
+
+    connection: Connection
+    start: bool
+    pacer: Pacer = field(default_factory=lambda: Pacer(ratio=1.0, least=search.FORGET_PAUSE))
+    merging: IndexMerging = field(default_factory=lambda: IndexMerging(table=NEXT))
+    rows: int = FILL_ROWS
+    dropped: int = DROP_ROWS
+
+    def step(self) -> str | None:
+        """One step in a write transaction of its own: what it did (``fill``, ``swap``, ``drop``, ``start``),
+        None when no rebuild is under way or asked for. Raises ``OperationalError`` when live writers kept
+        the lock for a whole busy timeout."""
+        with self.pacer.transaction(self.connection):
+            tables = set(
+                self.connection.exec_driver_sql(
+                    "SELECT name FROM sqlite_master WHERE type = 'table' AND name IN (?, ?)", (NEXT, OLD)
+                ).scalars()
+            )
+            if NEXT in tables:
+                done = self._fill()
+            elif OLD in tables:
+                done = self._drop()
+            elif self.start:
+                done = self._begin()
+            else:
+                return None
+        if done == "fill":
+            self.rows = search.next_pages(self.rows, self.pacer.held(), FILL_ROWS_LEAST, FILL_ROWS_MOST)
+        elif done == "drop":
+            self.dropped = search.next_pages(self.dropped, self.pacer.held(), DROP_ROWS_LEAST, DROP_ROWS_MOST)
+        return done
+
+    def _begin(self) -> str:
+        self.start = False
+        self.connection.exec_driver_sql(CREATE_INDEX.format(table=NEXT))
+        search.set_merging_within(self.connection, 0, search.QUIET_CRISISMERGE, NEXT)
+        for kind, trigger in TRIGGERS.items():
+            when = f"WHEN {ROW_OF_TRIGGER[kind]}.id <= {HELD} "
+            self.connection.exec_driver_sql(trigger.format(table=NEXT, when=when))
+        return "start"
+
+    def _fill(self) -> str:
+        held = self.connection.exec_driver_sql(f"SELECT coalesce({HELD}, 0)").scalar()
+        last = self.connection.exec_driver_sql(
+            "SELECT max(id) FROM (SELECT id FROM submissions WHERE id > ? ORDER BY id LIMIT ?)", (held, self.rows)
+        ).scalar()
+        if last is None:
+            self._swap()
+            return "swap"
+        self.connection.exec_driver_sql(
+            f"INSERT INTO {NEXT}(rowid, name, email, message) "
+            "SELECT id, name, email, message FROM submissions WHERE id > ? AND id <= ? ORDER BY id",
+            (held, last),
+        )
+        return "fill"
+
+    def _swap(self) -> None:
+        for table in (NEXT, INDEX):
+            for kind in TRIGGERS:
+                self.connection.exec_driver_sql(f"DROP TRIGGER {table}_{kind}")
+        self.connection.exec_driver_sql(f"ALTER TABLE {INDEX} RENAME TO {OLD}")
+        self.connection.exec_driver_sql(f"ALTER TABLE {NEXT} RENAME TO {INDEX}")
+        for trigger in TRIGGERS.values():
+            self.connection.exec_driver_sql(trigger.format(table=INDEX, when=""))
+
+    def _drop(self) -> str:
+        for table, key, going in OLD_TABLES:
+            emptied = self.connection.exec_driver_sql(
+                f"DELETE FROM {table} WHERE ({key}) IN (SELECT {key} FROM {table} WHERE {going} LIMIT ?)",
+                (self.dropped,),
+            )
+            if emptied.rowcount:
+                return "drop"
+        self.connection.exec_driver_sql(f"DROP TABLE {OLD}")
+        return "dropped"
+
+
+def run_steps(steps: Steps, should_stop: Callable[[], bool]) -> bool:
+    """The rebuild's steps until none is left (True) or ``should_stop`` (False): each followed by a
+    ``PASSIVE`` checkpoint (the WAL stays small) and a pause, a copy by merge steps of the new index."""
+    driver = sqlite_driver(steps.connection)
+    while not should_stop():
+        try:
+            done = steps.step()
+        except OperationalError as error:
+            if not lock_refused(error):
+                raise
+            log.info("live writers kept the lock from the search index's rebuild for a busy timeout; trying again")
+            continue
+        if done is None:
+            return True
+        checkpoint(driver)
+        if done == "fill":
+            steps.merging.after_batch(steps.connection)
+        steps.pacer.pause()
+    return False
