@@ -9,8 +9,9 @@ write lock 6 s and one of 112 pages 8 s, and visitors waited past their busy
 timeout (docs/benchmarks.md). Built again, the index reads only what is kept,
 so its steps, and what any one term holds, grow with the inquiries kept, not
 with those deleted. So when a run deleted more inquiries than it kept
-(``worth_rebuilding``), the index is built again before the purge, which
-then merges the new index only:
+(``worth_rebuilding``), the index is built again instead of purged (the new
+index never held what the run deleted; anything deleted during the rebuild
+has a forgetting of its own, which purges once the rebuild is done):
 
 1. ``submissions_fts_next`` is made as migration 0004 makes the index, FTS5's
    merging off for it (the rebuild merges it, ``IndexMerging``), with three
@@ -38,6 +39,7 @@ no-op on PostgreSQL, whose trigram indexes lose dead entries to vacuum.
 
 from __future__ import annotations
 
+import enum
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -45,7 +47,7 @@ from dataclasses import dataclass, field
 from sqlalchemy import Connection, Engine, func, select
 from sqlalchemy.exc import OperationalError
 
-from app.cleanup.plans import IndexMerging
+from app.cleanup.plans import MERGE_CROWDED, IndexMerging
 from app.core.db import WRITE_OPTION, checkpoint, lock_refused, sqlite_driver
 from app.core.pacing import Pacer
 from app.inquiries import search
@@ -87,7 +89,9 @@ ROW_OF_TRIGGER = {"insert": "new", "delete": "old", "update": "old"}
 # reads to open the table (the averages, id 1, and the structure, id 10) stay, or it cannot be dropped.
 OLD_TABLES = ((f"{OLD}_data", "id", "id > 10"), (f"{OLD}_docsize", "id", "1"), (f"{OLD}_idx", "segid, term", "1"))
 FILL_ROWS, FILL_ROWS_LEAST, FILL_ROWS_MOST = 50, 1, 2_000  # inquiries a step copies: the first step's, the range
-DROP_ROWS, DROP_ROWS_LEAST, DROP_ROWS_MOST = 256, 16, 8_192  # the old index's rows a step deletes
+# The old index's rows a step deletes (pages of about 4 KB): at up to 8,192 a step, 13 of 1,838 steps held the
+# lock over 100 ms (352 ms at most) after a million rows went, though each was sized for 30 ms.
+DROP_ROWS, DROP_ROWS_LEAST, DROP_ROWS_MOST = 256, 16, 1_024
 
 
 def worth_rebuilding(engine: Engine, deleted: int) -> bool:
@@ -100,16 +104,35 @@ def worth_rebuilding(engine: Engine, deleted: int) -> bool:
     return deleted > (kept or 0)
 
 
-def rebuild_index(engine: Engine, start: bool, should_stop: Callable[[], bool] = lambda: False) -> bool:
-    """SQLite: build the search index again (``start``), or finish a rebuild under way; True once none is.
+class Rebuilt(enum.Enum):
+    """How ``rebuild_index`` ended."""
 
-    Stopped by ``should_stop`` it returns False, and the next call goes on
-    where it stopped. A no-op on PostgreSQL.
+    NONE = "none"  # none was under way or asked for
+    FRESH = "fresh"  # begun and finished by this call: the index holds nothing deleted before it began
+    FINISHED = "finished"  # one under way before (a stopped one): it may hold what was deleted meanwhile
+    STOPPED = "stopped"  # stopped by ``should_stop``; the next call goes on
+
+
+def rebuild_index(engine: Engine, start: bool, should_stop: Callable[[], bool] = lambda: False) -> Rebuilt:
+    """SQLite: build the search index again (``start``), or finish a rebuild under way.
+
+    A rebuild this call began leaves an index that holds none of what was
+    deleted before it began, and anything deleted meanwhile has a forgetting
+    of its own to come, which finishes the rebuild and then purges (both
+    ``app.inquiries.gone``). FTS5's merging comes back to its defaults for
+    the new index once the old one is gone, as after a purge. A no-op on
+    PostgreSQL (``NONE``).
     """
     if engine.dialect.name != "sqlite":
-        return True
+        return Rebuilt.NONE
     with engine.connect().execution_options(**{WRITE_OPTION: True}) as connection:
-        return run_steps(Steps(connection, start), should_stop)
+        steps = Steps(connection, start)
+        if not run_steps(steps, should_stop):
+            return Rebuilt.STOPPED
+        if not steps.done:
+            return Rebuilt.NONE
+        search.set_merging_or_warn(connection, search.FTS5_AUTOMERGE, search.FTS5_CRISISMERGE)
+        return Rebuilt.FRESH if steps.begun else Rebuilt.FINISHED
 
 
 @dataclass
@@ -120,8 +143,11 @@ class Steps:
     start: bool
     pacer: Pacer = field(default_factory=lambda: Pacer(ratio=1.0, least=search.FORGET_PAUSE))
     merging: IndexMerging = field(default_factory=lambda: IndexMerging(table=NEXT))
+    in_use: IndexMerging = field(default_factory=IndexMerging)  # the index searches read, when crowded
     rows: int = FILL_ROWS
     dropped: int = DROP_ROWS
+    begun: bool = False  # this call made the new index
+    done: int = 0  # steps done
 
     def step(self) -> str | None:
         """One step in a write transaction of its own: what it did (``fill``, ``swap``, ``drop``, ``start``),
@@ -141,6 +167,7 @@ class Steps:
                 done = self._begin()
             else:
                 return None
+        self.done += 1
         if done == "fill":
             self.rows = search.next_pages(self.rows, self.pacer.held(), FILL_ROWS_LEAST, FILL_ROWS_MOST)
         elif done == "drop":
@@ -148,7 +175,7 @@ class Steps:
         return done
 
     def _begin(self) -> str:
-        self.start = False
+        self.start, self.begun = False, True
         self.connection.exec_driver_sql(CREATE_INDEX.format(table=NEXT))
         search.set_merging_within(self.connection, 0, search.QUIET_CRISISMERGE, NEXT)
         for kind, trigger in TRIGGERS.items():
@@ -157,19 +184,19 @@ class Steps:
         return "start"
 
     def _fill(self) -> str:
-        held = self.connection.exec_driver_sql(f"SELECT coalesce({HELD}, 0)").scalar()
-        last = self.connection.exec_driver_sql(
-            "SELECT max(id) FROM (SELECT id FROM submissions WHERE id > ? ORDER BY id LIMIT ?)", (held, self.rows)
-        ).scalar()
-        if last is None:
-            self._swap()
-            return "swap"
+        held = self._held()
         self.connection.exec_driver_sql(
             f"INSERT INTO {NEXT}(rowid, name, email, message) "
-            "SELECT id, name, email, message FROM submissions WHERE id > ? AND id <= ? ORDER BY id",
-            (held, last),
+            "SELECT id, name, email, message FROM submissions WHERE id > ? ORDER BY id LIMIT ?",
+            (held, self.rows),
         )
+        if self._held() == held:  # none left to copy
+            self._swap()
+            return "swap"
         return "fill"
+
+    def _held(self) -> int:
+        return self.connection.exec_driver_sql(f"SELECT coalesce({HELD}, 0)").scalar() or 0
 
     def _swap(self) -> None:
         for table in (NEXT, INDEX):
@@ -194,7 +221,14 @@ class Steps:
 
 def run_steps(steps: Steps, should_stop: Callable[[], bool]) -> bool:
     """The rebuild's steps until none is left (True) or ``should_stop`` (False): each followed by a
-    ``PASSIVE`` checkpoint (the WAL stays small) and a pause, a copy by merge steps of the new index."""
+    ``PASSIVE`` checkpoint (the WAL stays small) and a pause, a copy by merge steps of the new index.
+
+    Visitors' inserts go on adding a segment each to the index in use, whose
+    merging stays the run's (FTS5's off): so when one of its levels is
+    crowded it is merged down here too, or the insert that takes it to
+    ``search.QUIET_CRISISMERGE`` would merge it whole (39 such merges landed in
+    visitors' transactions while a million rows' index was rebuilt).
+    """
     driver = sqlite_driver(steps.connection)
     while not should_stop():
         try:
@@ -203,11 +237,14 @@ def run_steps(steps: Steps, should_stop: Callable[[], bool]) -> bool:
             if not lock_refused(error):
                 raise
             log.info("live writers kept the lock from the search index's rebuild for a busy timeout; trying again")
+            steps.pacer.pause()  # the longest: the pacer learned it from the refusal
             continue
         if done is None:
             return True
         checkpoint(driver)
         if done == "fill":
             steps.merging.after_batch(steps.connection)
+        if search.crowded_level(driver) >= MERGE_CROWDED:
+            steps.in_use.after_batch(steps.connection)
         steps.pacer.pause()
     return False

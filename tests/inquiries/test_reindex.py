@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import sqlite3
+import threading
+
+import pytest
 import sqlalchemy as sa
 from sqlalchemy import delete, update
+from sqlalchemy.engine import make_url
 
 from app import cleanup
 from app.core import db
 from app.inquiries import reindex, search
 from app.models import Inquiry
+from tests.conftest import Query
 from tests.factories import add_inquiries, inquiry
 
 
@@ -54,10 +60,10 @@ def test_a_rebuilt_index_holds_the_kept_inquiries_only_and_is_as_migrated(app, d
     assert reindex.worth_rebuilding(engine, 100) is (db_kind == "sqlite")  # 100 went, 20 are kept
     assert reindex.worth_rebuilding(engine, 20) is False
     if db_kind != "sqlite":
-        assert reindex.rebuild_index(engine, True) is True  # nothing to do: vacuum forgets
+        assert reindex.rebuild_index(engine, True) is reindex.Rebuilt.NONE  # nothing to do: vacuum forgets
         return
     migrated = index_schema(query)
-    assert reindex.rebuild_index(engine, True) is True
+    assert reindex.rebuild_index(engine, True) is reindex.Rebuilt.FRESH
     assert index_schema(query) == migrated  # the old index dropped, the new one named and triggered as migrated
     assert index_holds(query, range(120)) == {n: [numbered[n]] if n >= 100 else [] for n in range(120)}
     # The new index is the one the triggers keep in step now.
@@ -71,9 +77,11 @@ def test_a_stopped_rebuild_keeps_in_step_with_writes_and_finishes_later(app, db_
     numbered = add_numbered(db_session, clock, range(300))
     engine = db.engine_of(app)
     # Started and one step of copying (the first step copies ``FILL_ROWS`` inquiries), then stopped.
-    assert reindex.rebuild_index(engine, True, stop_after(2)) is (db_kind == "postgresql")
+    rebuilt = reindex.rebuild_index(engine, True, stop_after(2))
     if db_kind != "sqlite":
+        assert rebuilt is reindex.Rebuilt.NONE
         return
+    assert rebuilt is reindex.Rebuilt.STOPPED
     copied = query.scalar(sa.text(f"SELECT max(id) FROM {reindex.NEXT}_docsize"))
     assert copied == numbered[reindex.FILL_ROWS - 1]
     # Meanwhile: one copied inquiry deleted, one not yet copied, one copied edited, one added.
@@ -84,7 +92,9 @@ def test_a_stopped_rebuild_keeps_in_step_with_writes_and_finishes_later(app, db_
     # Searches still read the index in use, which the writes kept in step as ever.
     assert index_holds(query, [3, 7, 200, 700, 800]) == {3: [], 7: [], 200: [], 700: [numbered[7]], 800: [added]}
 
-    assert reindex.rebuild_index(engine, False) is True  # a forgetting that asks no rebuild finishes this one
+    # A forgetting that asks no rebuild finishes this one, which may hold what went meanwhile: the purge follows.
+    assert reindex.rebuild_index(engine, False) is reindex.Rebuilt.FINISHED
+    assert reindex.rebuild_index(engine, False) is reindex.Rebuilt.NONE
     expected = {n: [numbered[n]] for n in range(300) if n not in (3, 7, 200)}
     assert index_holds(query, range(300)) == {n: expected.get(n, []) for n in range(300)}
     assert index_holds(query, [700, 800]) == {700: [numbered[7]], 800: [added]}
@@ -111,3 +121,23 @@ def test_a_cleanup_that_deletes_more_than_it_keeps_rebuilds_the_index(app, db_se
         assert index_holds(query, range(30)) == {n: [numbered[n]] if n >= 20 else [] for n in range(30)}
     else:
         assert done == []
+
+
+@pytest.mark.parametrize("db_kind", ["sqlite"])  # only SQLite refuses a lock after a busy timeout
+def test_a_rebuild_refused_the_lock_past_the_busy_timeout_tries_again_and_finishes(
+    app_config, make_app, clock, db_kind
+):
+    app = make_app({**app_config, "DB_STATEMENT_TIMEOUT": 0.05})
+    with app.app_context():
+        numbered = add_numbered(db.get_session(), clock, range(10))
+    database = make_url(app.config["DATABASE_URL"]).database
+    holder = sqlite3.connect(database, isolation_level=None, check_same_thread=False)  # released by a timer
+    holder.execute("BEGIN IMMEDIATE")
+    release = threading.Timer(0.3, holder.execute, ["COMMIT"])
+    release.start()
+    try:
+        assert reindex.rebuild_index(db.engine_of(app), True) is reindex.Rebuilt.FRESH
+    finally:
+        release.join()
+        holder.close()
+    assert index_holds(Query(app), range(10)) == {n: [numbered[n]] for n in range(10)}
