@@ -38,7 +38,9 @@ def index_holds(query, numbers) -> dict[int, list[int]]:
 def index_schema(query) -> list[tuple]:
     """The search index's tables and triggers as the schema holds them (quotes aside: a renamed table's
     name is quoted, a new shadow table's not)."""
-    rows = query.rows(sa.text("SELECT type, name, sql FROM sqlite_master WHERE name LIKE 'submissions_fts%' ORDER BY name"))
+    rows = query.rows(
+        sa.text("SELECT type, name, sql FROM sqlite_master WHERE name LIKE 'submissions_fts%' ORDER BY name")
+    )
     return [(kind, name, (sql or "").replace('"', "").replace("'", "")) for kind, name, sql in rows]
 
 
@@ -98,11 +100,15 @@ def test_a_stopped_rebuild_keeps_in_step_with_writes_and_finishes_later(app, db_
     expected = {n: [numbered[n]] for n in range(300) if n not in (3, 7, 200)}
     assert index_holds(query, range(300)) == {n: expected.get(n, []) for n in range(300)}
     assert index_holds(query, [700, 800]) == {700: [numbered[7]], 800: [added]}
-    tables = query(sa.text("SELECT name FROM sqlite_master WHERE name IN (:a, :b)").bindparams(a=reindex.NEXT, b=reindex.OLD))
+    tables = query(
+        sa.text("SELECT name FROM sqlite_master WHERE name IN (:a, :b)").bindparams(a=reindex.NEXT, b=reindex.OLD)
+    )
     assert tables == []
 
 
-def test_a_cleanup_that_deletes_more_than_it_keeps_rebuilds_the_index(app, db_session, clock, query, db_kind, monkeypatch):
+def test_a_cleanup_that_deletes_more_than_it_keeps_rebuilds_the_index(
+    app, db_session, clock, query, db_kind, monkeypatch
+):
     numbered = add_numbered(db_session, clock, range(20), days_old=400) | add_numbered(db_session, clock, range(20, 30))
     done = []
     step = reindex.Steps.step

@@ -208,7 +208,11 @@ def test_during_a_cleanup_run_and_its_purge_only_the_run_merges_the_index_then_f
 
 def crowded(query) -> int:
     """SQLite: the most segments one level of the search index holds (``search.crowded_level``)."""
-    return max(search.segments_per_level(query.scalar(sa.text(f"SELECT block FROM {search.FTS_TABLE}_data WHERE id = {search.STRUCTURE_ROWID}"))))
+    return max(
+        search.segments_per_level(
+            query.scalar(sa.text(f"SELECT block FROM {search.FTS_TABLE}_data WHERE id = {search.STRUCTURE_ROWID}"))
+        )
+    )
 
 
 def test_a_run_merges_a_crowded_level_of_the_index_down_before_its_next_batch(app, db_session, clock, query, db_kind):
