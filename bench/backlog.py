@@ -94,7 +94,7 @@ FORM_DAYS = tuple(range(105, 200, 5))
 # in their waits (the benchmark's runs delete more than they keep, so on SQLite the index is rebuilt: without its
 # pauses, with FTS5's automerge on for the new index, 2 visitors' merges at 50k, the longest wait 136 ms); pauses
 # that learn nothing from the waits for the lock leave a queue of live writers behind every step at 100/s.
-# Since each batch merges a crowded index level down (app.cleanup.plans.IndexMerging), at 40/s a crisis merge landed
+# Since each batch merges a crowded index level down (app.inquiries.merging.IndexMerging), at 40/s a crisis merge landed
 # in the cleanup's own transactions (0 visitors' merges, longest wait 201 ms): at 100/s, 20, one of 18,297 rows.
 CONTROLS = {
     "the whole backlog in one batch (batches not sized by time)": (

@@ -29,7 +29,7 @@ from sqlalchemy.orm import InstrumentedAttribute, Session
 from app.cleanup import plans
 from app.core import db
 from app.core.pacing import Pacer
-from app.inquiries import retention, tally
+from app.inquiries import merging, retention, tally
 
 # A batch refused SQLite's write lock for a whole busy timeout waits this long before it tries again, twice as
 # long after each refusal up to the most, for as long as the run's time budget lasts.
@@ -216,7 +216,7 @@ def delete_all(
         return any(progress.deleted.values())
 
     pacer = Pacer(ratio=limits.yield_ratio)
-    pace = (limits, pacer, plans.IndexMerging())
+    pace = (limits, pacer, merging.IndexMerging())
     engine = db.get_engine()
     with (
         engine.connect().execution_options(**{db.WRITE_OPTION: True}) as connection,
@@ -244,7 +244,7 @@ def _delete_target(
     connection: Connection,
     target: Target,
     moment: Moment,
-    pace: tuple[Limits, Pacer, plans.IndexMerging],
+    pace: tuple[Limits, Pacer, merging.IndexMerging],
     progress: Progress,
     record: Recorder,
     stops: tuple[float, Callable[[], bool], Callable[[], bool]],

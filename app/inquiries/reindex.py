@@ -47,10 +47,10 @@ from dataclasses import dataclass, field
 from sqlalchemy import Connection, Engine, func, select
 from sqlalchemy.exc import OperationalError
 
-from app.cleanup.plans import MERGE_CROWDED, IndexMerging
 from app.core.db import WRITE_OPTION, checkpoint, lock_refused, sqlite_driver
 from app.core.pacing import Pacer
 from app.inquiries import search
+from app.inquiries.merging import MERGE_CROWDED, IndexMerging
 from app.models import Inquiry
 
 log = logging.getLogger(__name__)

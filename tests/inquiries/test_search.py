@@ -12,11 +12,11 @@ from sqlalchemy import select, update
 
 from app import cleanup
 from app.admin.inquiries import listed
-from app.cleanup import plans
 from app.core import db
 from app.core.db import make_engine
 from app.core.migrate import upgrade
 from app.inquiries import search
+from app.inquiries.merging import MERGE_CROWDED
 from app.models import Inquiry
 from tests.factories import add_inquiries, inquiry
 from tests.helpers import csrf_token
@@ -238,7 +238,7 @@ def test_a_run_merges_a_crowded_level_of_the_index_down_before_its_next_batch(ap
         run = cleanup.run("test", force=True, should_stop=look)
     assert run.status == "ok"
     # One 64-page step a batch leaves level 0 as crowded (a merge under way keeps its inputs on the level).
-    assert after_batches and after_batches[0] < plans.MERGE_CROWDED
+    assert after_batches and after_batches[0] < MERGE_CROWDED
     assert (
         query.using(lambda session: len(session.scalars(select(Inquiry.id).where(listed(session, query=MARKER))).all()))
         == 40
