@@ -150,7 +150,7 @@ class Steps:
     done: int = 0  # steps done
 
     def step(self) -> str | None:
-        """One step in a write transaction of its own: what it did (``fill``, ``swap``, ``drop``, ``start``),
+        """One step in a write transaction of its own: what it did (``start``, ``fill``, ``swap``, ``drop``, ``dropped``),
         None when no rebuild is under way or asked for. Raises ``OperationalError`` when live writers kept
         the lock for a whole busy timeout."""
         with self.pacer.transaction(self.connection):
