@@ -150,9 +150,9 @@ class Steps:
     done: int = 0  # steps done
 
     def step(self) -> str | None:
-        """One step in a write transaction of its own: what it did (``start``, ``fill``, ``swap``, ``drop``, ``dropped``),
-        None when no rebuild is under way or asked for. Raises ``OperationalError`` when live writers kept
-        the lock for a whole busy timeout."""
+        """One step in a write transaction of its own: what it did (``start``, ``fill``, ``swap``,
+        ``drop``, ``dropped``), None when no rebuild is under way or asked for. Raises
+        ``OperationalError`` when live writers kept the lock for a whole busy timeout."""
         with self.pacer.transaction(self.connection):
             tables = set(
                 self.connection.exec_driver_sql(
