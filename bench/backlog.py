@@ -149,6 +149,7 @@ class Trial:
     forgotten: float = 0.0
     load: tuple[float, float] = (0.0, 0.0)  # 1-minute load average at the trial's start and end
     writes: txlog.Writes | None = None
+    idle_writes: txlog.Writes | None = None  # the idle phase's
 
     @property
     def end(self) -> float:
@@ -320,10 +321,11 @@ def _trial(
                 time.sleep(TAIL)
     finally:
         database.drop()
-    writes = txlog.read(log, started, max(finished, forgotten), by_time=database.kind == "sqlite")
-    return Trial(
-        method, traffic.collected(), begun, started, finished, rows, forgotten, (load, os.getloadavg()[0]), writes
-    )
+    by_time = database.kind == "sqlite"
+    writes = txlog.read(log, started, max(finished, forgotten), by_time=by_time)
+    idle_writes = txlog.read(log, begun + WARM, started, by_time=by_time)
+    loads = (load, os.getloadavg()[0])
+    return Trial(method, traffic.collected(), begun, started, finished, rows, forgotten, loads, writes, idle_writes)
 
 
 def idle_seconds(ctx, rate: float, kind: str = "sqlite", short: bool = False) -> float:
@@ -388,7 +390,29 @@ def report_trials(ctx, kind: str, trials: list[Trial], rows: int) -> list:
         samples=f"{len(cleanups)} + {len(deletes)} trials, order {order}",
         ratio=ratio,
     )
-    return [figure, *report_latency(ctx, kind, cleanups, deletes)]
+    shares = [_lock_share(ctx, kind, trials)] if kind.startswith("sqlite") else []
+    return [figure, *shares, *report_latency(ctx, kind, cleanups, deletes)]
+
+
+def _lock_share(ctx, kind: str, trials: list[Trial]) -> Figure:
+    """SQLite: the share of the idle phases visitors' write transactions held the one write lock. A cleanup
+    that lets them in has at most the rest of it, the one DELETE all of it: the rows/s ratio's ceiling."""
+    idle_seconds = sum(t.started - t.begun - WARM for t in trials)
+    held = sum(t.idle_writes.held.get("visitor", 0.0) for t in trials if t.idle_writes) / 1000
+    count = sum(t.idle_writes.transactions for t in trials if t.idle_writes)
+    cleanups = [t for t in trials if t.method == "cleanup"]
+    during = sum(t.writes.held.get("visitor", 0.0) for t in cleanups if t.writes) / 1000
+    window = sum(t.end - t.started for t in cleanups)
+    return ctx.report.add(
+        "backlog_visitor_lock_share",
+        held / max(idle_seconds, 0.001),
+        "",
+        kind,
+        f"visitors' write transactions held SQLite's write lock this share of the idle phases ({count}, "
+        f"{held * 1000 / max(count, 1):.1f} ms each): a cleanup that lets them in has at most the rest of it, "
+        f"the one DELETE all of it; during the cleanups' windows {during / max(window, 0.001):.2f}",
+        samples=f"{idle_seconds:.0f} s idle",
+    )
 
 
 def report_latency(ctx, kind: str, cleanups: list[Trial], deletes: list[Trial], variant: str = "") -> list[Figure]:
@@ -494,6 +518,7 @@ class Growth:
         "backlog_longest_stall_ms",
         "backlog_after_run_longest_stall_ms",
         "backlog_rows_per_s_ratio",
+        "backlog_visitor_lock_share",
         "backlog_failed_submissions",
         "backlog_visitor_merges",
         "backlog_longest_cleanup_statement_ms",

@@ -156,6 +156,7 @@ class Writes:
     longest_cleanup_statement: tuple[float, str] = (0.0, "")
     longest_visitor_write: float = 0.0
     transactions: int = 0
+    held: dict[str, float] = field(default_factory=dict)  # who -> milliseconds of write transactions, summed
     by_time: bool = True  # PostgreSQL has no one write lock: its transactions count by rows only
 
     def merges_in(self, who: str) -> int:
@@ -201,6 +202,7 @@ def _count(writes: Writes, record: dict) -> None:
             writes.longest_cleanup_statement = (ms, record["what"])
         return
     writes.transactions += 1
+    writes.held[who] = writes.held.get(who, 0.0) + ms
     if who == "visitor":
         writes.longest_visitor_write = max(writes.longest_visitor_write, ms)
     if record["changes"] > BIG_CHANGES:
