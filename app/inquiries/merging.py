@@ -34,6 +34,7 @@ class IndexMerging:
     pacer: Pacer = field(default_factory=lambda: Pacer(ratio=1.0, least=search.FORGET_PAUSE))
     pages: int = MERGE_STEP_PAGES
     table: str = search.FTS_TABLE  # the index being rebuilt beside it too (``app.inquiries.reindex``)
+    crowded: int = MERGE_CROWDED  # merged on while a level holds this many segments
 
     def after_batch(self, connection: Connection) -> None:
         """SQLite: a step of the search index's merging, more while a level stays crowded, each followed by a
@@ -45,7 +46,7 @@ class IndexMerging:
         segments is merged whole inside whichever write adds the last one, a
         visitor's most often (49 of them in a 300,000-row run, one holding the
         lock a second). So while a level holds ``MERGE_CROWDED`` segments or
-        more the merge goes on, up to ``MERGE_STEPS_MOST`` steps before the
+        more (``crowded``) the merge goes on, up to ``MERGE_STEPS_MOST`` steps before the
         next batch, each after a pause at least as long as the step before it
         (steps back to back kept visitors waiting up to 430 ms).
 
@@ -65,7 +66,7 @@ class IndexMerging:
                 self.pacer.pause()
             merged = self._step(connection, driver_connection)
             db.checkpoint(driver_connection)
-            if not merged or search.crowded_level(driver_connection, self.table) < MERGE_CROWDED:
+            if not merged or search.crowded_level(driver_connection, self.table) < self.crowded:
                 return
 
     def _step(self, connection: Connection, driver_connection) -> bool:

@@ -21,12 +21,20 @@ has a forgetting of its own, which purges once the rebuild is done):
 2. Each step copies the next inquiries by id, as many as hold the write lock
    about ``search.FORGET_STEP_SECONDS``, then merges the new index a step
    or more (more while a level is crowded), each its own transaction.
-3. The step that finds none left swaps, in the same transaction: the
-   triggers of both go, the old index is renamed ``submissions_fts_old`` and
-   the new one ``submissions_fts``, and the index's triggers are made as
-   migration 0004 made them. Searches read the old index until then.
-4. The old index's rows are deleted in steps (``secure_delete`` zeroes
-   them), then the table is dropped.
+3. Once a step has copied every inquiry, the same step merges the new index
+   towards one segment (the purge's incremental ``optimize``, a step sized
+   by time), until a step finds nothing left to merge. Its filling leaves
+   merges under way whose terms hold every kept inquiry's entries: left for
+   later, they were carried on inside visitors' inserts once FTS5's defaults
+   came back (one held the lock 3.5 s after 300,000 rows went).
+4. The step that finds nothing left to copy or merge swaps, in the same
+   transaction: the triggers of both go, the old index is renamed
+   ``submissions_fts_old`` and the new one ``submissions_fts``, and the
+   index's triggers are made as migration 0004 made them. Searches read the
+   old index until then.
+5. The old index's rows are deleted in steps (``secure_delete`` zeroes
+   them), then the table is dropped. The index in use is merged down until
+   no level is near FTS5's crisis merge, and FTS5's defaults come back.
 
 Every step is a write transaction of its own, paced as the purge's are (a
 pause as long as the step, longer while live writers queue: ``app.core.pacing``).
@@ -50,7 +58,7 @@ from sqlalchemy.exc import OperationalError
 from app.core.db import WRITE_OPTION, checkpoint, lock_refused, sqlite_driver
 from app.core.pacing import Pacer
 from app.inquiries import search
-from app.inquiries.merging import MERGE_CROWDED, IndexMerging
+from app.inquiries.merging import IndexMerging
 from app.models import Inquiry
 
 log = logging.getLogger(__name__)
@@ -131,6 +139,8 @@ def rebuild_index(engine: Engine, start: bool, should_stop: Callable[[], bool] =
             return Rebuilt.STOPPED
         if not steps.done:
             return Rebuilt.NONE
+        # A level left at or past FTS5's crisis merge would be merged whole by the next visitor's insert.
+        _merge_in_use_if_crowded(steps, IndexMerging(crowded=search.FTS5_CRISISMERGE))
         search.set_merging_or_warn(connection, search.FTS5_AUTOMERGE, search.FTS5_CRISISMERGE)
         return Rebuilt.FRESH if steps.begun else Rebuilt.FINISHED
 
@@ -145,13 +155,15 @@ class Steps:
     merging: IndexMerging = field(default_factory=lambda: IndexMerging(table=NEXT))
     in_use: IndexMerging = field(default_factory=IndexMerging)  # the index searches read, when crowded
     rows: int = FILL_ROWS
+    pages: int = search.FORGET_PAGES  # the new index's merge into one segment, per step
+    settling: bool = False  # that merge begun by this call
     dropped: int = DROP_ROWS
     begun: bool = False  # this call made the new index
     done: int = 0  # steps done
 
     def step(self) -> str | None:
-        """One step in a write transaction of its own: what it did (``start``, ``fill``, ``swap``,
-        ``drop``, ``dropped``), None when no rebuild is under way or asked for. Raises
+        """One step in a write transaction of its own: what it did (``start``, ``fill``, ``settle``,
+        ``swap``, ``drop``, ``dropped``), None when no rebuild is under way or asked for. Raises
         ``OperationalError`` when live writers kept the lock for a whole busy timeout."""
         with self.pacer.transaction(self.connection):
             tables = set(
@@ -170,6 +182,8 @@ class Steps:
         self.done += 1
         if done == "fill":
             self.rows = search.next_pages(self.rows, self.pacer.held(), FILL_ROWS_LEAST, FILL_ROWS_MOST)
+        elif done == "settle":
+            self.pages = search.next_pages(self.pages, self.pacer.held())
         elif done == "drop":
             self.dropped = search.next_pages(self.dropped, self.pacer.held(), DROP_ROWS_LEAST, DROP_ROWS_MOST)
         return done
@@ -184,19 +198,32 @@ class Steps:
         return "start"
 
     def _fill(self) -> str:
-        held = self._held()
         self.connection.exec_driver_sql(
             f"INSERT INTO {NEXT}(rowid, name, email, message) "
             "SELECT id, name, email, message FROM submissions WHERE id > ? ORDER BY id LIMIT ?",
-            (held, self.rows),
+            (self._held(), self.rows),
         )
-        if self._held() == held:  # none left to copy
-            self._swap()
-            return "swap"
-        return "fill"
+        newest = self.connection.exec_driver_sql("SELECT coalesce(max(id), 0) FROM submissions").scalar() or 0
+        if self._held() < newest:
+            return "fill"
+        # Every inquiry is copied, and none can come before this transaction ends: it holds the write lock.
+        if self._settle():
+            return "settle"
+        self._swap()
+        return "swap"
 
     def _held(self) -> int:
         return self.connection.exec_driver_sql(f"SELECT coalesce({HELD}, 0)").scalar() or 0
+
+    def _settle(self) -> bool:
+        """A step of the new index's merge into one segment (step 3 of the module's docstring): whether it
+        merged anything. The first step of a call puts every segment on one level (a negative size), the
+        next ones carry that merge on, as ``search.forget_deleted`` does."""
+        driver = sqlite_driver(self.connection)
+        before = driver.total_changes
+        search.merge_step(driver, self.pages if self.settling else -self.pages, NEXT)
+        self.settling = True
+        return driver.total_changes - before >= 2
 
     def _swap(self) -> None:
         for table in (NEXT, INDEX):
@@ -229,13 +256,10 @@ def run_steps(steps: Steps, should_stop: Callable[[], bool]) -> bool:
     ``search.QUIET_CRISISMERGE`` would merge it whole (39 such merges landed in
     visitors' transactions while a million rows' index was rebuilt; with a
     look once a step, 6 at 300,000 rows and 100 submissions a second, each of
-    128 small segments, about 1,000 rows and 25-51 ms). Only while the new
-    index is filled, though: once it is in use, FTS5's ``'merge'`` carries
-    on the merges its filling left under way first, whose terms hold the
-    entries of every kept inquiry (steps of 1.1 and 1.8 s after a million
-    rows), so while the old index's rows go, a level of visitors' segments
-    reaching ``search.QUIET_CRISISMERGE`` is merged by the insert that
-    fills it: 128 small segments, about 1,000 rows (at most 116 ms).
+    128 small segments, about 1,000 rows and 25-51 ms). After the swap too:
+    the new index comes into use merged into one segment, so FTS5's
+    ``'merge'`` has no large merge under way to carry on first, and merges
+    the visitors' small segments.
     """
     driver = sqlite_driver(steps.connection)
     while not should_stop():
@@ -250,16 +274,17 @@ def run_steps(steps: Steps, should_stop: Callable[[], bool]) -> bool:
         if done is None:
             return True
         checkpoint(driver)
+        _merge_in_use_if_crowded(steps)
         if done == "fill":
-            _merge_in_use_if_crowded(steps, driver)
             steps.merging.after_batch(steps.connection)
-            _merge_in_use_if_crowded(steps, driver)  # the new index's merging took its pauses meanwhile
+            _merge_in_use_if_crowded(steps)  # the new index's merging took its pauses meanwhile
         steps.pacer.pause()
     return False
 
 
-def _merge_in_use_if_crowded(steps: Steps, driver) -> None:
-    """While the old index is in use, its crowded levels merged down (after the swap the new index's are not:
-    see ``run_steps``)."""
-    if search.crowded_level(driver) >= MERGE_CROWDED:
-        steps.in_use.after_batch(steps.connection)
+def _merge_in_use_if_crowded(steps: Steps, merging: IndexMerging | None = None) -> None:
+    """The index in use (the old one, then the new one) merged down while a level holds ``merging``'s
+    ``crowded`` segments or more (``steps.in_use``'s by default)."""
+    merging = merging or steps.in_use
+    if search.crowded_level(sqlite_driver(steps.connection)) >= merging.crowded:
+        merging.after_batch(steps.connection)
