@@ -7,8 +7,9 @@ recent rows), on a shipped server under open-loop traffic (each of
 scheduled time): an idle phase after a warm-up (``idle_requests``
 submissions' worth, at least ``idle_seconds``), then the delete, then half
 a second more. Before each trial the benchmark waits, up to
-``calm_seconds``, for the machine's 1-minute load average to fall below
-``calm_load``, and records it at the start and the end of the trial.
+``calm_seconds``, for a second in which the CPUs were busy less than
+``calm_busy`` of the time, and records the 1-minute load average at the
+start and the end of the trial.
 Trials alternate, delete-cleanup-cleanup-delete-delete-cleanup. On
 PostgreSQL, and in the controls, the idle phase is ``idle_seconds`` alone:
 PostgreSQL's runs last seconds and a control only has to miss its goal by
@@ -38,12 +39,11 @@ At the sizes in ``backlog_forms_sizes`` the alternated trials run again on a
 copy whose inquiries are spread in turn over twenty forms, Contact (the
 site's 180 days) and nineteen with retentions of their own (105 to 195
 days: between the recent rows and the expired ones, so the one DELETE and
-the cleanup's twenty cutoffs remove the same rows), reported under
-``<kind>@<size>/20 forms`` with the same goals. At the smallest size they
-run again on a copy whose every inquiry has three answers in its thread
-(``inbound_messages``, deleted with it), reported under
-``<kind>@<size>/threads``: the claim and the batches keep their figures
-when each inquiry takes its conversation along.
+the cleanup's twenty cutoffs remove the same rows), and whose every inquiry
+has three answers in its thread (``inbound_messages``, deleted with it),
+reported under ``<kind>@<size>/20 forms`` with the same goals: the claim and
+the batches keep their figures with twenty cutoffs and when each inquiry
+takes its conversation along.
 
 Controls on SQLite, each one cleanup run at 40/s (the last three at 100/s), which must be caught:
 ``one_batch`` (the whole backlog in one batch, as a run whose batches
@@ -73,7 +73,7 @@ from datetime import UTC, datetime, timedelta
 
 from bench import txlog
 from bench.client import OpenLoop, Samples
-from bench.context import wait_until
+from bench.context import busy_share, wait_until
 from bench.databases import epoch_of, utcnow
 from bench.report import Control, Figure, shown
 from bench.servers import serve
@@ -204,13 +204,11 @@ def run(ctx) -> None:
 
 
 def variants(ctx, template, kind: str, rows: int) -> None:
-    """At the sizes the mode names for each: the shipped defaults' clearing, twenty forms, threads."""
+    """At the sizes the mode names for each: the shipped defaults' clearing, twenty forms with threads."""
     if rows in ctx.sizes["backlog_defaults_sizes"]:
         shipped_defaults(ctx, template, sized(kind, rows))
     if rows in ctx.sizes["backlog_forms_sizes"]:
         over_forms(ctx, template, sized(kind, rows), rows)
-    if rows in ctx.sizes["backlog_threads_sizes"]:
-        with_threads(ctx, template, sized(kind, rows), rows)
 
 
 # Controls whose cost grows with the backlog: at the quick sizes (a few thousand rows) nothing separates them.
@@ -245,27 +243,18 @@ def labelled(kind: str, rows: int, rate: float) -> str:
     return sized(kind, rows) if rate == 40 else f"{sized(kind, rows)}, {rate:.0f}/s"
 
 
+THREAD_MESSAGES = 3  # answers in each inquiry's thread in the twenty forms' variant
+
+
 def over_forms(ctx, template, label: str, rows: int) -> None:
-    """The alternated trials again, on the backlog spread over twenty forms with retentions of their own,
-    reported as ``<label>/20 forms``."""
+    """The alternated trials again, on the backlog spread over twenty forms with retentions of their own and
+    every inquiry with ``THREAD_MESSAGES`` answers in its thread (deleted with it by ``ON DELETE CASCADE``),
+    reported as ``<label>/20 forms``: one variant for both, each a cost the batches must keep within their
+    figures (twenty cutoffs, and three more rows per inquiry)."""
     with spread_over_forms(template) as database:
+        database.add_threads(THREAD_MESSAGES)
         trials = alternated(ctx, database, "forms_", ctx.sizes["rate"])
         report_trials(ctx, f"{label}/{len(FORM_DAYS) + 1} forms", trials, rows)
-
-
-THREAD_MESSAGES = 3  # answers in each inquiry's thread in the threads variant
-
-
-def with_threads(ctx, template, label: str, rows: int) -> None:
-    """The alternated trials again, on a copy whose every inquiry has ``THREAD_MESSAGES`` answers in its
-    thread (deleted with it by ``ON DELETE CASCADE``), reported as ``<label>/threads``."""
-    database = template.copy(f"backlog_threads_{template.kind}")
-    try:
-        database.add_threads(THREAD_MESSAGES)
-        trials = alternated(ctx, database, "threads_", ctx.sizes["rate"])
-        report_trials(ctx, f"{label}/threads", trials, rows)
-    finally:
-        database.drop()
 
 
 @contextmanager
@@ -341,10 +330,16 @@ def idle_seconds(ctx, rate: float, kind: str = "sqlite", short: bool = False) ->
 
 
 def wait_for_calm(ctx) -> float:
-    """Wait, up to ``calm_seconds``, for the 1-minute load average to fall below ``calm_load``; return it."""
+    """Wait, up to ``calm_seconds``, for a second in which the CPUs were busy less than ``calm_busy`` of the
+    time; return the 1-minute load average, which the trial records.
+
+    Judged on the last second, not on the load average: a minute's average still counts the trial before,
+    whose processes have ended (after a trial at 100/s it stays above 3 for most of a minute on an idle
+    machine), while other work running now shows in the second.
+    """
     deadline = time.monotonic() + ctx.sizes["calm_seconds"]
-    while os.getloadavg()[0] >= ctx.sizes["calm_load"] and time.monotonic() < deadline:
-        time.sleep(1.0)
+    while time.monotonic() < deadline and busy_share(1.0) >= ctx.sizes["calm_busy"]:
+        pass
     return os.getloadavg()[0]
 
 
@@ -401,7 +396,7 @@ def _lock_share(ctx, kind: str, trials: list[Trial]) -> Figure:
     that lets them in has at most the rest of it, the one DELETE all of it: the rows/s ratio's ceiling."""
     idle_seconds = sum(t.started - t.begun - WARM for t in trials)
     held = sum(t.idle_writes.held.get("visitor", 0.0) for t in trials if t.idle_writes) / 1000
-    count = sum(t.idle_writes.transactions for t in trials if t.idle_writes)
+    count = sum(t.idle_writes.counted.get("visitor", 0) for t in trials if t.idle_writes)
     cleanups = [t for t in trials if t.method == "cleanup"]
     during = sum(t.writes.held.get("visitor", 0.0) for t in cleanups if t.writes) / 1000
     window = sum(t.end - t.started for t in cleanups)

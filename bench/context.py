@@ -25,9 +25,8 @@ FULL = {
     # whole run. The sizes between and beyond: ``make bench ONLY=backlog ROWS="150000 1000000"``.
     "backlog_sizes": (50_000, 300_000),
     "backlog_trials": 1,  # of each, per size and rate: plain DELETE and cleanup run, alternated
-    "backlog_forms_sizes": (50_000,),  # those run again over twenty forms (bench/backlog.over_forms)
+    "backlog_forms_sizes": (50_000,),  # those run again over twenty forms, with threads (bench/backlog.over_forms)
     "backlog_defaults_sizes": (50_000,),  # those with the shipped defaults' clearing (bench/backlog.shipped_defaults)
-    "backlog_threads_sizes": (50_000,),  # those run again with a thread of answers each (bench/backlog.with_threads)
     "backlog_controls": True,  # the backlog's controls (``--rows`` runs its sizes' trials alone)
     "upload_rounds": 5,  # of eight 10 MB uploads at once (bench/uploads.py)
     "backlog_files_sizes": (50_000,),  # those run again with files present (bench/backlog_files.py)
@@ -39,7 +38,7 @@ FULL = {
     # ...and on SQLite as long as this many submissions take at the trial's rate (27.5 s at 40/s): two trials'
     # idle phases pooled hold 2,000 finished before the delete began, 20 above their p99.
     "idle_requests": 1100,
-    "calm_load": 3.0,  # a trial waits for the 1-minute load average to fall below this...
+    "calm_busy": 0.25,  # a trial waits for a second in which the CPUs were busy less than this share...
     "calm_seconds": 10.0,  # ...for at most this long
     "defaults_limit_seconds": 300.0,  # how long the shipped-defaults variant may run (then: a projection)
     "claiming_rows": 5_000,  # a run of these outlasts the follow-up request many times over on both databases
@@ -61,7 +60,6 @@ QUICK = {  # a smoke run under 5 minutes: figures with few samples, every contro
     "backlog_sizes": (5_000, 10_000, 20_000),
     "backlog_forms_sizes": (5_000,),
     "backlog_defaults_sizes": (5_000,),
-    "backlog_threads_sizes": (5_000,),
     "backlog_controls": True,
     "upload_rounds": 3,
     "backlog_files_sizes": (5_000,),
@@ -72,8 +70,8 @@ QUICK = {  # a smoke run under 5 minutes: figures with few samples, every contro
     "rate": 40.0,
     "idle_seconds": 2.0,
     "idle_requests": 0,
-    "calm_load": 3.0,
-    "calm_seconds": 0.0,  # a smoke run: the load is recorded, not waited out (100/s keeps it above 3 here)
+    "calm_busy": 0.25,
+    "calm_seconds": 0.0,  # a smoke run: the load is recorded, not waited out
     "defaults_limit_seconds": 10.0,
     "claiming_rows": 2_000,
     "claiming_rounds": 3,
@@ -113,10 +111,9 @@ class Context:
             "backlog_rows": self.rows[0],
             "backlog_sizes": self.rows,
             # These sizes' alternated trials at both rates, nothing else: the variants and the controls keep to
-            # the full run's smallest size (a million rows over twenty forms or with threads would take hours).
+            # the full run's smallest size (a million rows over twenty forms with threads would take hours).
             "backlog_forms_sizes": (),
             "backlog_defaults_sizes": (),
-            "backlog_threads_sizes": (),
             "backlog_controls": False,
         }
 
@@ -196,6 +193,22 @@ def template_key(rows: int) -> str:
         for path in sorted(ROOT.glob(pattern)):
             digest.update(path.read_bytes())
     return digest.hexdigest()[:10]
+
+
+def machine_ticks() -> tuple[int, int]:
+    """The whole machine's busy and total CPU ticks since boot (/proc/stat; idle and iowait are not busy)."""
+    with open("/proc/stat") as stat:
+        values = [int(v) for v in stat.readline().split()[1:]]
+    idle = values[3] + values[4]
+    return sum(values) - idle, sum(values)
+
+
+def busy_share(seconds: float) -> float:
+    """The share of the machine's CPU time that was busy over the next ``seconds``."""
+    busy, total = machine_ticks()
+    time.sleep(seconds)
+    busy_after, total_after = machine_ticks()
+    return (busy_after - busy) / max(total_after - total, 1)
 
 
 def wait_until(moment: float) -> None:

@@ -62,6 +62,7 @@ from sqlalchemy import text
 from app.core.background import CPU_BUSY_SHARE, CPU_PRESSURE, STOP_CHECK
 from app.outbox.hook import QUIET_WAIT
 from bench.client import Samples
+from bench.context import machine_ticks
 from bench.databases import utcnow
 from bench.report import Control
 from bench.servers import _wait_listening, serve
@@ -378,11 +379,11 @@ class CpuUse:
     @contextmanager
     def measure(self, servers: dict):
         before = {name: self._process_seconds(server) for name, server in servers.items()}
-        machine = self._machine_ticks()
+        machine = machine_ticks()
         yield
         for name, server in servers.items():
             self.seconds[name] = self.seconds.get(name, 0.0) + self._process_seconds(server) - before[name]
-        busy, total = self._machine_ticks()
+        busy, total = machine_ticks()
         self.machine = [self.machine[0] + busy - machine[0], self.machine[1] + total - machine[1]]
 
     def per_request(self, name: str) -> float:
@@ -401,13 +402,6 @@ class CpuUse:
                 continue
             total += int(fields[11]) + int(fields[12])  # utime, stime
         return total / self.TICK
-
-    @staticmethod
-    def _machine_ticks() -> tuple[int, int]:
-        with open("/proc/stat") as stat:
-            values = [int(v) for v in stat.readline().split()[1:]]
-        idle = values[3] + values[4]  # idle, iowait
-        return sum(values) - idle, sum(values)
 
 
 def warm_up(port: int, engine) -> None:

@@ -157,6 +157,7 @@ class Writes:
     longest_visitor_write: float = 0.0
     transactions: int = 0
     held: dict[str, float] = field(default_factory=dict)  # who -> milliseconds of write transactions, summed
+    counted: dict[str, int] = field(default_factory=dict)  # who -> how many write transactions
     by_time: bool = True  # PostgreSQL has no one write lock: its transactions count by rows only
 
     def merges_in(self, who: str) -> int:
@@ -203,6 +204,7 @@ def _count(writes: Writes, record: dict) -> None:
         return
     writes.transactions += 1
     writes.held[who] = writes.held.get(who, 0.0) + ms
+    writes.counted[who] = writes.counted.get(who, 0) + 1
     if who == "visitor":
         writes.longest_visitor_write = max(writes.longest_visitor_write, ms)
     if record["changes"] > BIG_CHANGES:
