@@ -29,6 +29,7 @@ import time
 from contextlib import contextmanager, nullcontext
 from datetime import UTC, datetime
 
+from bench.backlog import deleted_inquiries
 from bench.client import Connection, warm_every_worker
 from bench.context import wait_until
 from bench.databases import epoch_of, realistic_rows
@@ -103,9 +104,23 @@ def _round(ctx, database, server_port: int, port: int, warm_limit: float) -> dic
         # A run of these rows ends within seconds (half a minute on a busy machine); a round whose claiming
         # request found the claim already taken has no run to wait for, and is tried again.
         new = database.wait_for_runs(timeout=120, at_least=runs_before + 1, settle=SETTLE)[runs_before:]
+        _wait_until_forgotten(database, new, timeout=120)
         if len(new) == 1 and new[0]["status"] == "ok" and epoch_of(new[0]["started_at"]) >= claim_sent - 0.01:
             return measured
     raise RuntimeError(f"no round with exactly one run, claimed by the claiming request: {new}")
+
+
+def _wait_until_forgotten(database, runs: list[dict], timeout: float) -> None:
+    """Until the purge of the search index after each of ``runs`` that deleted rows, and the checkpoint after
+    it, have ended (the ledger's ``forgotten_at``): on SQLite the purge still writes for seconds after the run's
+    end, and the next round's rows must go back, and its requests be measured, with none of it under way."""
+    deadline = time.monotonic() + timeout
+    waiting = {run["id"] for run in runs if deleted_inquiries(run)}
+    while waiting and time.monotonic() < deadline:
+        time.sleep(0.05)
+        waiting = {run["id"] for run in database.cleanup_runs() if run["id"] in waiting and not run["forgotten_at"]}
+    if waiting:
+        raise RuntimeError(f"the purge after runs {sorted(waiting)} did not end within {timeout:.0f} s")
 
 
 def _warm_until_due(ctx, database, server_port: int, warm_limit: float) -> tuple[float, float]:
