@@ -14,6 +14,9 @@ redirect does):
 
 A round in which (b) came late enough to claim (a very slow (a) on a busy
 machine) is done again.
+A round ends when its run, and the purge of the search index after it (the
+ledger's ``forgotten_at``), have ended: the next round's rows go back, and
+its requests are measured, with nothing of the last run still writing.
 
 The figure is the median over rounds of (3)'s follow-up ÷ (2)'s; the A/A
 control is (1)'s ÷ (2)'s. Directly and through Caddy (which keeps upstream
