@@ -55,7 +55,7 @@ FULL = {
     "forms_cleanup_sizes": (10_000, 30_000),  # those with cleanup trials (SQLite's are the slow ones)
     "forms_trials": 2,  # of each: the forms' own retentions and one for all, alternated
 }
-QUICK = {  # a smoke run under 5 minutes: figures with few samples, every control still run
+QUICK = {  # a smoke run (17 minutes here on 2026-12-07, the backlog 9): few samples, every control still run
     "backlog_rows": 5_000,
     "backlog_sizes": (5_000, 10_000, 20_000),
     "backlog_forms_sizes": (5_000,),
