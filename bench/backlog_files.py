@@ -68,10 +68,7 @@ def run(ctx) -> None:
         for kind in KINDS:
             template = files_template(ctx, kind, rows)
             expired = expired_files(template)
-            trials = [
-                backlog._trial(ctx, template, method, f"files_{method}{i}")
-                for i, method in enumerate(backlog._order(ctx))
-            ]
+            trials = backlog.alternated(ctx, template, "files_", ctx.sizes["rate"], rows)
             label = f"{backlog.sized(kind, rows)}/files"
             backlog.report_trials(ctx, label, trials, rows)
             _report_bytes(ctx, label, trials, expired)

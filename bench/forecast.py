@@ -10,7 +10,7 @@ after one other admin page has warmed the process up):
 * ``forecast_first_page_ms_empty``: the first page before any forecast
   is stored (it asks for one after its response);
 * ``forecast_first_page_ms``: the page once the forecast is stored (what
-  every owner sees), ``ROUNDS`` times;
+  every owner sees), ``ROUNDS`` times (the control's ``CONTROL_ROUNDS``);
 * ``forecast_compute_ms``: computing the forecast itself, as the refresh
   after a response does (a trend figure: no page waits for it).
 
@@ -38,6 +38,7 @@ from devtools.admins import log_in, site_settings
 from devtools.realistic import Rows
 
 ROUNDS = 5
+CONTROL_ROUNDS = 2  # the control's pages take seconds each and miss the goal by far
 GOAL_MS = 300
 FORMS = 20
 RETENTIONS = (30, 90, 180, 365, 730, None)  # None: the site's 180 days
@@ -92,7 +93,7 @@ def _measure(ctx, database, kind: str, variant: str) -> list:
             forecast_store.current = _computed
         else:
             empty, compute = _empty_then_computed(app, client)
-        pages = [_page(client) for _ in range(ROUNDS)]
+        pages = [_page(client) for _ in range(CONTROL_ROUNDS if variant else ROUNDS)]
     finally:
         forecast_store.current = original
         background.runner_of(app).wait_idle(600)
@@ -100,7 +101,13 @@ def _measure(ctx, database, kind: str, variant: str) -> list:
     rows = database.count()
     note = f"{rows} rows, {FORMS} forms; per page {', '.join(f'{s:.0f}' for s in pages)} ms"
     figure = ctx.report.add(
-        "forecast_first_page_ms", median(pages), f"≤ {GOAL_MS}", kind, note, samples=f"{ROUNDS} pages", variant=variant
+        "forecast_first_page_ms",
+        median(pages),
+        f"≤ {GOAL_MS}",
+        kind,
+        note,
+        samples=f"{len(pages)} pages",
+        variant=variant,
     )
     if not variant:
         ctx.report.add("forecast_first_page_ms_empty", empty, f"≤ {GOAL_MS}", kind, f"{rows} rows, none stored yet")
