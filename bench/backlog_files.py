@@ -19,13 +19,14 @@ goals (p99 during ÷ idle ≤ 3, no stall over 250 ms, no failed submission,
 rows/s ≥ 0.5 × one DELETE), and ``backlog_file_mb_per_s``: the expired
 files' megabytes each run deleted ÷ its duration (trend).
 
-Controls on SQLite, one run each on the control size's copy with
+Control on SQLite, one run on the control size's copy with
 ``control_seconds`` of time budget, which must fail the latency figures:
-``files_by_cascade`` (``bench.wsgi``: the ``attachment_chunks`` target
-removed, so each batch of inquiries deletes its files by cascade, with no
-bound on their bytes) and ``files_in`` (the pieces chosen as
-``attachment_id IN`` the files of every expired inquiry, a read of every
-expired inquiry inside each batch's write lock; judged in full mode only).
+``files_in`` (the pieces chosen as ``attachment_id IN`` the files of every
+expired inquiry, a read of every expired inquiry inside each batch's write
+lock; judged in full mode only). ``files_by_cascade`` (the
+``attachment_chunks`` target removed, each batch deleting its inquiries'
+files by cascade) was dropped to fit the full run in its time: it failed
+the same latency figures in every full run (p99 11–17×, waits of 1.1–1.5 s).
 """
 
 from __future__ import annotations
@@ -56,10 +57,7 @@ BURST_FILES = 3  # in this many files
 MAX_BYTES = DEFAULTS["ATTACHMENT_MAX_BYTES"]  # 10 MB: the shipped most an inquiry may send
 SITE_DAYS = 180  # the shipped retention: the files of inquiries older than this (and not held) are deleted
 TYPES = (("photo.jpg", "image/jpeg"), ("scan.pdf", "application/pdf"), ("screenshot.png", "image/png"))
-CONTROLS = (
-    ("files deleted by their inquiries' cascade (no attachment_chunks target)", "files_by_cascade"),
-    ("file pieces chosen from a list of every expired inquiry's files (attachment_id IN ...)", "files_in"),
-)
+CONTROLS = (("file pieces chosen from a list of every expired inquiry's files (attachment_id IN ...)", "files_in"),)
 
 
 def run(ctx) -> None:

@@ -17,9 +17,7 @@
   pause after each batch is no longer the protection: the shipped default
   is none), ``notify_inline`` (notifications sent inside the close
   callback, so the connection waits for the SMTP server and the receiver),
-  ``files_by_cascade`` (the cleanup without its ``attachment_chunks``
-  target: each batch of expired inquiries deletes their files by cascade,
-  however many bytes they hold), ``uploads_in_memory`` (a submission's
+  ``uploads_in_memory`` (a submission's
   body and each of its files kept in memory, never spooled to disk),
   ``crisis_default`` (FTS5's crisis merge left at its default of 16 during
   a run and its purge, so a visitor's insert can merge a whole level),
@@ -228,9 +226,6 @@ def _fixed_pauses() -> None:
 
 
 def _broken_cleanup(app: Flask, parts: tuple[str, ...]) -> None:
-    if "files_by_cascade" in parts:
-        cleanup_state = state.of(app)
-        cleanup_state.targets = [t for t in cleanup_state.targets if t.name != "attachment_chunks"]
     if "crisis_default" in parts:
         search.QUIET_CRISISMERGE = search.FTS5_CRISISMERGE
     if "files_in" in parts:
@@ -243,7 +238,7 @@ def _broken_cleanup(app: Flask, parts: tuple[str, ...]) -> None:
 
 
 CLEANUP_CONTROLS = {
-    **{name: (name,) for name in ("files_by_cascade", "crisis_default", "files_in", "purge_unpaused", "fixed_pauses")},
+    **{name: (name,) for name in ("crisis_default", "files_in", "purge_unpaused", "fixed_pauses")},
     "landed": ("crisis_default", "files_in", "purge_unpaused", "fixed_pauses"),
 }
 
