@@ -484,6 +484,8 @@ def _write_figures(report, kind: str, cleanups: list[Trial], extra: dict) -> lis
     """From the servers' logs of write transactions (``bench.txlog``), over the cleanups' windows."""
     writes = [t.writes for t in cleanups if t.writes is not None]
     statement = max((w.longest_cleanup_statement for w in writes), default=(0.0, ""))
+    upkeep = sum(w.upkeep for w in writes)
+    idle = [t.idle_writes for t in cleanups if t.idle_writes is not None]
     return [
         report.add(
             "backlog_visitor_merges",
@@ -491,7 +493,10 @@ def _write_figures(report, kind: str, cleanups: list[Trial], extra: dict) -> lis
             "= 0",
             kind,
             f"visitors' write transactions of more than {txlog.BIG_CHANGES} rows (a submission makes 11-17: "
-            "a merge of the search index); per run: " + " | ".join(w.describe() for w in writes),
+            "a merge of the search index) while the run's merging was in force; "
+            f"{upkeep} more at FTS5's defaults (its automerge's ordinary steps, before the run turned it off or "
+            f"after the purge turned it back on; {sum(w.upkeep for w in idle)} in the idle phases before); "
+            "per run: " + " | ".join(w.describe() for w in writes),
             samples=f"{sum(w.transactions for w in writes)} write transactions",
             **extra,
         ),

@@ -15,6 +15,11 @@ line (the servers are killed, never stopped):
   batches are transactions of their own too.
 * ``stmt``: each statement of the cleanup (the background runner: its
   batches, merge steps, the purge's steps), and its milliseconds.
+* ``merging``: FTS5's ``automerge`` set on the index in use (the run turns
+  it off, the purge after it back on). At FTS5's defaults about one insert
+  in fifty does a step of its automerge, 1,000-2,300 rows changed (measured
+  on the 50,000-row template): a visitor's big write then is the index's
+  ordinary upkeep, as in the idle phase, not a merge the cleanup left to it.
 
 ``who`` is ``visitor`` inside a request, ``cleanup`` on the background runner.
 ``read`` (the benchmark's side) summarises a trial's window.
@@ -126,6 +131,17 @@ def _wrap_merge_step() -> None:
     search.merge_step = merge_step
 
 
+def _wrap_set_merging() -> None:
+    set_within = search.set_merging_within
+
+    def set_merging_within(connection, automerge: int, crisismerge: int, table: str = search.FTS_TABLE) -> None:
+        set_within(connection, automerge, crisismerge, table)
+        if table == search.FTS_TABLE:
+            _write({"t": time.time(), "type": "merging", "who": _who(), "automerge": automerge})
+
+    search.set_merging_within = set_merging_within
+
+
 def install(app: Flask) -> None:
     """Log the app's write transactions and the cleanup's statements (see the module docstring)."""
     engine = db.engine_of(app)
@@ -135,6 +151,7 @@ def install(app: Flask) -> None:
     _wrap_commit(engine.dialect)
     if engine.dialect.name == "sqlite":
         _wrap_merge_step()
+        _wrap_set_merging()
 
 
 # --- the benchmark's side --------------------------------------------------------------------------------
@@ -151,6 +168,9 @@ class Writes:
     """
 
     merges: dict[str, int] = field(default_factory=dict)  # who -> write transactions of > BIG_CHANGES rows
+    # visitors' write transactions of > BIG_CHANGES rows while FTS5's automerge was at its default on SQLite
+    # (before the run turned it off, after the purge turned it back on): its ordinary steps, not in ``merges``
+    upkeep: int = 0
     big: dict[str, int] = field(default_factory=dict)  # who -> how many big write transactions
     biggest: dict[str, tuple[float, int]] = field(default_factory=dict)  # who -> (ms, changes) of the longest
     longest_cleanup_statement: tuple[float, str] = (0.0, "")
@@ -175,14 +195,17 @@ class Writes:
         return (
             f"write transactions > {BIG_CHANGES} rows or > {BIG_MS:.0f} ms: {held}; longest cleanup statement "
             f"{self.longest_cleanup_statement[0]:.0f} ms ({self.longest_cleanup_statement[1]}); longest "
-            f"visitor write {self.longest_visitor_write:.0f} ms; {self.transactions} write transactions"
+            f"visitor write {self.longest_visitor_write:.0f} ms; {self.transactions} write transactions; "
+            f"visitors' automerge steps at FTS5's defaults {self.upkeep}"
         )
 
 
 def read(folder: Path, start: float, end: float, by_time: bool = True) -> Writes:
-    """The events of every worker's log in ``folder`` that ended within [start, end]; ``by_time`` False:
-    big write transactions count by rows only (PostgreSQL)."""
+    """The events of every worker's log in ``folder`` that ended within [start, end], in time order;
+    ``by_time`` False: big write transactions count by rows only (PostgreSQL, which has no FTS5: every
+    visitor's big write is a merge)."""
     writes = Writes(by_time=by_time)
+    records = []
     for path in sorted(folder.glob("txn-*.jsonl")):
         for line in path.read_text().splitlines():
             try:
@@ -190,11 +213,17 @@ def read(folder: Path, start: float, end: float, by_time: bool = True) -> Writes
             except ValueError:  # a line cut short by the kill
                 continue
             if start <= record["t"] <= end:
-                _count(writes, record)
+                records.append(record)
+    at_defaults = by_time  # every window starts before the run turns FTS5's automerge off
+    for record in sorted(records, key=lambda each: each["t"]):
+        if record["type"] == "merging":
+            at_defaults = by_time and record["automerge"] > 0
+        else:
+            _count(writes, record, at_defaults)
     return writes
 
 
-def _count(writes: Writes, record: dict) -> None:
+def _count(writes: Writes, record: dict, at_defaults: bool) -> None:
     who, ms = record["who"], record["ms"]
     if record["type"] == "stmt":
         if record["what"].startswith(CLAIM):  # the claim and its release wait for the lock as any write does
@@ -207,7 +236,9 @@ def _count(writes: Writes, record: dict) -> None:
     writes.counted[who] = writes.counted.get(who, 0) + 1
     if who == "visitor":
         writes.longest_visitor_write = max(writes.longest_visitor_write, ms)
-    if record["changes"] > BIG_CHANGES:
+    if record["changes"] > BIG_CHANGES and who == "visitor" and at_defaults:
+        writes.upkeep += 1
+    elif record["changes"] > BIG_CHANGES:
         writes.merges[who] = writes.merges.get(who, 0) + 1
     if record["changes"] > BIG_CHANGES or (ms > BIG_MS and writes.by_time):
         writes.big[who] = writes.big.get(who, 0) + 1
